@@ -1,0 +1,12 @@
+from django.contrib import admin
+from django.contrib.auth import views as auth_views
+from django.urls import include, path
+
+from reviewer.login import ThrottledLoginView
+
+urlpatterns = [
+    path("accounts/login/", ThrottledLoginView.as_view(), name="login"),
+    path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("admin/", admin.site.urls),
+    path("", include("reviewer.urls")),
+]

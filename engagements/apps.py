@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class EngagementsConfig(AppConfig):
+    name = "engagements"
+    verbose_name = "Engagements"

@@ -1,0 +1,41 @@
+"""A client audit (Engagement), who works on it (Membership) and in which role."""
+from django.conf import settings
+from django.db import models
+
+
+class Engagement(models.Model):
+    name = models.CharField(max_length=200, unique=True)
+    client = models.CharField(max_length=200, blank=True)
+    # Policy facts pinned into every extraction prompt (CASE_FACTS), kept verbatim,
+    # e.g. {"policy_cap": "$247.83"}.
+    policy_facts = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self):
+        return self.name
+
+    @property
+    def policy_cap(self) -> str:
+        return str(self.policy_facts.get("policy_cap", ""))
+
+
+class Role(models.TextChoices):
+    ADMIN = "admin", "Admin"
+    AUDITOR = "auditor", "Auditor"
+    MANAGER = "manager", "Manager"
+
+
+class Membership(models.Model):
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships")
+    engagement = models.ForeignKey(Engagement, on_delete=models.CASCADE, related_name="memberships")
+    role = models.CharField(max_length=16, choices=Role.choices)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["user", "engagement"], name="one_membership_per_engagement")]
+
+    def __str__(self):
+        return f"{self.user} · {self.engagement} · {self.role}"

@@ -1,0 +1,154 @@
+"""Clause catalog, extraction runs and their results.
+
+One ``ClauseTask`` row per (run, document, clause type) is the unit of work:
+completion of a run is derived from these rows, never from a chord.
+An ``Extraction`` is what an engine found (or reported absent) for one task; its
+``Citation`` rows carry offsets the server computed and verified against the
+document text. ``Checkpoint`` keeps what a long run needs to resume.
+"""
+from django.conf import settings
+from django.db import models
+
+from engagements.models import Engagement
+from ingest.models import Chunk, Document
+
+
+class ClauseType(models.Model):
+    class Source(models.TextChoices):
+        SEED = "seed"
+        CUAD = "cuad"
+        CUSTOM = "custom"
+
+    name = models.CharField(max_length=100, unique=True)  # CUAD types keep their exact CUAD names
+    slug = models.SlugField(max_length=100, unique=True)
+    description = models.TextField()
+    query = models.TextField(help_text="Retrieval query used to find candidate passages.")
+    kind = models.CharField(max_length=16, default="text")  # text | value
+    source = models.CharField(max_length=16, choices=Source.choices, default=Source.CUSTOM)
+    active = models.BooleanField(default=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self):
+        return self.name
+
+
+class ExtractionRun(models.Model):
+    ENGAGEMENT_PATH = "engagement"
+
+    class Status(models.TextChoices):
+        QUEUED = "queued"
+        RUNNING = "running"
+        DONE = "done"
+        FAILED = "failed"
+
+    class Mode(models.TextChoices):
+        SYNC = "sync"
+        BATCH = "batch"
+
+    engagement = models.ForeignKey(Engagement, on_delete=models.CASCADE, related_name="runs")
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+    engine = models.CharField(max_length=16)  # anthropic | offline
+    model = models.CharField(max_length=100, blank=True)
+    mode = models.CharField(max_length=8, choices=Mode.choices, default=Mode.SYNC)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED, db_index=True)
+    error = models.TextField(blank=True)
+    input_tokens = models.BigIntegerField(default=0)
+    output_tokens = models.BigIntegerField(default=0)
+    cache_read_tokens = models.BigIntegerField(default=0)
+    cache_write_tokens = models.BigIntegerField(default=0)
+    cost_usd = models.DecimalField(max_digits=12, decimal_places=6, default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+
+class ClauseTask(models.Model):
+    ENGAGEMENT_PATH = "run__engagement"
+
+    class Status(models.TextChoices):
+        PENDING = "pending"
+        RUNNING = "running"
+        DONE = "done"
+        FAILED = "failed"
+
+    run = models.ForeignKey(ExtractionRun, on_delete=models.CASCADE, related_name="tasks")
+    document = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="clause_tasks")
+    clause_type = models.ForeignKey(ClauseType, on_delete=models.PROTECT)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING, db_index=True)
+    attempts = models.PositiveIntegerField(default=0)
+    error = models.TextField(blank=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["run", "document", "clause_type"], name="one_task_per_run_doc_type")
+        ]
+
+
+class Extraction(models.Model):
+    ENGAGEMENT_PATH = "document__engagement"
+
+    class Status(models.TextChoices):
+        FOUND = "found"
+        NOT_FOUND = "not_found"
+        UNVERIFIED = "unverified"
+
+    run = models.ForeignKey(ExtractionRun, on_delete=models.CASCADE, related_name="extractions")
+    document = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="extractions")
+    clause_type = models.ForeignKey(ClauseType, on_delete=models.PROTECT, related_name="extractions")
+    status = models.CharField(max_length=16, choices=Status.choices, db_index=True)
+    clause_text = models.TextField(blank=True)
+    engine = models.CharField(max_length=16)
+    model = models.CharField(max_length=100, blank=True)
+    # Idempotency: (run, document, clause type, key) where key is the first cited chunk id
+    # (or "not_found"), so a rerun or a redelivered task never duplicates a clause.
+    dedupe_key = models.CharField(max_length=64)
+    version = models.PositiveIntegerField(default=1)  # bumped when the text is corrected by review
+    verification_errors = models.JSONField(default=list, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["document", "clause_type__name", "id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["run", "document", "clause_type", "dedupe_key"], name="one_extraction_per_key"
+            )
+        ]
+
+    def __str__(self):
+        return f"{self.clause_type} · {self.status}"
+
+
+class Citation(models.Model):
+    ENGAGEMENT_PATH = "extraction__document__engagement"
+
+    extraction = models.ForeignKey(Extraction, on_delete=models.CASCADE, related_name="citations")
+    chunk = models.ForeignKey(Chunk, on_delete=models.CASCADE, related_name="citations")
+    ordinal = models.PositiveSmallIntegerField(default=0)
+    page = models.PositiveIntegerField()  # computed by the server from the page table
+    start = models.PositiveIntegerField()  # absolute offsets into Document.text
+    end = models.PositiveIntegerField()
+    quote = models.TextField()  # == document.text[start:end]
+    model_page = models.PositiveIntegerField(null=True, blank=True)  # what the engine claimed, for audit
+
+    class Meta:
+        ordering = ["extraction", "ordinal"]
+
+
+class Checkpoint(models.Model):
+    """What a fresh session needs to resume a run on one document; written atomically."""
+
+    run = models.ForeignKey(ExtractionRun, on_delete=models.CASCADE, related_name="checkpoints")
+    document = models.ForeignKey(Document, on_delete=models.CASCADE)
+    case_facts = models.JSONField(default=dict)
+    last_record = models.JSONField(default=dict, blank=True)
+    position = models.JSONField(default=dict, blank=True)
+    history = models.JSONField(default=list, blank=True)  # compacted conversation, readable as a virtual file
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["run", "document"], name="one_checkpoint_per_run_doc")]

@@ -1,0 +1,154 @@
+"""Documents, their physical pages and their indexed chunks.
+
+Ingest knows nothing of clauses. The document text is stored whole (pages joined
+by ``\\f``) so every offset a citation carries can be checked against it.
+"""
+from django.conf import settings
+from django.contrib.postgres.indexes import GinIndex
+from django.contrib.postgres.search import SearchVector, SearchVectorField
+from django.db import models
+from pgvector.django import HnswIndex, VectorField
+
+from engagements.models import Engagement
+
+EMBEDDING_DIMENSIONS = 384
+
+
+class Document(models.Model):
+    ENGAGEMENT_PATH = "engagement"
+
+    class Status(models.TextChoices):
+        QUEUED = "queued"
+        CONVERTING = "converting"
+        CHUNKING = "chunking"
+        EMBEDDING = "embedding"
+        INDEXING = "indexing"
+        READY = "ready"
+        FAILED = "failed"
+        NEEDS_OCR = "needs_ocr", "needs OCR"
+
+    engagement = models.ForeignKey(Engagement, on_delete=models.CASCADE, related_name="documents")
+    file = models.FileField(upload_to="documents/%Y/%m/", max_length=500)
+    original_name = models.CharField(max_length=300)
+    sha256 = models.CharField(max_length=64)
+    size_bytes = models.BigIntegerField(default=0)
+    title = models.CharField(max_length=300)
+    doc_type = models.CharField(max_length=100, blank=True)
+    kind = models.CharField(max_length=16, blank=True)  # pdf, docx, xlsx, pptx, epub, html, markdown, text
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED, db_index=True)
+    progress = models.PositiveSmallIntegerField(default=0)  # percent of the whole pipeline
+    error = models.TextField(blank=True)
+    error_code = models.CharField(max_length=32, blank=True)
+    text = models.TextField(blank=True)
+    page_count = models.PositiveIntegerField(default=0)
+    pages_estimated = models.BooleanField(default=False)
+    uploaded_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["title", "id"]
+        constraints = [models.UniqueConstraint(fields=["engagement", "sha256"], name="one_document_per_content")]
+        indexes = [models.Index(fields=["engagement", "status"])]
+
+    def __str__(self):
+        return self.title
+
+    @property
+    def is_terminal(self) -> bool:
+        return self.status in {self.Status.READY, self.Status.FAILED, self.Status.NEEDS_OCR}
+
+
+class DocumentStage(models.Model):
+    """One row per pipeline stage of a document: the unit of work progress is derived from."""
+
+    ENGAGEMENT_PATH = "document__engagement"
+
+    class Name(models.TextChoices):
+        CONVERT = "convert"
+        CHUNK = "chunk"
+        EMBED = "embed"
+        INDEX = "index"
+
+    class Status(models.TextChoices):
+        PENDING = "pending"
+        RUNNING = "running"
+        DONE = "done"
+        FAILED = "failed"
+
+    document = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="stages")
+    name = models.CharField(max_length=16, choices=Name.choices)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
+    progress = models.PositiveSmallIntegerField(default=0)
+    detail = models.CharField(max_length=300, blank=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["document", "name"], name="one_row_per_stage")]
+
+
+class Page(models.Model):
+    ENGAGEMENT_PATH = "document__engagement"
+
+    document = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="pages")
+    number = models.PositiveIntegerField()  # 1-based, physical (or estimated: see Document.pages_estimated)
+    char_start = models.PositiveIntegerField()
+    char_end = models.PositiveIntegerField()
+
+    class Meta:
+        ordering = ["document", "number"]
+        constraints = [models.UniqueConstraint(fields=["document", "number"], name="one_row_per_page")]
+
+
+class Chunk(models.Model):
+    ENGAGEMENT_PATH = "document__engagement"
+
+    document = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="chunks")
+    chunk_id = models.CharField(max_length=40)  # hash of the content, stable across runs
+    ordinal = models.PositiveIntegerField()
+    text = models.TextField()
+    char_start = models.PositiveIntegerField()
+    char_end = models.PositiveIntegerField()
+    page_start = models.PositiveIntegerField()
+    page_end = models.PositiveIntegerField()
+    paragraph = models.PositiveIntegerField(default=0)
+    section = models.CharField(max_length=500, blank=True)
+    embedding = VectorField(dimensions=EMBEDDING_DIMENSIONS, null=True, blank=True)
+    search = models.GeneratedField(
+        expression=SearchVector("text", config="english"),
+        output_field=SearchVectorField(),
+        db_persist=True,
+    )
+
+    class Meta:
+        ordering = ["document", "ordinal"]
+        constraints = [
+            models.UniqueConstraint(fields=["document", "ordinal"], name="one_chunk_per_ordinal"),
+            models.UniqueConstraint(fields=["document", "chunk_id"], name="unique_chunk_id_per_document"),
+        ]
+        indexes = [
+            HnswIndex(
+                name="chunk_embedding_hnsw",
+                fields=["embedding"],
+                m=16,
+                ef_construction=64,
+                opclasses=["vector_cosine_ops"],
+            ),
+            GinIndex(fields=["search"], name="chunk_search_gin"),
+        ]
+
+    def __str__(self):
+        return f"{self.document_id}:{self.ordinal} {self.chunk_id}"
+
+
+class EmbeddingCache(models.Model):
+    """Embeddings keyed by (model name, content hash): unchanged text is never embedded twice."""
+
+    model_name = models.CharField(max_length=100)
+    content_hash = models.CharField(max_length=64)
+    embedding = VectorField(dimensions=EMBEDDING_DIMENSIONS)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["model_name", "content_hash"], name="one_embedding_per_key")]

@@ -1,0 +1,132 @@
+"""The foundation works on real services: pgvector, Celery over Redis, embedded restarts, login and scoping."""
+from __future__ import annotations
+
+import time
+
+import psycopg
+from django.contrib.postgres.search import SearchQuery
+import pytest
+from django.urls import reverse
+from pgvector.django import CosineDistance
+
+from config import embedded
+from engagements.models import Engagement
+from ingest.models import Chunk, Document
+from taskstate.models import TaskState
+
+
+def _document(engagement, title="Master Services Agreement", sha="a" * 64):
+    return Document.objects.create(
+        engagement=engagement, file="documents/x.pdf", original_name="x.pdf", sha256=sha, title=title
+    )
+
+
+def _wait_state(task_id: str, states: set[str], timeout: float = 30) -> TaskState:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        row = TaskState.objects.filter(task_id=task_id).first()
+        if row and row.state in states:
+            return row
+        time.sleep(0.1)
+    raise AssertionError(f"task {task_id} did not reach {states}; last row: {row and row.state}")
+
+
+@pytest.mark.django_db
+def test_pgvector_cosine_nearest_neighbour_through_the_orm(engagement):
+    document = _document(engagement)
+    vectors = {"east": [1.0, 0.0], "north": [0.0, 1.0], "north-east": [0.7, 0.7]}
+    for ordinal, (name, head) in enumerate(vectors.items()):
+        Chunk.objects.create(
+            document=document, chunk_id=name, ordinal=ordinal, text=f"{name} text", char_start=0, char_end=1,
+            page_start=1, page_end=1, embedding=head + [0.0] * 382,
+        )
+    query = [0.1, 1.0] + [0.0] * 382
+    nearest = list(
+        Chunk.objects.filter(document=document).order_by(CosineDistance("embedding", query)).values_list("chunk_id", flat=True)
+    )
+    assert nearest == ["north", "north-east", "east"]
+
+
+@pytest.mark.django_db
+def test_full_text_vector_is_generated_by_postgres(engagement):
+    document = _document(engagement)
+    Chunk.objects.create(document=document, chunk_id="c1", ordinal=0, text="The Supplier shall indemnify the Customer.",
+                         char_start=0, char_end=10, page_start=1, page_end=1)
+    stemmed = SearchQuery("indemnifies customers", config="english")  # English stems match
+    assert Chunk.objects.filter(search=stemmed).exists()
+    assert not Chunk.objects.filter(search=SearchQuery("termination", config="english")).exists()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_celery_task_round_trips_through_redis_with_a_real_worker(celery_worker):
+    from taskstate.tasks import healthcheck
+
+    ok = healthcheck.delay("round trip")
+    row = _wait_state(ok.id, {"success", "failure"})
+    assert row.state == "success", celery_worker.log_tail()
+    assert row.name == "taskstate.tasks.healthcheck"
+    assert row.started_at and row.finished_at
+
+    bad = healthcheck.delay(fail_with="disk on fire")
+    row = _wait_state(bad.id, {"success", "failure"})
+    assert row.state == "failure"
+    assert "HealthCheckFailure: disk on fire" in row.error
+    assert "Traceback" in row.traceback
+
+
+def test_embedded_services_start_from_empty_folder_stop_restart_and_keep_data(tmp_path):
+    root = tmp_path / "var"
+    url = embedded.postgres_url(root)
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+        conn.execute("CREATE TABLE kept (v vector(3))")
+        conn.execute("INSERT INTO kept VALUES ('[1,2,3]')")
+    import redis
+
+    sock = embedded.redis_url(root).removeprefix("redis+socket://")
+    redis.Redis(unix_socket_path=sock).set("kept", "yes")
+    try:
+        assert embedded.stop_redis(root) and embedded.stop_postgres(root)
+        with pytest.raises(psycopg.OperationalError):
+            psycopg.connect(url, connect_timeout=2)
+
+        url = embedded.postgres_url(root)
+        with psycopg.connect(url) as conn:
+            assert conn.execute("SELECT v::text FROM kept").fetchone()[0] == "[1,2,3]"
+        sock = embedded.redis_url(root).removeprefix("redis+socket://")
+        assert redis.Redis(unix_socket_path=sock).get("kept") == b"yes"
+    finally:
+        embedded.remove(root)
+
+
+@pytest.mark.django_db
+def test_every_page_requires_login(client, engagement):
+    document = _document(engagement)
+    for url in [reverse("home"), reverse("engagement", args=[engagement.pk]), reverse("document-file", args=[document.pk]),
+                "/admin/"]:
+        response = client.get(url)
+        assert response.status_code == 302, url
+        assert "/login/" in response["Location"], url
+
+
+@pytest.mark.django_db
+def test_member_of_one_engagement_gets_404_for_another(client, make_member, engagement):
+    other = Engagement.objects.create(name="Other client")
+    other_doc = _document(other, title="Secret", sha="b" * 64)
+    user = make_member(engagement, "auditor")
+    client.force_login(user)
+    assert client.get(reverse("engagement", args=[engagement.pk])).status_code == 200
+    assert client.get(reverse("engagement", args=[other.pk])).status_code == 404
+    assert client.get(reverse("document-file", args=[other_doc.pk])).status_code == 404
+    home = client.get(reverse("home")).content.decode()
+    assert "Acme audit 2026" in home and "Other client" not in home
+
+
+@pytest.mark.django_db
+def test_login_is_throttled_after_repeated_failures(client, make_member, engagement):
+    user = make_member(engagement, "auditor")
+    for _ in range(5):
+        assert client.post(reverse("login"), {"username": user.username, "password": "wrong"}).status_code == 200
+    blocked = client.post(reverse("login"), {"username": user.username, "password": "pw-for-tests-1"})
+    assert blocked.status_code == 429
+    assert "Too many failed sign-in attempts" in blocked.content.decode()
