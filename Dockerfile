@@ -1,0 +1,11 @@
+# Production image: gunicorn web, Celery worker and beat all run from it (see docker-compose.yml).
+FROM python:3.11-slim
+ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
+WORKDIR /app
+RUN pip install --no-cache-dir torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu
+COPY pyproject.toml ./
+COPY . .
+RUN pip install --no-cache-dir . && useradd --create-home app && mkdir -p /data/media && chown app /data/media
+USER app
+EXPOSE 8000
+CMD ["gunicorn", "config.wsgi", "-b", "0.0.0.0:8000", "-w", "3", "--threads", "4"]

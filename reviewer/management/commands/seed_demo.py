@@ -1,0 +1,76 @@
+"""Create the demo engagement, one user per role, and load the demo contracts.
+
+Idempotent: a second run reuses what is there (documents are deduplicated by content).
+Passwords come from DEMO_PASSWORD, or are generated once and kept in var/demo_credentials.json.
+"""
+from __future__ import annotations
+
+import json
+import secrets
+from pathlib import Path
+
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.core.management.base import BaseCommand
+from django.db import transaction
+
+from engagements.models import Engagement, Membership, Role
+
+DEMO_ENGAGEMENT = "Demo: Northwind services review"
+DEMO_USERS = {"admin": Role.ADMIN, "auditor": Role.AUDITOR, "manager": Role.MANAGER}
+
+
+def demo_credentials(folder: Path) -> dict[str, str]:
+    import os
+
+    if os.environ.get("DEMO_PASSWORD"):
+        return {name: os.environ["DEMO_PASSWORD"] for name in DEMO_USERS}
+    path = folder / "demo_credentials.json"
+    if path.exists():
+        return json.loads(path.read_text())
+    creds = {name: secrets.token_urlsafe(9) for name in DEMO_USERS}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(creds, indent=2))
+    path.chmod(0o600)
+    return creds
+
+
+class Command(BaseCommand):
+    help = "Create demo users (one per role) and load the demo contracts."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--no-documents", action="store_true", help="Only users and the engagement.")
+
+    def handle(self, *args, **options):
+        var = Path(settings.BASE_DIR) / "var"
+        creds = demo_credentials(var)
+        User = get_user_model()
+        with transaction.atomic():
+            engagement, _ = Engagement.objects.get_or_create(
+                name=DEMO_ENGAGEMENT,
+                defaults={"client": "Northwind Traders", "policy_facts": {"policy_cap": "$247,830.00"}},
+            )
+            for username, role in DEMO_USERS.items():
+                user, created = User.objects.get_or_create(username=username)
+                if created or not user.check_password(creds[username]):
+                    user.set_password(creds[username])
+                user.is_staff = user.is_superuser = role == Role.ADMIN
+                user.save()
+                Membership.objects.update_or_create(user=user, engagement=engagement, defaults={"role": role})
+
+        if not options["no_documents"]:
+            self._load_documents(engagement, var / "demo")
+
+        self.stdout.write("\nDemo users (engagement: %s):" % DEMO_ENGAGEMENT)
+        for username, role in DEMO_USERS.items():
+            self.stdout.write(f"  {role.label:<8} username: {username:<8} password: {creds[username]}")
+
+    def _load_documents(self, engagement, folder: Path) -> None:
+        from demo import write_demo_set
+        from ingest.intake import intake_file
+
+        admin = get_user_model().objects.get(username="admin")
+        for path in write_demo_set(folder):
+            result = intake_file(engagement, path, filename=path.name, uploaded_by=admin)
+            state = "queued" if result.created else f"already loaded ({result.document.get_status_display()})"
+            self.stdout.write(f"  demo document {path.name}: {state}")

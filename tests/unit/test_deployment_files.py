@@ -1,0 +1,35 @@
+"""docker-compose.yml cannot be run here (no Docker engine); check it is complete instead."""
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_compose_names_the_services_and_the_env_the_settings_need():
+    compose = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
+    services = compose["services"]
+    assert {"db", "redis", "web", "worker", "beat"} <= set(services)
+    assert services["db"]["image"].startswith("pgvector/pgvector")
+    for name in ("db", "redis", "web", "worker"):
+        assert "healthcheck" in services[name], name
+    assert "worker" in services["worker"]["command"] and "beat" in services["beat"]["command"]
+    assert {"pgdata", "media"} <= set(compose["volumes"])
+
+    example = dict(
+        line.split("=", 1) for line in (ROOT / ".env.example").read_text().splitlines()
+        if line and not line.startswith("#")
+    )
+    settings_source = (ROOT / "config" / "settings.py").read_text()
+    for variable in ("DATABASE_URL", "REDIS_URL", "ANTHROPIC_API_KEY", "EXTRACTION_ENGINE", "DJANGO_SECRET_KEY",
+                     "DEBUG", "ALLOWED_HOSTS", "MEDIA_ROOT"):
+        assert variable in example, variable
+        assert f'"{variable}"' in settings_source, variable
+    for service in ("web", "worker", "beat"):
+        assert services[service]["env_file"] == ".env"
+
+
+def test_no_secret_is_committed():
+    example = (ROOT / ".env.example").read_text()
+    assert "ANTHROPIC_API_KEY=\n" in example
+    assert not (ROOT / ".env").exists() or ".env" in (ROOT / ".gitignore").read_text()
