@@ -1,0 +1,129 @@
+"""Prompt building (Anthropic Messages format).
+
+System prompt = an invariant prefix (instructions, clause catalog, skill list)
+marked ``cache_control: ephemeral``, then CASE_FACTS (rebuilt every turn, never
+cached, never compacted), then the optional per-turn note. The cached block has
+to come first for prompt caching to work (the cache is a prefix), so CASE_FACTS
+is pinned directly after it, at the top of the part that changes.
+"""
+from __future__ import annotations
+
+from typing import Sequence
+
+from extraction import catalog
+from extraction.case_facts import CaseFacts, render_case_facts
+from extraction.catalog import ClauseType
+from extraction.context import ContextPack
+
+INSTRUCTIONS = """\
+You review commercial contracts for auditors. For each question you find one type of clause in ONE document
+and record it with the extract_clause tool, backed by citations that the server checks against the source.
+
+How to work:
+- The document text is given to you only as blocks headed by provenance tags:
+  === §Section [source:FILE | chunk:ID | p.N | ¶N | §Section | @offset] ===
+  Cite the chunk id and page from the tag of the block a quote comes from.
+- Read before you answer. If the context given with the question is not enough, use search_document,
+  regex_document (exact values, section numbers, defined terms) and read_chunk (neighbouring text).
+- Load the skill for the clause type with load_skill when one is listed, before answering.
+
+Rules for the answer (the server rejects answers that break them and tells you why):
+- Quote verbatim. Each citation's quote is ONE contiguous passage copied character-for-character from the
+  chunk: same words, same capitals, same punctuation. No "...", no joined fragments, no edits.
+- Never paraphrase, round or reformat a value. "$247.83" stays "$247.83" (not "about $250"), "thirty (30)
+  days" stays "thirty (30) days", ids like "cust_4711" stay exactly as written. clause_text should be the
+  clause itself, copied from the source; every amount, percentage, date, id or number in it must appear
+  verbatim in your cited quotes.
+- If the document has no such clause, answer clause_text "not_found" with no citations. Do not cite a
+  clause of a different type to have something to show.
+- Facts in CASE_FACTS below are authoritative and verbatim; use them as written.
+"""
+
+
+def catalog_text(types: Sequence[ClauseType] = catalog.CATALOG) -> str:
+    lines = ["Clause types (name [kind]: description):"]
+    lines += [f"- {t.name} [{t.kind}]: {t.description}" for t in types]
+    return "\n".join(lines)
+
+
+def skills_text(skills: Sequence[tuple[str, str]]) -> str:
+    if not skills:
+        return "Skills: none."
+    lines = ["Skills you can load with load_skill (name: description):"]
+    lines += [f"- {name}: {desc}" for name, desc in skills]
+    return "\n".join(lines)
+
+
+def system_prefix(types: Sequence[ClauseType] = catalog.CATALOG,
+                  skills: Sequence[tuple[str, str]] = (), instructions: str = INSTRUCTIONS) -> str:
+    """The invariant (cacheable) part of the system prompt."""
+    return "\n\n".join([instructions.strip(), catalog_text(types), skills_text(skills)])
+
+
+def build_system(case_facts: CaseFacts | str, *, types: Sequence[ClauseType] = catalog.CATALOG,
+                 skills: Sequence[tuple[str, str]] = (), turn_note: str | None = None,
+                 instructions: str = INSTRUCTIONS) -> list[dict]:
+    """System blocks for ``client.messages.create(system=...)``.
+
+    ``[cached prefix, CASE_FACTS, (turn note)]``; only the first block carries
+    ``cache_control``. ``skills`` is ``skills_loader.list_skills()``.
+    """
+    facts = render_case_facts(case_facts) if isinstance(case_facts, CaseFacts) else case_facts
+    blocks = [
+        {"type": "text", "text": system_prefix(types, skills, instructions),
+         "cache_control": {"type": "ephemeral"}},
+        {"type": "text", "text": "Case facts (authoritative, verbatim):\n" + facts},
+    ]
+    if turn_note:
+        blocks.append({"type": "text", "text": turn_note})
+    return blocks
+
+
+def _context_text(context: ContextPack | str) -> str:
+    return context.text if isinstance(context, ContextPack) else context
+
+
+def clause_question(clause: ClauseType, clause_id: str, context: ContextPack | str, *,
+                    skill: str | None = None) -> dict:
+    """The user message for one clause question, with provenance-tagged context."""
+    skill_line = (f"Load the skill \"{skill}\" first.\n" if skill else "")
+    kind_line = ("The answer is a short value: quote the sentence or phrase that states it.\n"
+                 if clause.kind == catalog.VALUE else "")
+    text = (
+        f"clause_id: {clause_id}\n"
+        f"Question: find the {clause.name} clause in this document.\n"
+        f"{clause.name}: {clause.description}\n"
+        f"{kind_line}{skill_line}"
+        "Context (the passages most likely to contain it, in reading order):\n\n"
+        f"{_context_text(context)}\n\n"
+        "Answer with the extract_clause tool, echoing the clause_id above. Quote verbatim, never paraphrase "
+        'values; answer "not_found" with no citations if the document has no such clause.'
+    )
+    return {"role": "user", "content": [{"type": "text", "text": text}]}
+
+
+DOCUMENT_TASKS = {
+    "doc_type": ("Classify this document: what kind of contract is it (e.g. distribution agreement, licence "
+                 "agreement, master services agreement)? Answer with the type and quote the title or the "
+                 "sentence that shows it."),
+    "summary": ("Summarise this contract for an auditor in at most ten bullet points: parties, subject, term, "
+                "money terms, notable risks. Copy every value (amounts, dates, ids) verbatim."),
+}
+
+
+def document_question(task: str, context: ContextPack | str) -> dict:
+    """User message for a whole-document task (``doc_type`` or ``summary``)."""
+    text = f"{DOCUMENT_TASKS[task]}\n\nDocument (provenance-tagged):\n\n{_context_text(context)}"
+    return {"role": "user", "content": [{"type": "text", "text": text}]}
+
+
+def verification_feedback(tool_use_id: str, feedback: str) -> dict:
+    """User message answering a rejected ``extract_clause`` call with the verifier's errors
+    (``VerificationResult.feedback()``), so the model can retry."""
+    return {"role": "user", "content": [{
+        "type": "tool_result", "tool_use_id": tool_use_id, "is_error": True, "content": feedback}]}
+
+
+def accepted_result(tool_use_id: str, summary: str = "Recorded and verified.") -> dict:
+    """User message acknowledging an accepted ``extract_clause`` call."""
+    return {"role": "user", "content": [{"type": "tool_result", "tool_use_id": tool_use_id, "content": summary}]}

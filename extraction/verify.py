@@ -1,0 +1,457 @@
+"""Citation verification: the server, not the model, decides where a quote is.
+
+For each citation ``{chunk_id, page, quote}`` the quote is searched in the cited
+chunk's text after normalisation (whitespace runs incl. ``\\f``/newlines collapse
+to one space, curly quotes and dashes fold to ASCII, soft hyphens and
+line-end hyphenation vanish, NFKD with accents dropped, so precomposed and
+decomposed letters match). The match is mapped back to EXACT absolute
+offsets in the document; the page comes from the document's page table, never
+from the model. A quote may run past the cited chunk into an overlapping
+neighbour as long as it starts or ends inside the cited chunk.
+
+Exact values in ``clause_text`` (money, percentages, dates, IDs, numbers with
+units, bare numbers) must occur verbatim in the verified cited text, so a
+paraphrased value ("~$250" for "$247.83") fails.
+
+Errors are specific sentences meant to be shown to the model on retry.
+"""
+from __future__ import annotations
+
+import difflib
+import re
+import unicodedata
+from dataclasses import asdict, dataclass, field
+from typing import Iterable, Mapping, Sequence
+
+from extraction.types import ChunkView, PageTable, page_of
+
+NOT_FOUND = "not_found"
+MIN_QUOTE_CHARS = 2
+_SHOW = 160  # chars of a quote/passage shown in an error
+
+_DROP = {"\u00ad", "\u200b", "\u200c", "\u200d", "\u2060", "\ufeff"}
+_FOLD = {
+    **{c: "'" for c in "\u2018\u2019\u201a\u201b\u2032\u0060\u00b4"},
+    **{c: '"' for c in "\u201c\u201d\u201e\u201f\u2033\u00ab\u00bb"},
+    **{c: "-" for c in "\u2010\u2011\u2012\u2013\u2014\u2015\u2212\ufe58\ufe63\uff0d"},
+    "\u2026": "...",
+}
+_HYPHENS = {"-", "\u00ad"} | {c for c, v in _FOLD.items() if v == "-"}
+
+
+# --------------------------------------------------------------------------- normalisation
+
+def normalise(text: str, *, fold_case: bool = False) -> tuple[str, list[int]]:
+    """Normalise ``text`` for matching; return it with a map to source indices.
+
+    ``src[i]`` is the index in ``text`` of the character that produced normalised
+    character ``i``. Leading/trailing whitespace is dropped. The same function is
+    applied to quote and source so any tolerance is symmetric.
+    """
+    chars: list[str] = []
+    src: list[int] = []
+    pending_space = -1
+    for i, ch in enumerate(text):
+        if ch in _DROP:
+            continue
+        out = _FOLD.get(ch)
+        if out is None:
+            out = ch
+            if ord(ch) > 127:  # compatibility forms (ligatures, nbsp, full-width) and accents
+                out = "".join(c for c in unicodedata.normalize("NFKD", ch) if not unicodedata.combining(c))
+        for o in out:
+            if o.isspace():
+                if pending_space < 0:
+                    pending_space = i
+                continue
+            if pending_space >= 0:
+                if chars:
+                    chars.append(" ")
+                    src.append(pending_space)
+                pending_space = -1
+            if fold_case:
+                low = o.lower()
+                o = low if len(low) == 1 else o
+            chars.append(o)
+            src.append(i)
+    return _drop_hyphenation(chars, src)
+
+
+def _drop_hyphenation(chars: list[str], src: list[int]) -> tuple[str, list[int]]:
+    """'indemni- fication' / 'indemni-fication' -> 'indemnification' (letter-hyphen-lowercase).
+
+    Applied to both sides, so "non-compete" still matches "non-compete"; it also
+    lets a line-end hyphenation in the source match the joined word in a quote.
+    """
+    out_c: list[str] = []
+    out_s: list[int] = []
+    n = len(chars)
+    i = 0
+    while i < n:
+        c = chars[i]
+        if c == "-" and out_c and out_c[-1].isalpha():
+            j = i + 1
+            if j < n and chars[j] == " ":
+                j += 1
+            if j < n and chars[j].isalpha() and chars[j].islower():
+                i = j
+                continue
+        out_c.append(c)
+        out_s.append(src[i])
+        i += 1
+    return "".join(out_c), out_s
+
+
+def norm(text: str) -> str:
+    """Normalised text without the index map."""
+    return normalise(text)[0]
+
+
+# --------------------------------------------------------------------------- results
+
+@dataclass(frozen=True)
+class VerifiedCitation:
+    """A citation the server located itself. ``quote == document_text[start:end]``."""
+
+    chunk_id: str
+    page: int          # physical page of ``start`` (from the page table)
+    page_end: int      # physical page of ``end - 1``
+    start: int         # absolute char offset in the document text
+    end: int           # exclusive
+    quote: str         # exact source text
+    model_page: int | None
+    page_matched: bool  # the model's page lies within [page, page_end]
+    match: str         # "exact" | "normalised" | "casefold"
+    occurrences: int = 1  # how many places in the searched window matched
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class VerificationResult:
+    not_found: bool
+    citations: tuple[VerifiedCitation, ...] = ()
+    errors: tuple[str, ...] = ()
+    values_checked: tuple[str, ...] = field(default=())
+
+    @property
+    def ok(self) -> bool:
+        return not self.errors and (self.not_found or bool(self.citations))
+
+    def feedback(self) -> str:
+        """Errors as one message for the model's retry ('' when ok)."""
+        if self.ok:
+            return ""
+        lines = ["Citation verification failed:"] + [f"- {e}" for e in self.errors]
+        lines.append(
+            "Fix the citations: copy each quote character-for-character from the cited chunk "
+            "(one contiguous passage per citation), and copy every value exactly as written."
+        )
+        return "\n".join(lines)
+
+
+# --------------------------------------------------------------------------- the verifier
+
+def verify_extraction(
+    citations: Sequence[Mapping],
+    chunks: Mapping[str, ChunkView] | Iterable[ChunkView],
+    pages: PageTable,
+    clause_text: str,
+    *,
+    document_text: str | None = None,
+) -> VerificationResult:
+    """Verify a model's ``extract_clause`` citations and values. Pure.
+
+    ``chunks``: the document's chunks (a dict by id, or any iterable). Passing all
+    chunks of the document is fine; a quote is only accepted when it overlaps the
+    cited chunk. ``document_text`` is optional (chunks are enough), when given it
+    is the source of the returned quotes.
+    """
+    by_id = _index(chunks)
+    clause_text = clause_text if isinstance(clause_text, str) else ""
+    citations = [c if isinstance(c, Mapping) else {} for c in (citations or [])]
+    if clause_text.strip() == NOT_FOUND:
+        errs = []
+        if citations:
+            errs.append('clause_text is "not_found" but citations were given; '
+                        "either cite the clause and give its text, or give not_found with no citations")
+        return VerificationResult(not_found=True, errors=tuple(errs))
+
+    errors: list[str] = []
+    verified: list[VerifiedCitation] = []
+    if not clause_text.strip():
+        errors.append('clause_text is empty; give the clause text, or "not_found"')
+    if not citations:
+        errors.append("a found clause needs at least one citation {chunk_id, page, quote}")
+    for n, cit in enumerate(citations, 1):
+        vc, err = verify_citation(cit, by_id, pages, document_text=document_text)
+        if err:
+            errors.append(f"citation {n}: {err}")
+        elif vc is not None and all((v.start, v.end) != (vc.start, vc.end) for v in verified):
+            verified.append(vc)
+
+    values: list[str] = []
+    if verified and clause_text.strip():
+        values = exact_values(clause_text)
+        errors.extend(check_values(values, [v.quote for v in verified]))
+    return VerificationResult(False, tuple(verified), tuple(errors), tuple(values))
+
+
+def verify_citation(
+    citation: Mapping,
+    chunks: Mapping[str, ChunkView],
+    pages: PageTable,
+    *,
+    document_text: str | None = None,
+) -> tuple[VerifiedCitation | None, str | None]:
+    """Locate one citation. Returns ``(verified, None)`` or ``(None, error)``."""
+    chunk_id = str(citation.get("chunk_id") or "").strip()
+    quote = citation.get("quote")
+    model_page = citation.get("page")
+    model_page = model_page if isinstance(model_page, int) and not isinstance(model_page, bool) else None
+    if not chunk_id:
+        return None, "chunk_id is missing"
+    chunk = chunks.get(chunk_id)
+    if chunk is None:
+        near = difflib.get_close_matches(chunk_id, list(chunks), n=1)
+        hint = f' (did you mean "{near[0]}"?)' if near else ""
+        return None, f'chunk "{chunk_id}" does not exist in this document{hint}; cite a chunk id from a context tag'
+    if not isinstance(quote, str) or not quote.strip():
+        return None, f"quote is empty for chunk {chunk_id}"
+    nq = norm(quote)
+    if len(nq) < MIN_QUOTE_CHARS:
+        return None, f'quote "{quote}" is too short to locate; quote at least a few words'
+
+    dangling = len(nq) > 2 and nq.endswith("-") and nq[-2].isalpha()  # quote ends at a line-end hyphen
+    if dangling:
+        nq = nq[:-1]
+    found = _locate(nq, chunk, chunks, document_text)
+    if found is None:
+        if "..." in nq:
+            return None, (f'quote "{_short(quote)}" joins separate passages with an ellipsis; cite each '
+                          f"contiguous passage as its own citation")
+        return None, _not_found_message(quote, nq, chunk)
+    start, end, how, count = found
+    if count > 1 and model_page is not None and pages:
+        # a repeated quote: prefer the occurrence on the page the model named
+        for s, e in _matches(nq, chunk, chunks, document_text, how == "casefold"):
+            if page_of(s, pages) <= model_page <= page_of(max(s, e - 1), pages):
+                start, end = s, e
+                break
+    if dangling and _source(chunk, chunks, end, end + 1, document_text) in _HYPHENS:
+        end += 1
+    exact = _source(chunk, chunks, start, end, document_text)
+    if pages:
+        p1, p2 = page_of(start, pages), page_of(max(start, end - 1), pages)
+    else:
+        p1, p2 = chunk.page_start, chunk.page_end
+    matched = model_page is not None and p1 <= model_page <= p2
+    if exact == quote:
+        how = "exact"
+    return VerifiedCitation(chunk_id, p1, p2, start, end, exact, model_page, matched, how, count), None
+
+
+# --------------------------------------------------------------------------- locating
+
+def _index(chunks) -> dict[str, ChunkView]:
+    if isinstance(chunks, Mapping):
+        return dict(chunks)
+    return {c.chunk_id: c for c in chunks}
+
+
+def _window(chunk: ChunkView, chunks: Mapping[str, ChunkView], lo: int, hi: int,
+            document_text: str | None) -> tuple[str, int]:
+    """Contiguous source text covering ``[lo, hi)`` around ``chunk``: (text, absolute base).
+
+    Cut from ``document_text`` when given, else stitched from the overlapping
+    chunks (``chunk.text == document_text[char_start:char_end]``); it stops at a
+    gap in chunk coverage.
+    """
+    lo, hi = min(lo, chunk.char_start), max(hi, chunk.char_end)
+    if document_text is not None:
+        lo, hi = max(lo, 0), min(hi, len(document_text))
+        return document_text[lo:hi], lo
+    near = sorted((c for c in chunks.values() if c.char_end > lo and c.char_start < hi),
+                  key=lambda c: (c.char_start, c.char_end))
+    start, end = chunk.char_start, chunk.char_end
+    grown = True
+    while grown:  # grow the contiguous cover to both sides, within [lo, hi)
+        grown = False
+        for c in near:
+            if c.char_start <= end < c.char_end and end < hi:
+                end, grown = c.char_end, True
+            if c.char_start < start <= c.char_end and start > lo:
+                start, grown = c.char_start, True
+    parts, covered = [], start
+    for c in near:
+        if c.char_start <= covered < c.char_end:
+            parts.append(c.text[covered - c.char_start:])
+            covered = c.char_end
+    text = "".join(parts)[: end - start]
+    a, b = max(lo, start), min(hi, end)
+    return text[a - start:b - start], a
+
+
+def _source(chunk, chunks, start, end, document_text) -> str:
+    """Exact source text of the absolute span ``[start, end)``."""
+    if document_text is not None:
+        return document_text[start:end]
+    text, base = _window(chunk, chunks, start, end, None)
+    return text[start - base:end - base]
+
+
+def _find_all(hay: str, needle: str) -> list[int]:
+    out, i = [], hay.find(needle)
+    while i >= 0:
+        out.append(i)
+        i = hay.find(needle, i + 1)
+    return out
+
+
+def _search(nq: str, text: str, base: int, chunk: ChunkView, fold: bool) -> list[tuple[int, int]]:
+    """Absolute (start, end) of every normalised match of ``nq`` overlapping ``chunk``."""
+    needle = normalise(nq, fold_case=True)[0] if fold else nq
+    nt, src = normalise(text, fold_case=fold)
+    spans = []
+    for a in _find_all(nt, needle):
+        s, e = base + src[a], base + src[a + len(needle) - 1] + 1
+        while e - base < len(text) and unicodedata.combining(text[e - base]):
+            e += 1  # keep the accents of a decomposed last letter
+        if s < chunk.char_end and e > chunk.char_start:
+            spans.append((s, e))
+    return spans
+
+
+def _slack(nq: str) -> int:
+    return 2 * len(nq) + 200
+
+
+def _matches(nq, chunk, chunks, document_text, fold) -> list[tuple[int, int]]:
+    """All matches anchored in ``chunk``, searching the chunk and its overlapping neighbours."""
+    text, base = _window(chunk, chunks, chunk.char_start - _slack(nq), chunk.char_end + _slack(nq),
+                         document_text)
+    return _search(nq, text, base, chunk, fold)
+
+
+def _locate(nq, chunk, chunks, document_text):
+    """(start, end, how, count) of the first match anchored in ``chunk``, or None.
+
+    Tries the chunk alone, then the chunk stitched with its neighbours (a quote
+    crossing a chunk boundary), first case-sensitively, then case-folded.
+    """
+    for fold in (False, True):
+        spans = _search(nq, chunk.text, chunk.char_start, chunk, fold)
+        wide = _matches(nq, chunk, chunks, document_text, fold)
+        if spans or wide:
+            count = max(len(spans), len(wide))
+            s, e = spans[0] if spans else wide[0]
+            return s, e, ("casefold" if fold else "normalised"), count
+    return None
+
+
+def closest_passage(nq: str, text: str) -> str:
+    """The passage of ``text`` (normalised) most similar to the normalised quote ``nq``."""
+    nt = norm(text)
+    if not nt or not nq:
+        return ""
+    sm = difflib.SequenceMatcher(None, nt, nq, autojunk=False)
+    blocks = sorted(sm.get_matching_blocks(), key=lambda b: -b.size)[:4]
+    best, best_ratio = "", -1.0
+    for b in blocks:
+        if b.size == 0:
+            continue
+        s = max(0, b.a - b.b)
+        e = min(len(nt), s + len(nq))
+        s = nt.rfind(" ", 0, s) + 1 if s > 0 else 0          # widen to word boundaries
+        e_sp = nt.find(" ", e)
+        e = len(nt) if e_sp < 0 else e_sp
+        cand = nt[s:e]
+        r = difflib.SequenceMatcher(None, cand, nq, autojunk=False).ratio()
+        if r > best_ratio:
+            best, best_ratio = cand, r
+    return best
+
+
+def _not_found_message(quote: str, nq: str, chunk: ChunkView) -> str:
+    near = closest_passage(nq, chunk.text)
+    msg = f'quote "{_short(quote)}" not found in chunk {chunk.chunk_id}'
+    if near:
+        msg += f'; closest passage: "{_short(near)}"'
+    return msg
+
+
+def _short(s: str, n: int = _SHOW) -> str:
+    s = " ".join(str(s).split())
+    return s if len(s) <= n else s[: n - 1] + "…"
+
+
+# --------------------------------------------------------------------------- exact values
+
+_MONTH = (r"(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|"
+          r"Sep(?:t(?:ember)?)?|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)")
+_NUM = r"\d[\d,]*(?:\.\d+)*"
+_UNITS = (r"(?:business days?|calendar days?|working days?|days?|months?|years?|hours?|weeks?|minutes?|"
+          r"units?|shares?|kg|km|miles?|lbs?|tons?|seats?|users?|licenses?|copies)")
+_VALUE_PATTERNS = [
+    # money: $247.83, € 1.000, USD 5,000, US$10 million, 5,000 dollars
+    rf"(?:US\$|[$€£¥₹]|\b(?:USD|EUR|GBP|CHF|JPY|CAD|AUD|INR|RMB|CNY)\s?){_NUM}(?:\s?(?:million|billion|thousand)\b)?",
+    rf"\b{_NUM}\s?(?:million|billion|thousand\s)?\s?(?:dollars|euros|pounds|USD|EUR|GBP)\b",
+    # percentages
+    rf"\b{_NUM}\s?(?:%|percent\b|per cent\b)",
+    # dates
+    rf"\b{_MONTH}\.?\s+\d{{1,2}}(?:st|nd|rd|th)?,?\s+\d{{4}}\b",
+    rf"\b\d{{1,2}}(?:st|nd|rd|th)?\s+(?:day\s+)?(?:of\s+)?{_MONTH},?\s+\d{{4}}\b",
+    r"\b\d{4}-\d{2}-\d{2}\b",
+    r"\b\d{1,2}[/.]\d{1,2}[/.]\d{2,4}\b",
+    # identifiers: cust_4711, INV-2020-001, A12B, PO#123
+    r"\b[A-Za-z][A-Za-z0-9]*(?:[_#-]+[A-Za-z0-9]+)*[_#-]*\d[A-Za-z0-9_#-]*\b",
+    r"\b[A-Za-z0-9]+_[A-Za-z0-9_]+\b",
+    # numbers with units
+    rf"\b{_NUM}\s?{_UNITS}\b",
+    # any other number, with letters glued to it ("29.5mL", "150gm", "3x")
+    rf"\b{_NUM}[A-Za-z]*",
+]
+_VALUE_RE = re.compile("|".join(f"(?:{p})" for p in _VALUE_PATTERNS))
+
+
+def exact_values(text: str) -> list[str]:
+    """Values in ``text`` that must be quoted verbatim, in order, de-duplicated.
+
+    The regex alternatives are tried most specific first, so "$247.83" is one value
+    (not "247.83"), "30 days" one value, "cust_4711" one value.
+    """
+    out: list[str] = []
+    for m in _VALUE_RE.finditer(norm(text)):
+        v = m.group(0).rstrip(".,;:-_#")
+        if any(ch.isdigit() for ch in v) and v not in out:
+            out.append(v)
+    return out
+
+
+def _loose(s: str) -> str:
+    """Forgive only layout around a value: parentheses and a space after a currency sign."""
+    s = norm(s).replace("(", "").replace(")", "")
+    return re.sub(r"(US\$|[$€£¥₹])\s+(?=\d)", r"\1", s)
+
+
+def _contains_value(hay: str, value: str) -> bool:
+    pat = r"(?<![A-Za-z0-9])(?<!\d[.,])" + re.escape(value) + r"(?![A-Za-z0-9])(?![.,]\d)"
+    return re.search(pat, hay) is not None
+
+
+def check_values(values: Sequence[str], cited: Sequence[str]) -> list[str]:
+    """Errors for values that do not appear verbatim in the cited texts."""
+    hay = " \u2016 ".join(norm(c) for c in cited)
+    loose_hay = _loose(hay)
+    tokens = set(exact_values(hay))
+    errs = []
+    for v in values:
+        if v in tokens or _contains_value(hay, v) or _contains_value(loose_hay, _loose(v)):
+            continue
+        cands = [c for c in exact_values(hay) if c != v]
+        similar = difflib.get_close_matches(v, cands, n=3, cutoff=0.3) or cands[:3]
+        hint = (" (the cited text has: " + ", ".join(f'"{c}"' for c in similar) + ")") if similar else ""
+        errs.append(f'value "{v}" in clause_text does not appear verbatim in the cited text{hint}; '
+                    "copy values exactly as the source writes them, never round or reformat them")
+    return errs

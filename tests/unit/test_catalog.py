@@ -1,0 +1,87 @@
+"""Clause catalog and skills."""
+import json
+from pathlib import Path
+
+import pytest
+
+from extraction import catalog
+from extraction.skills_loader import all_skills, list_skills, load_skill, parse_skill, skill_for_clause_type
+
+
+
+def _gold_path():
+    for base in [Path(__file__).resolve().parents[2], *Path(__file__).resolve().parents]:
+        p = base / ".." / "shared" / "eval" / "cuad-dev" / "gold.jsonl"
+        if p.exists():
+            return p.resolve()
+    return None
+
+
+def test_cuad_names_match_gold_exactly():
+    path = _gold_path()
+    if path is None:
+        pytest.skip("shared/eval/cuad-dev is absent")
+    with path.open(encoding="utf-8") as fh:
+        gold = {json.loads(line)["clause_type"] for line in fh if line.strip()}
+    assert len(gold) == 41
+    assert set(catalog.cuad_names()) == gold
+    assert len(catalog.cuad_names()) == 41
+
+
+def test_seed_types_and_totals():
+    assert [t.slug for t in catalog.SEED_TYPES] == ["indemnification", "termination", "payment", "ip", "other"]
+    assert len(catalog.CATALOG) == 46
+    assert len({t.name for t in catalog.CATALOG}) == 46
+    assert len({t.slug for t in catalog.CATALOG}) == 46
+
+
+def test_every_type_is_complete():
+    for t in catalog.CATALOG:
+        assert t.kind in (catalog.TEXT, catalog.VALUE)
+        assert len(t.description) > 60 and t.description.endswith(".")
+        assert len(t.query.split()) >= 6
+        assert t.slug == catalog.slugify(t.name)
+        assert catalog.get(t.name) is t and catalog.get(t.slug) is t
+
+
+def test_value_kinds():
+    values = {t.name for t in catalog.CATALOG if t.kind == catalog.VALUE}
+    assert {"Parties", "Agreement Date", "Effective Date", "Expiration Date", "Renewal Term",
+            "Notice Period To Terminate Renewal", "Governing Law", "Document Name"} == values
+
+
+def test_slugify():
+    assert catalog.slugify("Revenue/Profit Sharing") == "revenue-profit-sharing"
+    assert catalog.slugify("Unlimited/All-You-Can-Eat-License") == "unlimited-all-you-can-eat-license"
+
+
+def test_skills_cover_the_important_types():
+    names = {n for n, _ in list_skills()}
+    assert names == {"cap-on-liability", "governing-law", "termination-for-convenience", "anti-assignment",
+                     "indemnification", "payment", "non-compete", "change-of-control"}
+    for s in all_skills():
+        assert catalog.get(s.clause_type).slug == s.name
+        assert s.version == "1" and len(s.description) > 40
+        for heading in ("## What counts", "## What does not count", "## Correct and incorrect answers",
+                        "## Edge cases"):
+            assert heading in s.body, (s.name, heading)
+        assert len(s.body) > 1500
+    assert skill_for_clause_type("Cap On Liability") == "cap-on-liability"
+    assert skill_for_clause_type("Audit Rights") is None
+
+
+def test_load_skill_body_and_unknown():
+    body = load_skill("governing-law")
+    assert body.startswith("# skill: governing-law (v1)") and "What counts" in body
+    assert "---" not in body.splitlines()[1]
+    with pytest.raises(KeyError):
+        load_skill("nope")
+
+
+def test_parse_skill_errors():
+    with pytest.raises(ValueError):
+        parse_skill("no front matter")
+    with pytest.raises(ValueError):
+        parse_skill("---\nname: x\n---\nbody")
+    s = parse_skill("---\nname: x\ndescription: d\nversion: 2\n---\n\nBody\n")
+    assert (s.name, s.description, s.version, s.body) == ("x", "d", "2", "Body\n")

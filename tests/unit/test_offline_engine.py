@@ -1,0 +1,190 @@
+"""Offline engine: verbatim spans, not_found threshold, determinism, pluggable embeddings."""
+import hashlib
+
+import numpy as np
+
+from extraction import catalog
+from extraction.offline_engine import (
+    DEFAULT_THRESHOLD,
+    LEXICAL_THRESHOLD,
+    default_threshold,
+    extract_offline,
+    lexical_score,
+    score_sentences,
+    split_sentences,
+    terms,
+)
+from extraction.tool_schemas import validate_extract_clause
+from extraction.types import ChunkView, ScoredChunk, page_of
+from extraction.verify import verify_extraction
+
+PAGE1 = ("DISTRIBUTION AGREEMENT\n\n"
+         "This Distribution Agreement is made and entered into as of March 3, 2019 by and between Acme Inc. "
+         "and Beta LLC. Acme Inc. manufactures widgets. The Distributor shall purchase widgets monthly.\n\n"
+         "Payment. Distributor shall pay $247.83 per unit within thirty (30) days of invoice.")
+PAGE2 = ("Assignment. Neither party may assign this Agreement without the prior written consent of the other "
+         "party. Any attempted assignment without such consent shall be void. Notices must be in writing.\n\n"
+         "Governing Law. This Agreement shall be governed by and construed in accordance with the laws of the "
+         "State of Delaware, without regard to its conflict of laws principles. The headings are for "
+         "convenience only.")
+DOC = PAGE1 + "\f" + PAGE2
+PAGES = [(1, 0, len(PAGE1)), (2, len(PAGE1) + 1, len(DOC))]
+
+
+def chunks(size=260, overlap=60):
+    out, s, i = [], 0, 0
+    while s < len(DOC):
+        e = min(len(DOC), s + size)
+        out.append(ChunkView(f"c{i}", i, DOC[s:e], s, e, page_of(s, PAGES), page_of(e - 1, PAGES), i, ""))
+        if e == len(DOC):
+            break
+        s, i = e - overlap, i + 1
+    return out
+
+
+CHUNKS = chunks()
+
+
+def retrieved():
+    return [ScoredChunk(c, score=1.0 / (i + 1)) for i, c in enumerate(CHUNKS)]
+
+
+def hashed_embed(texts):
+    """A deterministic bag-of-stems embedding (a stand-in for a sentence model)."""
+    out = np.zeros((len(texts), 256))
+    for r, t in enumerate(texts):
+        for w in terms(t):
+            out[r, int(hashlib.md5(w.encode()).hexdigest(), 16) % 256] += 1.0
+    return out
+
+
+def check_output(result, clause):
+    ti = result.tool_input
+    assert validate_extract_clause(ti) == [], ti
+    assert ti["clause_type"] == clause.name
+    v = verify_extraction(ti["citations"], CHUNKS, PAGES, ti["clause_text"], document_text=DOC)
+    assert v.ok, v.errors
+    for c in v.citations:
+        assert c.match == "exact" and c.page_matched
+    return v
+
+
+def test_finds_governing_law_verbatim_on_the_right_page():
+    clause = catalog.get("Governing Law")
+    r = extract_offline(clause, retrieved(), pages=PAGES, clause_id="governing-law-1")
+    assert not r.not_found and r.tool_input["clause_id"] == "governing-law-1"
+    v = check_output(r, clause)
+    assert "governed by and construed in accordance with the laws of the State of Delaware" in v.citations[0].quote
+    assert v.citations[0].page == 2
+
+
+def test_finds_anti_assignment_with_a_sentence_window():
+    clause = catalog.get("Anti-Assignment")
+    r = extract_offline(clause, retrieved(), pages=PAGES, relative_cutoff=0.6)
+    v = check_output(r, clause)
+    quote = v.citations[0].quote
+    assert quote.startswith("Neither party may assign") and "shall be void." in quote
+
+
+def test_absent_clause_is_not_found():
+    for name in ("Source Code Escrow", "Liquidated Damages", "Non-Disparagement"):
+        clause = catalog.get(name)
+        r = extract_offline(clause, retrieved(), pages=PAGES)
+        assert r.not_found, (name, r.best_score, r.candidates[0].text)
+        assert r.tool_input["citations"] == [] and r.tool_input["clause_text"] == "not_found"
+        assert validate_extract_clause(r.tool_input) == []
+        assert verify_extraction([], CHUNKS, PAGES, "not_found").ok
+
+
+def test_threshold_is_a_parameter():
+    clause = catalog.get("Governing Law")
+    assert extract_offline(clause, retrieved(), pages=PAGES, threshold=1.01).not_found
+    escrow = catalog.get("Source Code Escrow")
+    forced = extract_offline(escrow, retrieved(), pages=PAGES, threshold=0.0)
+    assert not forced.not_found
+    check_output(forced, escrow)
+
+
+def test_default_threshold_depends_on_signals():
+    assert default_threshold(retrieved(), None) == LEXICAL_THRESHOLD
+    assert default_threshold(retrieved(), hashed_embed) == DEFAULT_THRESHOLD
+    assert default_threshold([ScoredChunk(CHUNKS[0], 0.5, cosine=0.4)], None) == DEFAULT_THRESHOLD
+
+
+def test_deterministic():
+    clause = catalog.get("Payment")
+    a = extract_offline(clause, retrieved(), pages=PAGES, embed=hashed_embed)
+    b = extract_offline(clause, retrieved(), pages=PAGES, embed=hashed_embed)
+    assert a == b
+
+
+def test_embeddings_are_used_when_given():
+    calls = []
+
+    def embed(texts):
+        calls.append(list(texts))
+        return hashed_embed(texts)
+
+    clause = catalog.get("Governing Law")
+    r = extract_offline(clause, retrieved(), pages=PAGES, embed=embed)
+    assert len(calls) == 1 and calls[0][0] == clause.query
+    assert r.candidates[0].embedding is not None
+    check_output(r, clause)
+
+    # an embedding that only likes the notices sentence makes it win
+    def biased(texts):
+        return np.array([[1.0, 0.0]] + [[1.0, 0.0] if "Notices" in t else [0.0, 1.0] for t in texts[1:]])
+
+    r2 = extract_offline(catalog.get("Other"), retrieved(), pages=PAGES, embed=biased)
+    assert r2.candidates[0].text == "Notices must be in writing."
+
+
+def test_chunk_cosine_prior_is_mixed_in():
+    clause = catalog.get("Governing Law")
+    plain = score_sentences(clause, retrieved())
+    boosted = score_sentences(clause, [ScoredChunk(c, 1.0, cosine=1.0) for c in CHUNKS])
+    assert boosted[0].score > plain[0].score
+
+
+def test_agreement_date_is_narrowed_to_the_date():
+    clause = catalog.get("Agreement Date")
+    r = extract_offline(clause, retrieved(), pages=PAGES, threshold=0.0)
+    assert [c["quote"] for c in r.tool_input["citations"]] == ["March 3, 2019"]
+    check_output(r, clause)
+
+
+def test_document_name_is_the_title():
+    clause = catalog.get("Document Name")
+    r = extract_offline(clause, retrieved(), pages=PAGES, threshold=0.0)
+    assert r.tool_input["citations"][0]["quote"] == "DISTRIBUTION AGREEMENT"
+
+
+def test_values_in_the_answer_are_verbatim():
+    clause = catalog.get("Payment")
+    r = extract_offline(clause, retrieved(), pages=PAGES, threshold=0.0)
+    v = check_output(r, clause)
+    assert "$247.83" in r.tool_input["clause_text"] and "$247.83" in v.values_checked
+
+
+def test_plain_chunks_and_empty_input():
+    clause = catalog.get("Governing Law")
+    assert not extract_offline(clause, CHUNKS, pages=PAGES).not_found
+    empty = extract_offline(clause, [], pages=PAGES)
+    assert empty.not_found and empty.best_score == 0.0
+
+
+def test_split_sentences():
+    text = "Acme Inc. sells goods. It is based in the U.S. and Canada.\n\nSECTION 2\nNext one! Done? Yes."
+    got = [text[s:e] for s, e in split_sentences(text)]
+    assert got == ["Acme Inc. sells goods.", "It is based in the U.S. and Canada.", "SECTION 2\nNext one!",
+                   "Done?", "Yes."]
+    long = "; ".join(["clause part number %d about fees and obligations" % i for i in range(40)]) + "."
+    spans = split_sentences(long)
+    assert len(spans) > 1 and all(e - s <= 800 for s, e in spans)
+    assert "".join(long[s:e] for s, e in spans).replace(" ", "") == long.replace(" ", "")
+
+
+def test_lexical_score_saturates():
+    q = terms("governed by the laws of the state")
+    assert lexical_score(q, "unrelated words") == 0.0
+    assert 0 < lexical_score(q, "laws apply") < lexical_score(q, "governed by the laws of the State") < 1

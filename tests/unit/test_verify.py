@@ -1,0 +1,328 @@
+"""Citation verifier: offsets, pages, normalisation, values, errors."""
+import random
+import time
+
+import pytest
+
+from extraction.types import ChunkView, page_of
+from extraction.verify import (
+    check_values,
+    closest_passage,
+    exact_values,
+    normalise,
+    verify_citation,
+    verify_extraction,
+)
+
+PAGE1 = ("MASTER SERVICES AGREEMENT\n\n"
+         "1. Fees. Customer shall pay the monthly fee of $247.83 for account cust_4711 within\n"
+         "thirty (30) days of invoice.  Late payments bear interest at 1.5% per month.\n"
+         "2. Liability. The total liability of Vendor shall not exceed the fees paid in the twelve (12)\n"
+         "months preceding the claim, and each party shall indemni-\nfication obligations survive.\n")
+PAGE2 = ("This Agreement is governed by the laws of the State of New York, effective January 5, 2020.\n"
+         "\u201cConfidential Information\u201d means information marked as confidential \u2013 in writing.\n"
+         "LIMITATION OF LIABILITY. IN NO EVENT SHALL EITHER PARTY BE LIABLE FOR INDIRECT DAMAGES.\n")
+PAGE3 = ("Notices shall be sent in writing. Notices shall be sent in writing.\n"
+         "Soci\u00e9t\u00e9 G\u00e9n\u00e9rale S.A. will receive the \ufb01nal report.\n")
+
+
+def make_doc(pages_text):
+    text, table, pos = "", [], 0
+    for n, p in enumerate(pages_text, 1):
+        if n > 1:
+            text += "\f"
+            pos += 1
+        table.append((n, pos, pos + len(p)))
+        text += p
+        pos += len(p)
+    return text, table
+
+
+def make_chunks(text, table, size=300, overlap=100):
+    chunks, start, i = [], 0, 0
+    while start < len(text):
+        end = min(len(text), start + size)
+        cid = f"c{i:02d}"
+        chunks.append(ChunkView(cid, i, text[start:end], start, end, page_of(start, table),
+                                page_of(max(start, end - 1), table), i, "§"))
+        if end == len(text):
+            break
+        start, i = end - overlap, i + 1
+    return chunks
+
+
+DOC, PAGES = make_doc([PAGE1, PAGE2, PAGE3])
+CHUNKS = make_chunks(DOC, PAGES)
+BY_ID = {c.chunk_id: c for c in CHUNKS}
+
+
+def chunk_with(snippet):
+    for c in CHUNKS:
+        if snippet in c.text:
+            return c
+    raise AssertionError(snippet)
+
+
+def cite(snippet, quote=None, page=None):
+    c = chunk_with(snippet)
+    return {"chunk_id": c.chunk_id, "page": page if page is not None else c.page_start, "quote": quote or snippet}
+
+
+def only(result):
+    assert result.ok, result.errors
+    assert len(result.citations) == 1
+    return result.citations[0]
+
+
+def test_exact_quote_gets_exact_offsets_and_page():
+    q = "Customer shall pay the monthly fee of $247.83 for account cust_4711"
+    v = only(verify_extraction([cite(q)], CHUNKS, PAGES, q))
+    assert (v.start, v.end) == (DOC.index(q), DOC.index(q) + len(q))
+    assert v.quote == DOC[v.start:v.end] == q
+    assert v.page == v.page_end == 1 and v.match == "exact" and v.page_matched
+
+
+def test_whitespace_and_newlines_are_normalised_back_to_original_text():
+    q = "within thirty (30) days of invoice. Late payments"
+    src = "within\nthirty (30) days of invoice.  Late payments"
+    v = only(verify_extraction([cite(src, quote=q)], CHUNKS, PAGES, q))
+    assert v.quote == src and DOC[v.start:v.end] == src
+    assert v.match == "normalised"
+
+
+def test_quote_spanning_page_break_inside_a_chunk():
+    q = "indemni-\nfication obligations survive.\n\fThis Agreement is governed"
+    start = DOC.index("indemni-")
+    c = next(c for c in CHUNKS if c.char_start <= start and DOC.index("governed") < c.char_end)
+    quote = "indemnification obligations survive. This Agreement is governed"
+    v = only(verify_extraction([{"chunk_id": c.chunk_id, "page": 2, "quote": quote}], CHUNKS, PAGES, quote))
+    assert DOC[v.start:v.end] == q
+    assert (v.page, v.page_end) == (1, 2) and v.page_matched
+    bad = verify_extraction([{"chunk_id": c.chunk_id, "page": 9, "quote": quote}], CHUNKS, PAGES, quote)
+    assert bad.ok and not bad.citations[0].page_matched and bad.citations[0].page == 1
+
+
+def test_model_page_is_never_trusted():
+    q = "This Agreement is governed by the laws of the State of New York"
+    v = only(verify_extraction([cite(q, page=1)], CHUNKS, PAGES, q))
+    assert v.page == 2 and v.model_page == 1 and not v.page_matched
+
+
+def test_curly_and_straight_quotes_and_dashes():
+    q = '"Confidential Information" means information marked as confidential - in writing'
+    v = only(verify_extraction([cite("Confidential Information", quote=q)], CHUNKS, PAGES, "x"))
+    assert v.quote.startswith("\u201cConfidential") and "\u2013" in v.quote
+
+
+def test_line_end_hyphenation():
+    v = only(verify_extraction([cite("indemni-", quote="each party shall indemnification obligations")],
+                               CHUNKS, PAGES, "x"))
+    assert v.quote == "each party shall indemni-\nfication obligations"
+
+
+def test_case_folded_match_is_flagged():
+    q = "Limitation of Liability. In no event shall either party be liable"
+    v = only(verify_extraction([cite("LIMITATION OF LIABILITY", quote=q)], CHUNKS, PAGES, "x"))
+    assert v.match == "casefold" and v.quote == "LIMITATION OF LIABILITY. IN NO EVENT SHALL EITHER PARTY BE LIABLE"
+
+
+def test_repeated_quote_prefers_the_models_page_else_first():
+    q = "Notices shall be sent in writing."
+    first = DOC.index(q)
+    v = only(verify_extraction([cite(q, page=3)], CHUNKS, PAGES, q))
+    assert v.start == first and v.occurrences == 2
+    v2 = only(verify_extraction([{**cite(q), "page": None}], CHUNKS, PAGES, q))
+    assert v2.start == first
+
+
+def test_repeated_quote_on_two_pages_picks_the_cited_page():
+    text, table = make_doc(["Payment is due in 30 days.\n", "Payment is due in 30 days.\n"])
+    chunks = [ChunkView("a", 0, text, 0, len(text), 1, 2, 0, "")]
+    q = "Payment is due in 30 days."
+    v = only(verify_extraction([{"chunk_id": "a", "page": 2, "quote": q}], chunks, table, q))
+    assert v.page == 2 and v.start == text.rindex(q)
+    v = only(verify_extraction([{"chunk_id": "a", "page": 1, "quote": q}], chunks, table, q))
+    assert v.page == 1 and v.start == 0
+
+
+def test_unicode_ligatures_and_accents():
+    v = only(verify_extraction([cite("Soci\u00e9t\u00e9", quote="Soci\u00e9t\u00e9 G\u00e9n\u00e9rale S.A. will "
+                                     "receive the final report")], CHUNKS, PAGES, "x"))
+    assert "\ufb01nal" in v.quote and DOC[v.start:v.end] == v.quote
+    # a decomposed source letter matches a precomposed quote, accents kept in the result
+    text = "Caf\u0065\u0301 de Flore pays \u20ac12.50."
+    chunks = [ChunkView("u", 0, text, 0, len(text), 1, 1, 0, "")]
+    v = only(verify_extraction([{"chunk_id": "u", "page": 1, "quote": "Caf\u00e9"}], chunks, [(1, 0, len(text))],
+                               "Caf\u00e9"))
+    assert v.quote == "Caf\u0065\u0301"
+    v = only(verify_extraction([{"chunk_id": "u", "page": 1, "quote": "pays \u20ac12.50"}], chunks,
+                               [(1, 0, len(text))], "pays \u20ac12.50"))
+    assert v.quote == "pays \u20ac12.50"
+
+
+def test_quote_crossing_into_the_next_chunk_is_anchored_in_the_cited_one():
+    a, b = CHUNKS[0], CHUNKS[1]
+    assert b.char_start < a.char_end  # overlapping chunks
+    span = DOC[a.char_end - 30:a.char_end + 40]
+    v = only(verify_extraction([{"chunk_id": a.chunk_id, "page": 1, "quote": span}], CHUNKS, PAGES, "x"))
+    assert (v.start, v.end) == (a.char_end - 30 + len(span) - len(span.lstrip()),
+                                a.char_end + 40 - (len(span) - len(span.rstrip())))
+    assert v.chunk_id == a.chunk_id
+    # same result when the caller supplies the document text
+    v2 = only(verify_extraction([{"chunk_id": a.chunk_id, "page": 1, "quote": span}], CHUNKS, PAGES, "x",
+                                document_text=DOC))
+    assert (v2.start, v2.end, v2.quote) == (v.start, v.end, v.quote)
+
+
+def test_quote_from_another_part_of_the_document_is_rejected():
+    q = "Notices shall be sent in writing."
+    r = verify_extraction([{"chunk_id": CHUNKS[0].chunk_id, "page": 1, "quote": q}], CHUNKS, PAGES, q)
+    assert not r.ok and f"not found in chunk {CHUNKS[0].chunk_id}" in r.errors[0]
+
+
+def test_missing_chunk_is_reported_with_a_suggestion():
+    r = verify_extraction([{"chunk_id": "c0", "page": 1, "quote": "Fees"}], CHUNKS, PAGES, "Fees")
+    assert not r.ok
+    assert 'chunk "c0" does not exist' in r.errors[0] and 'did you mean "c0' in r.errors[0]
+
+
+def test_not_found_quote_reports_the_closest_passage():
+    q = "The total liability of Vendor will not exceed the fees paid during the twelve (12) months"
+    r = verify_extraction([cite("The total liability", quote=q)], CHUNKS, PAGES, q)
+    assert not r.ok
+    msg = r.errors[0]
+    assert msg.startswith("citation 1: quote \"The total liability of Vendor will not exceed")
+    assert 'closest passage: "The total liability of Vendor shall not exceed the fees paid in the twelve' in msg
+    assert "Citation verification failed" in r.feedback() and "character-for-character" in r.feedback()
+
+
+def test_ellipsis_joined_quote_is_explained():
+    q = "Customer shall pay ... within thirty (30) days"
+    r = verify_extraction([cite("Customer shall pay", quote=q)], CHUNKS, PAGES, "x")
+    assert not r.ok and "ellipsis" in r.errors[0]
+
+
+def test_paraphrased_money_value_fails_and_names_the_real_one():
+    q = "Customer shall pay the monthly fee of $247.83"
+    r = verify_extraction([cite(q)], CHUNKS, PAGES, "Customer shall pay a monthly fee of about $250")
+    assert not r.ok and len(r.citations) == 1
+    assert 'value "$250"' in r.errors[0] and '"$247.83"' in r.errors[0]
+
+
+@pytest.mark.parametrize("clause_text,ok", [
+    ("monthly fee of $247.83 for account cust_4711", True),
+    ("monthly fee of $247.8 for account cust_4711", False),
+    ("monthly fee of $247.83 for account cust-4711", False),
+    ("monthly fee of $247.83 for account cust_471", False),
+    ("payable within thirty (30) days", True),
+    ("payable within 30 days", True),          # layout only: parentheses
+    ("payable within 1 month", False),
+    ("interest at 1.5% per month", True),
+    ("interest at 1.50% per month", False),
+    ("interest at 2% per month", False),
+])
+def test_values_must_be_verbatim(clause_text, ok):
+    quote = ("Customer shall pay the monthly fee of $247.83 for account cust_4711 within\n"
+             "thirty (30) days of invoice.  Late payments bear interest at 1.5% per month.")
+    r = verify_extraction([cite("Customer shall pay the monthly", quote=quote)], CHUNKS, PAGES, clause_text)
+    assert r.ok is ok, r.errors
+
+
+def test_reformatted_date_fails():
+    q = "This Agreement is governed by the laws of the State of New York, effective January 5, 2020."
+    assert verify_extraction([cite(q)], CHUNKS, PAGES, "effective January 5, 2020").ok
+    r = verify_extraction([cite(q)], CHUNKS, PAGES, "effective 5 January 2020")
+    assert not r.ok and "5 January 2020" in r.errors[0]
+    assert not verify_extraction([cite(q)], CHUNKS, PAGES, "effective 2020-01-05").ok
+
+
+def test_not_found_rules():
+    assert verify_extraction([], CHUNKS, PAGES, "not_found").ok
+    r = verify_extraction([cite("Fees")], CHUNKS, PAGES, "not_found")
+    assert not r.ok and "not_found" in r.errors[0]
+    r = verify_extraction([], CHUNKS, PAGES, "The fee is $247.83")
+    assert not r.ok and "at least one citation" in r.errors[0]
+
+
+def test_each_bad_citation_is_reported_and_good_ones_kept():
+    good = cite("Late payments bear interest at 1.5% per month.")
+    r = verify_extraction([good, {"chunk_id": "zz", "page": 1, "quote": "abc"}, {"page": 1}], CHUNKS, PAGES, "x")
+    assert len(r.citations) == 1 and len(r.errors) == 2
+    assert r.errors[0].startswith("citation 2:") and r.errors[1].startswith("citation 3: chunk_id is missing")
+
+
+def test_duplicate_citations_are_collapsed():
+    c = cite("Late payments bear interest")
+    r = verify_extraction([c, dict(c)], CHUNKS, PAGES, "x")
+    assert r.ok and len(r.citations) == 1
+
+
+def test_exact_values():
+    text = ("Pay $247.83 or USD 1,000.50 within 30 days (5%) by January 5, 2020 to cust_4711, INV-2020-001, "
+            "10 percent, 2020-01-05, 12/31/2019, Section 12.1.5, 29.5mL")
+    assert exact_values(text) == ["$247.83", "USD 1,000.50", "30 days", "5%", "January 5, 2020", "cust_4711",
+                                  "INV-2020-001", "10 percent", "2020-01-05", "12/31/2019", "12.1.5", "29.5mL"]
+    assert exact_values("no numbers here") == []
+
+
+def test_values_of_a_verbatim_quote_always_pass():
+    rng = random.Random(7)
+    words = ["$1,250.00", "12.1.5", "29.5mL", "cust_4711", "(30)", "days", "5%", "A-12", "2020-01-05", "the",
+             "fee", "of", "January", "5,", "2020", "1.5", "x3", "No.", "7.", "12,", "€10"]
+    for _ in range(300):
+        s = " ".join(rng.choice(words) for _ in range(rng.randint(3, 15)))
+        assert check_values(exact_values(s), [s]) == [], s
+
+
+def test_normalise_maps_back_to_source_indices():
+    text = "  a\u00a0\u00a0b\n\n\u201cc\u201d  soft\u00adware  "
+    n, src = normalise(text)
+    assert n == 'a b "c" software'
+    assert all(text[src[i]] == n[i] or n[i] in ' "' or text[src[i]] == "\u00a0" for i in range(len(n)))
+
+
+def test_closest_passage_prefers_the_similar_words():
+    text = "Alpha beta gamma. The vendor shall pay all fees promptly. Delta epsilon."
+    assert closest_passage("The vendor must pay all fees promptly.", text).startswith("The vendor shall pay")
+
+
+def test_fuzz_random_spans_recover_exact_offsets():
+    rng = random.Random(1234)
+    vocab = ["fee", "Vendor", "shall", "pay", "$247.83", "cust_4711", "\u201cTerm\u201d", "30", "days", "page"]
+    seps = [" ", "  ", "\n", " \n ", "\t", "\f"]
+    toks = []
+    for _ in range(2500):
+        toks.append(rng.choice(vocab))
+        toks.append(rng.choice(seps))
+    text = "".join(toks)
+    breaks = [i for i, ch in enumerate(text) if ch == "\f"]
+    table, start = [], 0
+    for n, b in enumerate(breaks + [len(text)], 1):
+        table.append((n, start, b))
+        start = b + 1
+    chunks = make_chunks(text, table, size=700, overlap=120)
+    for _ in range(150):
+        c = rng.choice(chunks)
+        a = rng.randrange(c.char_start, c.char_end - 20)
+        while a > 0 and not text[a - 1].isspace():
+            a -= 1
+        while text[a].isspace():
+            a += 1
+        e = min(len(text), a + rng.randint(10, 200))
+        while e < len(text) and not text[e].isspace():
+            e += 1
+        quote = " ".join(text[a:e].split())
+        v, err = verify_citation({"chunk_id": c.chunk_id, "page": 1, "quote": quote},
+                                 {x.chunk_id: x for x in chunks}, table)
+        assert err is None, err
+        # a repeated phrase may match earlier in the window; it must be equal text anyway
+        assert " ".join(v.quote.split()) == quote and text[v.start:v.end] == v.quote
+        assert v.page == page_of(v.start, table)
+
+
+def test_fast_enough():
+    q = "Customer shall pay the monthly fee of $247.83 for account cust_4711"
+    cits = [cite(q)] * 50 + [cite("Notices shall be sent")] * 50
+    t = time.perf_counter()
+    verify_extraction(cits, CHUNKS, PAGES, q)
+    assert time.perf_counter() - t < 1.0
