@@ -1,0 +1,133 @@
+"""Reading a labelled corpus in the cuad-dev format (documents.jsonl, gold.jsonl, pdf/).
+
+Plain file reading and validation; no database.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterator
+
+CUAD_CREDIT = "CUAD v1, The Atticus Project (CC BY 4.0)"
+
+
+class CorpusError(ValueError):
+    """The folder is not a corpus in the cuad-dev format (the message says what is wrong)."""
+
+
+@dataclass
+class CorpusSummary:
+    path: Path
+    document_count: int
+    pair_count: int
+    absent_count: int
+    contract_types: list[str]
+    gold_sha256: str
+    credit: str = ""
+    problems: list[str] = field(default_factory=list)
+
+
+def read_jsonl(path: Path) -> Iterator[dict]:
+    with open(path, encoding="utf-8") as handle:
+        for number, line in enumerate(handle, 1):
+            if not line.strip():
+                continue
+            try:
+                yield json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise CorpusError(f"{path.name} line {number}: not JSON ({exc.msg})") from None
+
+
+def load_documents(documents_path: Path) -> dict[str, dict]:
+    """doc -> its documents.jsonl line."""
+    documents = {}
+    for row in read_jsonl(Path(documents_path)):
+        if "doc" not in row:
+            raise CorpusError(f"{Path(documents_path).name}: a line has no 'doc'")
+        documents[row["doc"]] = row
+    return documents
+
+
+def load_gold(gold_path: Path) -> dict[tuple[str, str], dict]:
+    """(doc, clause_type) -> its gold.jsonl line."""
+    gold = {}
+    for row in read_jsonl(Path(gold_path)):
+        missing = {"doc", "clause_type", "present"} - row.keys()
+        if missing:
+            raise CorpusError(f"{Path(gold_path).name}: a line lacks {', '.join(sorted(missing))}")
+        gold[(row["doc"], row["clause_type"])] = row
+    return gold
+
+
+def gold_span_texts(gold_row: dict) -> list[str]:
+    return [span.get("text", "") for span in gold_row.get("spans") or [] if span.get("text")]
+
+
+def gold_first_page(gold_row: dict) -> int | None:
+    """The first physical page of the first located gold part (None when no part could be located)."""
+    pages = [part["pages"][0] for span in gold_row.get("spans") or [] for part in span.get("parts") or []
+             if part.get("pages")]
+    return min(pages) if pages else None
+
+
+def sha256_of(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def summarise(folder: Path) -> CorpusSummary:
+    """Validate a corpus folder and count what it holds; raises CorpusError when it is not one."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise CorpusError(f"{folder} is not a folder")
+    for name in ("documents.jsonl", "gold.jsonl"):
+        if not (folder / name).is_file():
+            raise CorpusError(f"{folder} has no {name}")
+    documents = load_documents(folder / "documents.jsonl")
+    gold = load_gold(folder / "gold.jsonl")
+    if not documents or not gold:
+        raise CorpusError(f"{folder}: documents.jsonl or gold.jsonl is empty")
+    problems = []
+    unknown = sorted({doc for doc, _ in gold} - documents.keys())
+    if unknown:
+        raise CorpusError(f"gold.jsonl names {len(unknown)} document(s) not in documents.jsonl, e.g. {unknown[0]!r}")
+    missing_pdfs = [d for d, row in documents.items() if row.get("pdf") and not (folder / row["pdf"]).is_file()]
+    if missing_pdfs:
+        problems.append(f"{len(missing_pdfs)} PDF(s) listed in documents.jsonl are missing")
+    readme = folder / "README.md"
+    credit = CUAD_CREDIT if readme.is_file() and "CUAD" in readme.read_text(errors="replace") else ""
+    return CorpusSummary(
+        path=folder.resolve(),
+        document_count=len(documents),
+        pair_count=len(gold),
+        absent_count=sum(1 for row in gold.values() if not row["present"]),
+        contract_types=sorted({row.get("contract_type", "") for row in documents.values()} - {""}),
+        gold_sha256=sha256_of(folder / "gold.jsonl"),
+        credit=credit,
+        problems=problems,
+    )
+
+
+def write_absent_only(source: Path, target: Path) -> Path:
+    """A corpus folder holding only the absent pairs of ``source`` (the silent-source benchmark).
+
+    documents.jsonl is copied, gold.jsonl filtered, pdf/ and txt/ linked (no copies of the PDFs).
+    """
+    source, target = Path(source).resolve(), Path(target)
+    target.mkdir(parents=True, exist_ok=True)
+    (target / "documents.jsonl").write_bytes((source / "documents.jsonl").read_bytes())
+    with open(target / "gold.jsonl", "w", encoding="utf-8") as out:
+        for row in read_jsonl(source / "gold.jsonl"):
+            if not row["present"]:
+                out.write(json.dumps(row, ensure_ascii=False) + "\n")
+    for name in ("pdf", "txt", "README.md"):
+        link = target / name
+        if (source / name).exists() and not link.exists():
+            os.symlink(source / name, link)
+    return target
