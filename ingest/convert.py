@@ -1,0 +1,265 @@
+"""Turn an uploaded file into document text with a page table.
+
+Everything goes through one MarkItDown instance that knows exactly the formats we review:
+its own DOCX, XLSX, PPTX, EPUB, HTML and plain-text converters, and our page-exact PDF
+converter (:class:`ingest.pdf_pages.PageAwarePdfConverter`) instead of its pdfminer one.
+
+The result's ``text`` joins pages with ``"\\f"``; ``pages`` says where each page is:
+
+* PDF: physical pages, exact (one pdfium text page per PDF page).
+* PPTX: one page per slide (MarkItDown's ``<!-- Slide number: N -->`` markers, removed).
+* XLSX: one page per sheet (MarkItDown's ``## SheetName`` heading, kept).
+* DOCX, HTML, EPUB, Markdown, text: no physical pages, so pages of about 3,000 characters
+  are cut at paragraph boundaries and ``pages_estimated`` is True, except for a text or
+  Markdown file that carries its own form feeds: those are its pages.
+
+Bad input raises :class:`ConversionError` with a stable ``code`` and a sentence for people.
+"""
+from __future__ import annotations
+
+import codecs
+import io
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from markitdown import (
+    PRIORITY_GENERIC_FILE_FORMAT,
+    FileConversionException,
+    MarkItDown,
+    MarkItDownException,
+    StreamInfo,
+)
+from markitdown.converters import (
+    DocxConverter,
+    EpubConverter,
+    HtmlConverter,
+    PlainTextConverter,
+    PptxConverter,
+    XlsxConverter,
+)
+
+from ingest.convert_errors import CODES, ConversionError
+from ingest.pages import PageSpan, estimate_pages, join_pages
+from ingest.pdf_pages import PageAwarePdfConverter, PagedConverterResult
+from ingest.sniff import TEXT_KINDS, ZIP_KINDS, check_zip_safety, sniff_kind
+
+__all__ = ["CODES", "ConversionError", "Converted", "convert_file", "sniff_kind", "markitdown_instance"]
+
+DEFAULT_MAX_BYTES = 100 * 1024 * 1024
+ESTIMATED_PAGE_CHARS = 3000
+
+_STREAM_INFO = {
+    "pdf": StreamInfo(extension=".pdf", mimetype="application/pdf"),
+    "docx": StreamInfo(
+        extension=".docx", mimetype="application/vnd.openxmlformats-officedocument.wordprocessingml.document"
+    ),
+    "xlsx": StreamInfo(extension=".xlsx", mimetype="application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"),
+    "pptx": StreamInfo(
+        extension=".pptx", mimetype="application/vnd.openxmlformats-officedocument.presentationml.presentation"
+    ),
+    "epub": StreamInfo(extension=".epub", mimetype="application/epub+zip"),
+    "html": StreamInfo(extension=".html", mimetype="text/html", charset="utf-8"),
+    "markdown": StreamInfo(extension=".md", mimetype="text/markdown", charset="utf-8"),
+    "text": StreamInfo(extension=".txt", mimetype="text/plain", charset="utf-8"),
+}
+_PAGE_SENTINEL = "\ue000"  # private-use character standing in for "\f" while MarkItDown runs
+_SLIDE_MARKER = re.compile(r"<!-- Slide number: (\d+) -->[ \t]*\n?")
+_SHEET_START = re.compile(r"^## ", re.M)
+_EXEC_BLOCK = re.compile(r"<(script|style|iframe|object|embed|noscript|template)\b[^>]*>.*?</\1\s*>", re.I | re.S)
+_RISKY_TAG = re.compile(
+    r"</?(?:script|style|iframe|object|embed|noscript|template|link|meta|base|form|input|button|svg|math)\b[^>]*>"
+    r"|<[a-zA-Z][^>]*?(?:\son\w+\s*=|javascript:|vbscript:)[^>]*>",
+    re.I,
+)
+_RISKY_LINK = re.compile(r"\]\(\s*(?:javascript|vbscript|data):[^)]*\)", re.I)
+
+
+@dataclass
+class Converted:
+    """A converted document: text with ``"\\f"`` page breaks and the page table over it."""
+
+    text: str
+    pages: list[PageSpan]
+    pages_estimated: bool
+    kind: str  # pdf | docx | xlsx | pptx | epub | html | markdown | text
+    warnings: list[str] = field(default_factory=list)  # things a reviewer should know
+
+
+class _SniffedMarkItDown(MarkItDown):
+    """MarkItDown that trusts the stream info we pass.
+
+    By the time MarkItDown sees a file, :func:`ingest.sniff.sniff_kind` has identified it
+    from its bytes; MarkItDown's own guess (a Magika model run per file, about a fifth of
+    the time of converting a 25-page PDF) would only repeat that. Overrides a private
+    method of markitdown 0.1.8 (pinned in pyproject.toml); if it goes away, MarkItDown
+    simply guesses again.
+    """
+
+    def _get_stream_info_guesses(self, file_stream, base_guess):  # noqa: D102 (see class doc)
+        if base_guess is not None and base_guess.extension:
+            return [base_guess]
+        return super()._get_stream_info_guesses(file_stream=file_stream, base_guess=base_guess)
+
+
+_markitdown: MarkItDown | None = None
+
+
+def markitdown_instance() -> MarkItDown:
+    """The MarkItDown instance used for every conversion (built once per process)."""
+    global _markitdown
+    if _markitdown is None:
+        md = _SniffedMarkItDown(enable_builtins=False, enable_plugins=False)
+        md.register_converter(PlainTextConverter(), priority=PRIORITY_GENERIC_FILE_FORMAT)
+        md.register_converter(HtmlConverter(), priority=PRIORITY_GENERIC_FILE_FORMAT)
+        for converter in (DocxConverter(), XlsxConverter(), PptxConverter(), EpubConverter()):
+            md.register_converter(converter)
+        md.register_converter(PageAwarePdfConverter())  # the only PDF converter registered
+        _markitdown = md
+    return _markitdown
+
+
+def convert_file(path: Path, *, filename: str | None = None, max_bytes: int = DEFAULT_MAX_BYTES) -> Converted:
+    """Convert the file at ``path``; ``filename`` is the name it was uploaded under.
+
+    Raises :class:`ConversionError` (``empty``, ``too_large``, ``type_mismatch``,
+    ``unsupported``, ``zip_bomb``, ``corrupt``, ``encrypted``, ``needs_ocr``).
+    """
+    path = Path(path)
+    name = filename or path.name
+    size = path.stat().st_size
+    if size == 0:
+        raise ConversionError("empty", "This file is empty.")
+    if size > max_bytes:
+        raise ConversionError(
+            "too_large",
+            f"This file is {size / 1048576:.1f} MB; the limit is {max_bytes / 1048576:.0f} MB. Split it or compress its images.",
+        )
+    data = path.read_bytes()
+    kind = sniff_kind(data, name)
+    if kind in ZIP_KINDS:
+        check_zip_safety(data)
+    if kind in TEXT_KINDS:
+        return _convert_textual(data, kind)
+    result = _run_markitdown(data, kind)
+    warnings: list[str] = []
+    if kind == "pdf":
+        assert isinstance(result, PagedConverterResult)
+        page_texts, estimated = result.page_texts, False
+        if result.scanned_pages:
+            warnings.append(
+                f"{len(result.scanned_pages)} page(s) have no text layer and were not read: "
+                + ", ".join(map(str, result.scanned_pages[:20]))
+                + ("…" if len(result.scanned_pages) > 20 else "")
+            )
+    else:
+        markdown = _neutralise_markup(result.markdown)
+        if kind == "pptx":
+            page_texts, estimated = _slide_pages(markdown), False
+        elif kind == "xlsx":
+            page_texts, estimated = _sheet_pages(markdown), False
+        else:
+            page_texts, estimated = estimate_pages(markdown, page_chars=ESTIMATED_PAGE_CHARS), True
+    return _finish(page_texts, estimated, kind, warnings)
+
+
+def _convert_textual(data: bytes, kind: str) -> Converted:
+    text = decode_text(data)
+    if not text.strip():
+        raise ConversionError("empty", "This file contains no text.")
+    has_page_breaks = kind != "html" and "\f" in text
+    if has_page_breaks:
+        text = text.replace(_PAGE_SENTINEL, " ").replace("\f", f"\n\n{_PAGE_SENTINEL}\n\n")
+    result = _run_markitdown(text.encode("utf-8"), kind)
+    markdown = result.markdown if kind == "text" else _neutralise_markup(result.markdown)
+    if has_page_breaks:
+        page_texts = [p.strip("\n") for p in markdown.split(_PAGE_SENTINEL)]
+        return _finish(page_texts, False, kind, [])
+    return _finish(estimate_pages(markdown, page_chars=ESTIMATED_PAGE_CHARS), True, kind, [])
+
+
+def _finish(page_texts: list[str], estimated: bool, kind: str, warnings: list[str]) -> Converted:
+    text, pages = join_pages(page_texts)
+    if not text.replace("\f", "").strip():
+        raise ConversionError("empty", "This file contains no text to review.")
+    return Converted(text=text, pages=pages, pages_estimated=estimated, kind=kind, warnings=warnings)
+
+
+def _run_markitdown(data: bytes, kind: str):
+    try:
+        return markitdown_instance().convert_stream(io.BytesIO(data), stream_info=_STREAM_INFO[kind])
+    except ConversionError:
+        raise
+    except FileConversionException as exc:
+        for attempt in exc.attempts or []:
+            cause = attempt.exc_info[1] if attempt.exc_info else None
+            if isinstance(cause, ConversionError):
+                raise cause from None
+        raise ConversionError("corrupt", f"This {kind.upper()} file is damaged and could not be read.") from exc
+    except MarkItDownException as exc:
+        raise ConversionError("unsupported", f"This {kind.upper()} file could not be converted.") from exc
+    except Exception as exc:  # a library choking on malformed input
+        raise ConversionError("corrupt", f"This {kind.upper()} file is damaged and could not be read.") from exc
+
+
+def decode_text(data: bytes) -> str:
+    """Bytes of a text file to str, never failing: BOMs, then UTF-8, then cp1252, then latin-1.
+
+    Line ends become ``"\\n"`` and NUL characters are dropped.
+    """
+    if data.startswith(codecs.BOM_UTF8):
+        text = data[3:].decode("utf-8", errors="replace")
+    elif data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        text = data.decode("utf-16", errors="replace")
+    else:
+        for encoding in ("utf-8", "cp1252", "latin-1"):
+            try:
+                text = data.decode(encoding)
+                break
+            except UnicodeDecodeError:
+                continue
+    return text.replace("\r\n", "\n").replace("\r", "\n").replace("\x00", "")
+
+
+def _neutralise_markup(markdown: str) -> str:
+    """Drop executable markup a converter let through (scripts, event handlers, js: links).
+
+    MarkItDown already removes ``<script>`` from HTML; Markdown passes raw HTML through, so
+    this runs on every Markdown-producing format. Display escapes text anyway; this keeps
+    the stored text itself inert.
+    """
+    markdown = _EXEC_BLOCK.sub("", markdown)
+    markdown = _RISKY_TAG.sub("", markdown)
+    return _RISKY_LINK.sub("](#)", markdown)
+
+
+def _slide_pages(markdown: str) -> list[str]:
+    """Page N = slide N, from MarkItDown's slide markers (a skipped number gives an empty page)."""
+    marks = list(_SLIDE_MARKER.finditer(markdown))
+    if not marks:
+        return [markdown]
+    slides: dict[int, str] = {}
+    preamble = markdown[: marks[0].start()]
+    for k, m in enumerate(marks):
+        end = marks[k + 1].start() if k + 1 < len(marks) else len(markdown)
+        number = int(m.group(1))
+        body = markdown[m.end():end].strip("\n")
+        slides[number] = (slides.get(number, "") + "\n\n" + body).strip("\n") if number in slides else body
+    count = max(slides)
+    pages = [slides.get(n, "") for n in range(1, count + 1)]
+    if preamble.strip():
+        pages[0] = preamble.strip("\n") + "\n\n" + pages[0]
+    return pages
+
+
+def _sheet_pages(markdown: str) -> list[str]:
+    """Page N = sheet N: each page starts at a ``## SheetName`` line."""
+    starts = [m.start() for m in _SHEET_START.finditer(markdown)]
+    if not starts:
+        return [markdown]
+    if starts[0] > 0 and markdown[: starts[0]].strip():
+        starts.insert(0, 0)
+    else:
+        starts[0] = 0
+    bounds = starts + [len(markdown)]
+    return [markdown[a:b].strip("\n") for a, b in zip(bounds, bounds[1:])]

@@ -1,0 +1,196 @@
+"""What a file really is (from its bytes, not its name) and whether a ZIP is safe to open.
+
+Uploads are named by people: a ``.pdf`` may be a Word file, a ``.docx`` a spreadsheet. The
+kind is read from magic bytes (``%PDF-``; a ZIP's member names: ``word/``, ``xl/``,
+``ppt/``, an EPUB ``mimetype``; the OLE header of legacy Office files) and compared with the
+extension. Office files and EPUBs are ZIP archives, so before anything extracts them the
+central directory is checked for decompression bombs.
+"""
+from __future__ import annotations
+
+import io
+import re
+import struct
+import zipfile
+from pathlib import PurePath
+
+from ingest.convert_errors import ConversionError
+
+KINDS = ("pdf", "docx", "xlsx", "pptx", "epub", "html", "markdown", "text")
+
+EXTENSION_KINDS = {
+    ".pdf": "pdf",
+    ".docx": "docx",
+    ".xlsx": "xlsx",
+    ".pptx": "pptx",
+    ".epub": "epub",
+    ".html": "html",
+    ".htm": "html",
+    ".xhtml": "html",
+    ".md": "markdown",
+    ".markdown": "markdown",
+    ".txt": "text",
+    ".text": "text",
+}
+TEXT_KINDS = frozenset({"html", "markdown", "text"})
+ZIP_KINDS = frozenset({"docx", "xlsx", "pptx", "epub"})
+
+# Decompression-bomb limits, checked on the ZIP directory before anything is extracted.
+MAX_UNZIPPED_BYTES = 200 * 1024 * 1024
+MAX_RATIO = 100  # uncompressed / compressed, per member over MIN_RATIO_CHECK_BYTES
+MIN_RATIO_CHECK_BYTES = 1024 * 1024
+MAX_MEMBERS = 10_000
+
+_OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
+_HTML_START = re.compile(rb"^\s*(?:<!--.*?-->\s*)*<(?:!doctype\s+html|html|head|body)\b", re.I | re.S)
+_LOCAL_HEADER = re.compile(rb"PK\x03\x04")
+
+_DESCRIPTIONS = {
+    "pdf": "a PDF",
+    "docx": "a Word document",
+    "xlsx": "an Excel workbook",
+    "pptx": "a PowerPoint presentation",
+    "epub": "an EPUB book",
+    "html": "a web page",
+    "markdown": "a Markdown file",
+    "text": "a text file",
+    "zip": "a ZIP archive",
+    "ole": "a legacy Office (.doc/.xls/.ppt) file",
+    "binary": "a binary file",
+}
+
+
+def sniff_kind(data_head: bytes, filename: str) -> str:
+    """The kind of the file (one of :data:`KINDS`), checked against its extension.
+
+    Pass the whole file when it is at hand (ZIP members are then read from the central
+    directory); with only the first bytes, the names of the first local ZIP headers are
+    used. Raises ``type_mismatch`` when the content contradicts the extension and
+    ``unsupported`` for anything that is none of the kinds.
+    """
+    ext = PurePath(filename or "").suffix.lower()
+    claimed = EXTENSION_KINDS.get(ext)
+    content = content_kind(data_head)
+
+    if content in ("ole", "zip", "binary"):
+        if claimed is not None:
+            raise _mismatch(filename, claimed, content)
+        raise ConversionError(
+            "unsupported",
+            f"{_DESCRIPTIONS[content].capitalize()} cannot be reviewed. Upload PDF, Word (.docx), Excel (.xlsx), "
+            "PowerPoint (.pptx), EPUB, HTML, Markdown or text.",
+        )
+    if content == "textual":
+        if claimed in TEXT_KINDS:
+            return claimed
+        if claimed is not None:
+            raise _mismatch(filename, claimed, "text")
+        if ext and ext not in ("", ".csv", ".log"):
+            raise ConversionError(
+                "unsupported", f"Files of type {ext} are not supported. Upload PDF, Word, Excel, PowerPoint, EPUB, HTML, Markdown or text."
+            )
+        return "html" if _HTML_START.match(data_head[:4096]) else "text"
+    # a binary document format
+    if claimed is not None and claimed != content:
+        raise _mismatch(filename, claimed, content)
+    return content
+
+
+def content_kind(data: bytes) -> str:
+    """What the bytes are: a kind from :data:`KINDS` for binary formats, ``"textual"`` for
+    text of any flavour, or ``"zip"``/``"ole"``/``"binary"`` for what we cannot review."""
+    head = data[:1024]
+    if b"%PDF-" in head:
+        return "pdf"
+    if data.startswith(b"PK\x03\x04") or data.startswith(b"PK\x05\x06"):
+        return _zip_kind(data)
+    if data.startswith(_OLE_MAGIC):
+        return "ole"
+    if _looks_textual(data[:8192]):
+        return "textual"
+    return "binary"
+
+
+def _zip_kind(data: bytes) -> str:
+    names: list[str]
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as archive:
+            names = archive.namelist()
+            if "mimetype" in names:
+                try:
+                    if archive.read("mimetype")[:64].strip() == b"application/epub+zip":
+                        return "epub"
+                except (zipfile.BadZipFile, KeyError, OSError, RuntimeError):
+                    pass
+    except zipfile.BadZipFile:
+        # Only a head: EPUB puts "mimetypeapplication/epub+zip" first, stored; others
+        # reveal themselves through the names of the first local headers.
+        if b"mimetypeapplication/epub+zip" in data[:200]:
+            return "epub"
+        names = _local_names(data[:65536])
+    for prefix, kind in (("word/", "docx"), ("xl/", "xlsx"), ("ppt/", "pptx")):
+        if any(name.startswith(prefix) for name in names):
+            return kind
+    if any(name.startswith("META-INF/container.xml") for name in names):
+        return "epub"
+    return "zip"
+
+
+def _local_names(head: bytes) -> list[str]:
+    """Member names from the local file headers found in the first bytes of a ZIP."""
+    names = []
+    for m in _LOCAL_HEADER.finditer(head):
+        at = m.start()
+        if at + 30 > len(head):
+            break
+        (length,) = struct.unpack_from("<H", head, at + 26)
+        names.append(head[at + 30 : at + 30 + length].decode("utf-8", "replace"))
+    return names
+
+
+def _looks_textual(sample: bytes) -> bool:
+    if not sample:
+        return True
+    if sample.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return True  # UTF-16 with a byte-order mark
+    if b"\x00" in sample:
+        return False
+    control = sum(1 for b in sample if b < 32 and b not in (9, 10, 12, 13, 27))
+    return control <= len(sample) // 100
+
+
+def _mismatch(filename: str, claimed: str, actual: str) -> ConversionError:
+    name = PurePath(filename or "file").name
+    return ConversionError(
+        "type_mismatch",
+        f"The file “{name}” is named like {_DESCRIPTIONS[claimed]}, but its content is "
+        f"{_DESCRIPTIONS.get(actual, 'something else')}. Rename it or upload the right file.",
+    )
+
+
+def check_zip_safety(data: bytes) -> None:
+    """Refuse a ZIP (DOCX/XLSX/PPTX/EPUB) whose directory announces a decompression bomb.
+
+    Reads only the central directory: total uncompressed size over
+    :data:`MAX_UNZIPPED_BYTES`, a member over 1 MiB compressed more than
+    :data:`MAX_RATIO` times, or more than :data:`MAX_MEMBERS` members raise ``zip_bomb``;
+    an unreadable directory raises ``corrupt``.
+    """
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as archive:
+            infos = archive.infolist()
+    except (zipfile.BadZipFile, OSError, ValueError) as exc:
+        raise ConversionError("corrupt", "This file is damaged: its ZIP structure cannot be read.") from exc
+    bomb = ConversionError(
+        "zip_bomb",
+        "This file expands to far more data than its size suggests (a possible decompression bomb), so it was not opened.",
+    )
+    if len(infos) > MAX_MEMBERS:
+        raise bomb
+    total = 0
+    for info in infos:
+        total += info.file_size
+        if total > MAX_UNZIPPED_BYTES:
+            raise bomb
+        if info.file_size > MIN_RATIO_CHECK_BYTES and info.file_size > MAX_RATIO * max(info.compress_size, 1):
+            raise bomb

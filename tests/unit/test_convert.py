@@ -1,0 +1,342 @@
+"""Conversion units: exact PDF pages, Office formats, and every kind of bad input.
+
+Fixtures are made in the test with fpdf2, python-docx, python-pptx, openpyxl and zipfile.
+"""
+from __future__ import annotations
+
+import io
+import zipfile
+from pathlib import Path
+
+import pytest
+from fpdf import FPDF
+from markitdown import StreamInfo
+
+from ingest import sniff
+from ingest.convert import ConversionError, convert_file, decode_text, markitdown_instance, sniff_kind
+from ingest.pages import page_of
+from ingest.pdf_pages import NEEDS_OCR_MESSAGE, PagedConverterResult
+
+CLAUSE = (
+    "The Supplier shall indemnify and hold harmless the Buyer from and against any and all "
+    "claims, losses and damages arising out of any breach of this Agreement. "
+)
+
+
+def make_pdf(pages: int = 5, table_page: int | None = 3, encrypt: bool = False) -> bytes:
+    pdf = FPDF()
+    pdf.set_font("Helvetica", size=11)
+    if encrypt:
+        pdf.set_encryption(owner_password="owner-secret", user_password="user-secret")
+    for n in range(1, pages + 1):
+        pdf.add_page()
+        pdf.multi_cell(0, 6, f"Marker for page {n}. " + CLAUSE * 3)
+        if n == table_page:
+            with pdf.table() as table:
+                for row in (("Item", "Quantity", "Price"), ("Widget", "10", "$247.83"), ("Gadget", "3", "$1,200.00")):
+                    cells = table.row()
+                    for value in row:
+                        cells.cell(value)
+            pdf.multi_cell(0, 6, f"After the table on page {n}.")
+    return bytes(pdf.output())
+
+
+def image_only_pdf() -> bytes:
+    from PIL import Image, ImageDraw
+
+    image = Image.new("RGB", (400, 200), "white")
+    ImageDraw.Draw(image).text((20, 80), "SCANNED CONTRACT PAGE", fill="black")
+    buffer = io.BytesIO()
+    image.save(buffer, format="PNG")
+    pdf = FPDF()
+    for _ in range(2):
+        pdf.add_page()
+        pdf.image(io.BytesIO(buffer.getvalue()), x=10, y=10, w=180)
+    return bytes(pdf.output())
+
+
+def write(tmp_path: Path, name: str, data: bytes) -> Path:
+    path = tmp_path / name
+    path.write_bytes(data)
+    return path
+
+
+def expect(code: str, path: Path, **kwargs) -> ConversionError:
+    with pytest.raises(ConversionError) as caught:
+        convert_file(path, **kwargs)
+    assert caught.value.code == code
+    assert caught.value.message and caught.value.message[0].isupper() and caught.value.message.endswith(".")
+    return caught.value
+
+
+# --- PDF ------------------------------------------------------------------------------
+
+
+def test_pdf_pages_are_exact_including_a_table_page(tmp_path):
+    converted = convert_file(write(tmp_path, "contract.pdf", make_pdf(pages=5, table_page=3)))
+    assert converted.kind == "pdf" and converted.pages_estimated is False
+    assert [p.number for p in converted.pages] == [1, 2, 3, 4, 5]
+    assert converted.text.count("\f") == 4
+    for n in range(1, 6):
+        at = converted.text.index(f"Marker for page {n}.")
+        assert page_of(at, converted.pages) == n
+        page = converted.pages[n - 1]
+        assert f"Marker for page {n}." in converted.text[page.char_start:page.char_end]
+    price = converted.text.index("$247.83")
+    assert page_of(price, converted.pages) == 3, "a table page keeps its page number"
+    assert page_of(converted.text.index("After the table on page 3."), converted.pages) == 3
+
+
+def test_pdf_goes_through_our_registered_converter():
+    result = markitdown_instance().convert_stream(io.BytesIO(make_pdf(pages=2)), stream_info=StreamInfo(extension=".pdf"))
+    assert isinstance(result, PagedConverterResult)
+    assert len(result.page_texts) == 2
+
+
+def test_encrypted_pdf(tmp_path):
+    error = expect("encrypted", write(tmp_path, "locked.pdf", make_pdf(pages=1, encrypt=True)))
+    assert "password" in error.message
+
+
+def test_scanned_pdf_needs_ocr(tmp_path):
+    error = expect("needs_ocr", write(tmp_path, "scan.pdf", image_only_pdf()))
+    assert error.message == NEEDS_OCR_MESSAGE
+
+
+def test_corrupt_pdf(tmp_path):
+    expect("corrupt", write(tmp_path, "broken.pdf", b"%PDF-1.7\n" + bytes(range(256)) * 20))
+
+
+def test_truncated_pdf_is_corrupt_or_readable_never_a_crash(tmp_path):
+    data = make_pdf(pages=3)
+    path = write(tmp_path, "half.pdf", data[: len(data) // 2])
+    try:
+        converted = convert_file(path)
+    except ConversionError as error:
+        assert error.code in {"corrupt", "needs_ocr"}
+    else:
+        assert converted.pages
+
+
+# --- generic bad input ------------------------------------------------------------------
+
+
+def test_empty_file(tmp_path):
+    expect("empty", write(tmp_path, "empty.pdf", b""))
+    expect("empty", write(tmp_path, "blank.txt", b"  \n\n \t "))
+
+
+def test_too_large(tmp_path):
+    expect("too_large", write(tmp_path, "big.pdf", make_pdf(pages=1)), max_bytes=100)
+
+
+@pytest.mark.parametrize(
+    "name,data",
+    [
+        ("contract.docx", "pdf"),
+        ("contract.pdf", "docx"),
+        ("contract.pdf", "text"),
+        ("sheet.docx", "xlsx"),
+        ("notes.txt", "pdf"),
+    ],
+)
+def test_extension_that_lies_about_the_content(tmp_path, name, data):
+    payload = {"pdf": make_pdf(pages=1), "docx": make_docx(), "xlsx": make_xlsx(), "text": b"Just some text.\n"}[data]
+    error = expect("type_mismatch", write(tmp_path, name, payload), filename=name)
+    assert name in error.message
+
+
+def test_unsupported_formats(tmp_path):
+    expect("unsupported", write(tmp_path, "old.doc", b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + b"\0" * 600))
+    from PIL import Image
+
+    buffer = io.BytesIO()
+    Image.new("RGB", (10, 10)).save(buffer, format="PNG")
+    expect("unsupported", write(tmp_path, "photo.png", buffer.getvalue()))
+
+
+def test_zip_bomb_by_ratio(tmp_path):
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("[Content_Types].xml", "<Types/>")
+        archive.writestr("word/document.xml", b"\0" * (20 * 1024 * 1024))
+    error = expect("zip_bomb", write(tmp_path, "bomb.docx", buffer.getvalue()))
+    assert "decompression bomb" in error.message
+
+
+def test_zip_bomb_by_total_size(tmp_path, monkeypatch):
+    monkeypatch.setattr(sniff, "MAX_UNZIPPED_BYTES", 1000)
+    expect("zip_bomb", write(tmp_path, "big.xlsx", make_xlsx()))
+
+
+def test_docx_without_a_document_is_corrupt(tmp_path):
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        archive.writestr("word/styles.xml", "<styles/>")
+    expect("corrupt", write(tmp_path, "hollow.docx", buffer.getvalue()))
+
+
+# --- text, HTML, Markdown -----------------------------------------------------------------
+
+
+def test_non_utf8_text_is_decoded_without_crashing(tmp_path):
+    converted = convert_file(write(tmp_path, "memo.txt", b"Caf\xe9 \x93quoted\x94 fee \x80100.\n"))
+    assert "Café “quoted” fee €100." in converted.text
+    assert decode_text(b"\x81\x8d raw bytes") == "\x81\x8d raw bytes"  # latin-1 as the last resort
+    assert decode_text("Préambule".encode("utf-16")) == "Préambule"
+    assert decode_text(b"\xef\xbb\xbfBOM first\r\nline two") == "BOM first\nline two"
+
+
+def test_text_with_form_feeds_keeps_its_pages(tmp_path):
+    converted = convert_file(write(tmp_path, "paged.txt", b"Page one text.\fPage two text.\fPage three text."))
+    assert converted.pages_estimated is False
+    assert len(converted.pages) == 3
+    assert page_of(converted.text.index("Page three"), converted.pages) == 3
+
+
+def test_long_text_gets_estimated_pages(tmp_path):
+    body = "\n\n".join(f"{i}. " + CLAUSE * 4 for i in range(1, 40)).encode()
+    converted = convert_file(write(tmp_path, "long.md", body))
+    assert converted.kind == "markdown" and converted.pages_estimated is True
+    assert len(converted.pages) > 3
+    assert "".join(converted.text.split()) == "".join(body.decode().split()), "nothing lost or added but page breaks"
+
+
+def test_html_keeps_no_executable_markup(tmp_path):
+    html = (
+        b"<html><head><script>steal()</script><style>p{}</style></head><body>"
+        b"<h1>Services Agreement</h1><p>Payment is due within 30 days.</p>"
+        b"<script type='text/javascript'>alert('x')</script>"
+        b"<a href='javascript:alert(1)'>click</a><img src=x onerror=alert(2)></body></html>"
+    )
+    converted = convert_file(write(tmp_path, "page.html", html))
+    assert converted.kind == "html"
+    assert "Payment is due within 30 days." in converted.text
+    lowered = converted.text.lower()
+    for bad in ("<script", "alert(", "steal(", "javascript:", "onerror"):
+        assert bad not in lowered
+
+
+def test_markdown_raw_html_is_neutralised(tmp_path):
+    md = b"# Terms\n\nFees are due.\n\n<script>alert(1)</script>\n\n<img src=x onerror=alert(2)>\n\n[pay](javascript:alert(3))\n"
+    converted = convert_file(write(tmp_path, "terms.md", md))
+    assert "Fees are due." in converted.text
+    assert "alert(" not in converted.text and "javascript:" not in converted.text
+
+
+# --- Office formats -----------------------------------------------------------------------
+
+
+def make_docx(paragraphs: int = 3) -> bytes:
+    import docx
+
+    document = docx.Document()
+    document.add_heading("Master Services Agreement", 1)
+    for i in range(paragraphs):
+        document.add_paragraph(f"Clause {i + 1}. " + CLAUSE)
+    buffer = io.BytesIO()
+    document.save(buffer)
+    return buffer.getvalue()
+
+
+def make_xlsx() -> bytes:
+    import openpyxl
+
+    workbook = openpyxl.Workbook()
+    prices = workbook.active
+    prices.title = "Prices"
+    prices.append(["Item", "Price"])
+    prices.append(["Widget", 247.83])
+    terms = workbook.create_sheet("Terms")
+    terms.append(["Clause", "Text"])
+    terms.append([1, "Payment is due within 30 days."])
+    buffer = io.BytesIO()
+    workbook.save(buffer)
+    return buffer.getvalue()
+
+
+def make_pptx() -> bytes:
+    from pptx import Presentation
+
+    deck = Presentation()
+    for n in range(1, 4):
+        slide = deck.slides.add_slide(deck.slide_layouts[1])
+        slide.shapes.title.text = f"Slide title {n}"
+        slide.placeholders[1].text = f"Body of slide {n}. Renewal is automatic."
+    buffer = io.BytesIO()
+    deck.save(buffer)
+    return buffer.getvalue()
+
+
+def test_docx(tmp_path):
+    converted = convert_file(write(tmp_path, "msa.docx", make_docx(paragraphs=60)))
+    assert converted.kind == "docx" and converted.pages_estimated is True
+    assert "# Master Services Agreement" in converted.text
+    assert "Clause 60. The Supplier shall indemnify" in converted.text
+    assert len(converted.pages) >= 3, "about 3,000 characters per estimated page"
+
+
+def test_pptx_slides_are_pages(tmp_path):
+    converted = convert_file(write(tmp_path, "deck.pptx", make_pptx()))
+    assert converted.kind == "pptx" and converted.pages_estimated is False
+    assert [p.number for p in converted.pages] == [1, 2, 3]
+    for n in (1, 2, 3):
+        assert page_of(converted.text.index(f"Body of slide {n}."), converted.pages) == n
+    assert "<!--" not in converted.text
+
+
+def test_xlsx_sheets_are_pages(tmp_path):
+    converted = convert_file(write(tmp_path, "prices.xlsx", make_xlsx()))
+    assert converted.kind == "xlsx" and converted.pages_estimated is False
+    assert len(converted.pages) == 2
+    assert page_of(converted.text.index("## Terms"), converted.pages) == 2
+    assert page_of(converted.text.index("247.83"), converted.pages) == 1
+
+
+# --- sniffing -----------------------------------------------------------------------------
+
+
+def test_sniff_kind_from_bytes():
+    assert sniff_kind(make_pdf(pages=1)[:2048], "a.pdf") == "pdf"
+    assert sniff_kind(make_pdf(pages=1)[:2048], "no-extension") == "pdf"
+    docx_bytes = make_docx()
+    assert sniff_kind(docx_bytes, "a.docx") == "docx"
+    assert sniff_kind(docx_bytes[:65536], "a.docx") == "docx"  # only the head: local headers
+    assert sniff_kind(make_xlsx(), "upload") == "xlsx"
+    assert sniff_kind(make_pptx(), "deck.pptx") == "pptx"
+    assert sniff_kind(b"<!DOCTYPE html><html><body>x</body></html>", "page") == "html"
+    assert sniff_kind(b"plain words", "notes.md") == "markdown"
+
+
+def make_epub() -> bytes:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        archive.writestr("mimetype", "application/epub+zip", compress_type=zipfile.ZIP_STORED)
+        archive.writestr(
+            "META-INF/container.xml",
+            '<?xml version="1.0"?><container version="1.0" xmlns="urn:oasis:names:tc:opendocument:xmlns:container">'
+            '<rootfiles><rootfile full-path="OEBPS/content.opf" media-type="application/oebps-package+xml"/>'
+            "</rootfiles></container>",
+        )
+        archive.writestr(
+            "OEBPS/content.opf",
+            '<?xml version="1.0"?><package xmlns="http://www.idpf.org/2007/opf" version="3.0">'
+            '<metadata xmlns:dc="http://purl.org/dc/elements/1.1/"><dc:title>Lease</dc:title></metadata>'
+            '<manifest><item id="c1" href="c1.xhtml" media-type="application/xhtml+xml"/></manifest>'
+            '<spine><itemref idref="c1"/></spine></package>',
+        )
+        archive.writestr(
+            "OEBPS/c1.xhtml",
+            "<html><body><h1>Lease Agreement</h1><p>The Tenant shall pay rent monthly.</p>"
+            "<script>alert(1)</script></body></html>",
+        )
+    return buffer.getvalue()
+
+
+def test_epub(tmp_path):
+    data = make_epub()
+    assert sniff_kind(data, "lease.epub") == "epub"
+    converted = convert_file(write(tmp_path, "lease.epub", data))
+    assert converted.kind == "epub" and converted.pages_estimated is True
+    assert "The Tenant shall pay rent monthly." in converted.text
+    assert "alert(" not in converted.text
