@@ -187,7 +187,11 @@ def _finish(page_texts: list[str], estimated: bool, kind: str, warnings: list[st
 
 def _run_markitdown(data: bytes, kind: str):
     try:
-        return markitdown_instance().convert_stream(io.BytesIO(data), stream_info=_STREAM_INFO[kind])
+        # Exact values must survive conversion verbatim: markdownify would otherwise write
+        # "cust_4711" as "cust\_4711" (and escape "*") in DOCX/XLSX/HTML/EPUB output.
+        return markitdown_instance().convert_stream(
+            io.BytesIO(data), stream_info=_STREAM_INFO[kind], escape_underscores=False, escape_asterisks=False
+        )
     except ConversionError:
         raise
     except FileConversionException as exc:

@@ -293,6 +293,16 @@ def test_xlsx_sheets_are_pages(tmp_path):
     assert page_of(converted.text.index("247.83"), converted.pages) == 1
 
 
+def test_exact_values_survive_office_conversion_verbatim(tmp_path):
+    from demo import make_workbook_xlsx
+
+    path = tmp_path / "fees.xlsx"
+    make_workbook_xlsx(path)
+    converted = convert_file(path)
+    assert "cust_4711" in converted.text and "cust\\_4711" not in converted.text
+    assert "$247.83" in converted.text
+
+
 # --- sniffing -----------------------------------------------------------------------------
 
 
