@@ -1,9 +1,37 @@
-from django.urls import path
+from django.urls import path, register_converter
 
-from reviewer import views
+from reviewer.views import catalog, engagements, exports, find, members, review, upload
+
+
+class ExportFormat:
+    regex = "csv|json|xlsx"
+
+    def to_python(self, value):
+        return value
+
+    def to_url(self, value):
+        return value
+
+
+register_converter(ExportFormat, "fmt")
 
 urlpatterns = [
-    path("", views.home, name="home"),
-    path("engagements/<int:engagement_id>/", views.engagement_detail, name="engagement"),
-    path("documents/<int:document_id>/file", views.document_file, name="document-file"),
+    path("", engagements.home, name="home"),
+    path("catalog/", catalog.catalog, name="catalog"),
+    path("engagements/<int:engagement_id>/", engagements.engagement_detail, name="engagement"),
+    path("engagements/<int:engagement_id>/documents/", engagements.documents_status, name="engagement-documents"),
+    path("engagements/<int:engagement_id>/upload/", upload.upload, name="engagement-upload"),
+    path("engagements/<int:engagement_id>/members/", members.members, name="engagement-members"),
+    path("engagements/<int:engagement_id>/export.<fmt:fmt>", exports.engagement_export, name="engagement-export"),
+    path("documents/<int:document_id>/", review.document, name="document"),
+    path("documents/<int:document_id>/file", engagements.document_file, name="document-file"),
+    path("documents/<int:document_id>/pages/<int:number>/", review.document_page, name="document-page"),
+    path("documents/<int:document_id>/find/", find.find, name="find"),
+    path("documents/<int:document_id>/export.<fmt:fmt>", exports.document_export, name="document-export"),
+    path("documents/<int:document_id>/clauses/<int:extraction_id>/", review.clause, name="clause"),
+    path("documents/<int:document_id>/clauses/<int:extraction_id>/pages/<int:number>/", review.clause_page,
+         name="clause-page"),
+    path("documents/<int:document_id>/clauses/<int:extraction_id>/citations/<int:citation_id>/", review.citation,
+         name="citation"),
+    path("documents/<int:document_id>/clauses/<int:extraction_id>/decide/", review.decide, name="decide"),
 ]

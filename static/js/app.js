@@ -1,5 +1,145 @@
-// Attach the CSRF token to every htmx request (the token is in a meta tag; no inline script needed).
-document.addEventListener("htmx:configRequest", function (event) {
-  var meta = document.querySelector('meta[name="csrf-token"]');
-  if (meta) { event.detail.headers["X-CSRFToken"] = meta.content; }
-});
+// Clause Review: the little JavaScript the pages use (CSP allows only our own static scripts).
+(function () {
+  "use strict";
+
+  // Attach the CSRF token to every htmx request (the token is in a meta tag; no inline script needed).
+  document.addEventListener("htmx:configRequest", function (event) {
+    var meta = document.querySelector('meta[name="csrf-token"]');
+    if (meta) { event.detail.headers["X-CSRFToken"] = meta.content; }
+  });
+
+  function clauseLinks() { return Array.prototype.slice.call(document.querySelectorAll("#clause-list .clause-link")); }
+  function currentLink() { return document.querySelector('#clause-list .clause-link[aria-current="true"]'); }
+
+  // Keep the clause list's selection in step with the workspace (after htmx swaps and history moves).
+  function syncCurrent() {
+    var holder = document.querySelector("#workspace [data-current-extraction]");
+    var id = holder ? holder.getAttribute("data-current-extraction") : null;
+    clauseLinks().forEach(function (a) {
+      if (a.getAttribute("data-extraction-id") === id) { a.setAttribute("aria-current", "true"); }
+      else { a.removeAttribute("aria-current"); }
+    });
+  }
+
+  // Show the highlighted span: scroll the viewer (not the window) so it sits in its upper third.
+  function revealMark() {
+    var viewer = document.getElementById("viewer");
+    if (!viewer) { return; }
+    var target = viewer.querySelector("mark[data-citation-id]") || viewer.querySelector("[data-page]");
+    if (!target) { return; }
+    var offset = target.getBoundingClientRect().top - viewer.getBoundingClientRect().top + viewer.scrollTop;
+    viewer.scrollTop = Math.max(0, offset - (target.tagName === "MARK" ? viewer.clientHeight / 3 : 8));
+  }
+
+  function afterWorkspace(decided) {
+    syncCurrent();
+    revealMark();
+    // After a recorded decision (or when the focused control was replaced), focus goes back to the
+    // clause in the list, so j/k/a/r/e keep working; a refused decision keeps focus where it was.
+    var active = document.activeElement;
+    var lost = !active || active === document.body || !document.contains(active);
+    if (lost || (decided && !document.getElementById("decision-error"))) {
+      var link = currentLink();
+      if (link) { link.focus({ preventScroll: true }); }
+    }
+  }
+
+  document.addEventListener("htmx:afterSettle", function (event) {
+    if (event.target && event.target.id === "workspace") {
+      var config = event.detail.requestConfig;
+      afterWorkspace(!!(config && config.verb === "post" && config.elt && config.elt.id === "decision-form"));
+    }
+  });
+  document.addEventListener("htmx:historyRestore", syncCurrent);
+  document.addEventListener("DOMContentLoaded", function () { syncCurrent(); revealMark(); });
+
+  // Upload: show the bytes sent while the files travel.
+  document.addEventListener("htmx:xhr:progress", function (event) {
+    var bar = document.getElementById("upload-progress");
+    if (bar && event.detail.lengthComputable && event.target && event.target.id === "upload-form") {
+      bar.hidden = false;
+      bar.value = Math.round((event.detail.loaded / event.detail.total) * 100);
+    }
+  });
+
+  document.addEventListener("htmx:afterRequest", function (event) {
+    var bar = document.getElementById("upload-progress");
+    if (bar && event.detail.elt && event.detail.elt.id === "upload-form") { bar.hidden = true; bar.value = 0; }
+  });
+
+  function isTyping(el) {
+    if (!el) { return false; }
+    var tag = el.tagName;
+    return tag === "INPUT" || tag === "TEXTAREA" || tag === "SELECT" || el.isContentEditable;
+  }
+
+  function moveClause(step) {
+    var links = clauseLinks();
+    if (!links.length) { return; }
+    var here = links.indexOf(document.activeElement);
+    if (here < 0) { here = links.indexOf(currentLink()); }
+    var next = here < 0 ? (step > 0 ? 0 : links.length - 1) : Math.min(links.length - 1, Math.max(0, here + step));
+    var link = links[next];
+    link.focus();
+    if (link.getAttribute("aria-current") !== "true") { link.click(); }
+  }
+
+  function pressDecision(action) {
+    var button = document.querySelector('#decision-form button[data-action="' + action + '"]');
+    if (button) { button.click(); }
+    return button;
+  }
+
+  function pending(form, action) {
+    if (form) { form.setAttribute("data-pending", action); }
+  }
+
+  // Keyboard: j/k next/previous clause, a accept, r reject (reason first), e edit the text, / find.
+  document.addEventListener("keydown", function (event) {
+    if (event.defaultPrevented || event.altKey || event.metaKey || event.ctrlKey) {
+      // Ctrl/Cmd+Enter in the correction box saves it.
+      if ((event.ctrlKey || event.metaKey) && event.key === "Enter" && event.target.id === "decision-corrected") {
+        event.preventDefault();
+        pressDecision("correct");
+      }
+      return;
+    }
+    var target = event.target;
+    if (isTyping(target)) {
+      if (event.key === "Escape") { target.blur(); var link = currentLink(); if (link) { link.focus(); } }
+      // Enter in the reason box submits the decision it was opened for (r → reject); Shift+Enter is a new line.
+      if (event.key === "Enter" && !event.shiftKey && target.id === "decision-reason") {
+        var form = target.form, action = form && form.getAttribute("data-pending");
+        if (action) { event.preventDefault(); pressDecision(action); }
+      }
+      return;
+    }
+    var form = document.getElementById("decision-form");
+    switch (event.key) {
+      case "j": event.preventDefault(); moveClause(1); break;
+      case "k": event.preventDefault(); moveClause(-1); break;
+      case "a": if (form) { event.preventDefault(); pressDecision("accept"); } break;
+      case "r":
+        if (form) {
+          event.preventDefault();
+          var reason = document.getElementById("decision-reason");
+          if (reason.value.trim()) { pressDecision("reject"); }
+          else { pending(form, "reject"); reason.placeholder = "Reason for rejecting, then Enter"; reason.focus(); }
+        }
+        break;
+      case "e":
+        if (form) {
+          event.preventDefault();
+          var box = document.getElementById("correct-box"), text = document.getElementById("decision-corrected");
+          if (box) { box.open = true; }
+          pending(form, "correct");
+          if (text) { text.focus(); text.setSelectionRange(text.value.length, text.value.length); }
+        }
+        break;
+      case "/":
+        var find = document.getElementById("find-question");
+        if (find) { event.preventDefault(); find.focus(); }
+        break;
+    }
+  });
+})();

@@ -1,0 +1,127 @@
+"""Review decisions: the current state of a clause is derived from its append-only reviews.
+
+``derive_state``, ``validate`` and ``check_fresh`` are pure (plain objects in, values out);
+``record_decision`` is the one place a decision is written, under a row lock on the
+Extraction so two reviewers can never both win: the later one is refused as stale.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Iterable
+
+from django.db import transaction
+from django.db.models import F
+from django.utils import timezone
+
+ACCEPT, REJECT, CORRECT = "accept", "reject", "correct"
+DECISIONS = (ACCEPT, REJECT, CORRECT)
+PENDING = "pending"
+STATE_LABELS = {PENDING: "not reviewed", ACCEPT: "accepted", REJECT: "rejected", CORRECT: "corrected"}
+
+
+class DecisionError(Exception):
+    """A decision that was not recorded; ``str(error)`` is a message for the reviewer."""
+
+
+class InvalidDecision(DecisionError):
+    pass
+
+
+class StaleDecision(DecisionError):
+    def __init__(self, message: str, latest: Any = None):
+        super().__init__(message)
+        self.latest = latest
+
+
+@dataclass(frozen=True)
+class ClauseState:
+    decision: str  # pending | accept | reject | correct
+    text: str  # the clause text as it stands (the latest correction, else the engine's)
+    reviewer: str = ""
+    at: datetime | None = None
+    latest_review_id: int = 0
+
+    @property
+    def label(self) -> str:
+        return STATE_LABELS[self.decision]
+
+
+def derive_state(engine_text: str, reviews_newest_first: Iterable[Any]) -> ClauseState:
+    """Current state from reviews (objects with id, decision, corrected_text, reviewer, created_at)."""
+    reviews = list(reviews_newest_first)
+    if not reviews:
+        return ClauseState(PENDING, engine_text)
+    latest = reviews[0]
+    text = next((r.corrected_text for r in reviews if r.decision == CORRECT and r.corrected_text), engine_text)
+    return ClauseState(latest.decision, text, _name(latest.reviewer), latest.created_at, latest.id)
+
+
+def validate(decision: str, corrected_text: str, reason: str, current_text: str) -> tuple[str, str, str]:
+    """Normalised (decision, corrected_text, reason), or InvalidDecision with what to fix."""
+    decision = (decision or "").strip().lower()
+    corrected_text = (corrected_text or "").strip()
+    reason = (reason or "").strip()
+    if decision not in DECISIONS:
+        raise InvalidDecision("Choose accept, reject or correct.")
+    if decision == REJECT and not reason:
+        raise InvalidDecision("Give a reason for rejecting this clause.")
+    if decision == CORRECT:
+        if not corrected_text:
+            raise InvalidDecision("Type the corrected clause text.")
+        if corrected_text == (current_text or "").strip():
+            raise InvalidDecision("The corrected text is the same as the current text: accept it instead.")
+    else:
+        corrected_text = ""
+    return decision, corrected_text, reason
+
+
+def check_fresh(seen_review_id: int, seen_version: int, latest: Any, current_version: int, attempted: str) -> None:
+    """Refuse a decision taken on an older state than the one now stored."""
+    latest_id = latest.id if latest is not None else 0
+    if seen_review_id == latest_id and seen_version == current_version:
+        return
+    if latest is not None and latest_id != seen_review_id:
+        when = timezone.localtime(latest.created_at).strftime("%Y-%m-%d %H:%M:%S %Z") if latest.created_at else ""
+        raise StaleDecision(
+            f"Not saved: {_name(latest.reviewer)} recorded “{STATE_LABELS[latest.decision]}” on this clause "
+            f"at {when}, after you opened it. Your “{attempted}” was not recorded. "
+            "The panel now shows the current state; decide again if you still disagree.",
+            latest,
+        )
+    raise StaleDecision(
+        "Not saved: this clause changed (a new version of its text) after you opened it. "
+        "The panel now shows the current version; decide again.",
+        latest,
+    )
+
+
+def record_decision(
+    *, extraction_id: int, user, decision: str, reason: str = "", corrected_text: str = "",
+    seen_review_id: int, seen_version: int,
+):
+    """Append a Review after checking, under a lock on the Extraction row, that nothing changed."""
+    from extraction.models import Extraction
+    from reviewer.models import Review
+
+    with transaction.atomic():
+        extraction = Extraction.objects.select_for_update().only("id", "version", "clause_text").get(pk=extraction_id)
+        reviews = Review.objects.filter(extraction_id=extraction.pk).select_related("reviewer").order_by("-id")
+        latest = reviews.first()
+        check_fresh(seen_review_id, seen_version, latest, extraction.version, decision)
+        current = derive_state(extraction.clause_text, reviews.filter(decision=CORRECT)[:1])
+        decision, corrected_text, reason = validate(decision, corrected_text, reason, current.text)
+        review = Review.objects.create(
+            extraction=extraction, reviewer=user, decision=decision, corrected_text=corrected_text,
+            reason=reason, extraction_version=extraction.version,
+        )
+        if decision == CORRECT:  # the corrected text is a new version of the clause
+            Extraction.objects.filter(pk=extraction.pk).update(version=F("version") + 1)
+    return review
+
+
+def _name(user) -> str:
+    if user is None:
+        return "someone"
+    full = (user.get_full_name() or "").strip() if hasattr(user, "get_full_name") else ""
+    return full or getattr(user, "username", str(user))

@@ -1,0 +1,142 @@
+"""Exports of clauses with their citations and current decision: CSV, JSON, XLSX.
+
+``export_records`` turns loaded rows into plain dicts (one per clause, citations nested);
+``flat_rows`` flattens them to one row per citation for the tabular formats. Cells that a
+spreadsheet would run as a formula are neutralised (contracts are untrusted text).
+"""
+from __future__ import annotations
+
+import csv
+import io
+import json
+from typing import Any, Iterable
+
+from django.db.models import Prefetch, QuerySet
+
+from reviewer.decisions import STATE_LABELS, derive_state
+
+COLUMNS = (
+    "document_id", "document", "extraction_id", "clause", "type", "status", "engine", "model",
+    "extraction_version", "citation_ordinal", "chunk_id", "page", "span_start", "span_end", "quote",
+    "current_decision", "reviewer", "decided_at", "reason",
+)
+FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
+CONTENT_TYPES = {
+    "csv": "text/csv; charset=utf-8",
+    "json": "application/json",
+    "xlsx": "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+}
+
+
+def load(extractions: QuerySet) -> QuerySet:
+    """The queryset with everything an export reads, in three queries whatever the size."""
+    from extraction.models import Citation
+    from reviewer.models import Review
+
+    return (
+        extractions.select_related("clause_type", "document")
+        .defer("document__text")
+        .prefetch_related(
+            Prefetch("citations", queryset=Citation.objects.select_related("chunk").only(
+                "id", "extraction_id", "ordinal", "page", "start", "end", "quote", "chunk__chunk_id")
+                .order_by("ordinal", "id")),
+            Prefetch("reviews", queryset=Review.objects.select_related("reviewer").order_by("-id")),
+        )
+        .order_by("document__title", "document_id", "clause_type__name", "id")
+    )
+
+
+def export_records(extractions: Iterable[Any]) -> list[dict]:
+    records = []
+    for ex in extractions:
+        reviews = list(ex.reviews.all())
+        state = derive_state(ex.clause_text, reviews)
+        latest = reviews[0] if reviews else None
+        records.append({
+            "document_id": ex.document_id,
+            "document": ex.document.title,
+            "extraction_id": ex.id,
+            "clause": state.text,
+            "engine_text": ex.clause_text,
+            "type": ex.clause_type.name,
+            "status": ex.status,
+            "engine": ex.engine,
+            "model": ex.model,
+            "extraction_version": ex.version,
+            "citations": [
+                {"citation_id": c.id, "ordinal": c.ordinal, "chunk_id": c.chunk.chunk_id, "page": c.page,
+                 "span": [c.start, c.end], "quote": c.quote}
+                for c in ex.citations.all()
+            ],
+            "current_decision": STATE_LABELS[state.decision],
+            "reviewer": state.reviewer,
+            "decided_at": state.at.isoformat() if state.at else None,
+            "reason": latest.reason if latest else "",
+        })
+    return records
+
+
+def flat_rows(records: list[dict]) -> list[dict]:
+    """One row per citation (a clause without citations still gets one row)."""
+    rows = []
+    for rec in records:
+        base = {k: rec[k] for k in COLUMNS if k in rec}
+        base["decided_at"] = rec["decided_at"] or ""
+        for cit in rec["citations"] or [None]:
+            row = dict(base)
+            if cit:
+                row.update(citation_ordinal=cit["ordinal"], chunk_id=cit["chunk_id"], page=cit["page"],
+                           span_start=cit["span"][0], span_end=cit["span"][1], quote=cit["quote"])
+            rows.append({k: row.get(k, "") for k in COLUMNS})
+    return rows
+
+
+def safe_cell(value: Any) -> Any:
+    """A text cell a spreadsheet would evaluate (=, +, -, @ …) gets a leading apostrophe."""
+    if isinstance(value, str) and value.startswith(FORMULA_PREFIXES):
+        return "'" + value
+    return value
+
+
+def to_csv(records: list[dict]) -> bytes:
+    out = io.StringIO()
+    writer = csv.DictWriter(out, fieldnames=COLUMNS)
+    writer.writeheader()
+    for row in flat_rows(records):
+        writer.writerow({k: safe_cell(v) for k, v in row.items()})
+    return ("\ufeff" + out.getvalue()).encode("utf-8")  # BOM: Excel reads UTF-8 correctly
+
+
+def to_json(records: list[dict], **meta: Any) -> bytes:
+    return json.dumps({**meta, "clauses": records}, ensure_ascii=False, indent=2).encode("utf-8")
+
+
+def to_xlsx(records: list[dict]) -> bytes:
+    from openpyxl import Workbook
+
+    wb = Workbook(write_only=True)
+    ws = wb.create_sheet("clauses")
+    ws.append(list(COLUMNS))
+    for row in flat_rows(records):
+        ws.append([_xlsx_cell(row[k]) for k in COLUMNS])
+    buf = io.BytesIO()
+    wb.save(buf)
+    return buf.getvalue()
+
+
+def _xlsx_cell(value: Any) -> Any:
+    from openpyxl.cell.cell import ILLEGAL_CHARACTERS_RE
+
+    if isinstance(value, str):
+        return safe_cell(ILLEGAL_CHARACTERS_RE.sub("", value))
+    return value
+
+
+def render(fmt: str, records: list[dict], **meta: Any) -> bytes:
+    if fmt == "csv":
+        return to_csv(records)
+    if fmt == "json":
+        return to_json(records, **meta)
+    if fmt == "xlsx":
+        return to_xlsx(records)
+    raise ValueError(f"unknown export format {fmt!r}")

@@ -1,0 +1,90 @@
+"""Forms of the reviewer pages (validation only; the decisions core has the rules)."""
+from __future__ import annotations
+
+from django import forms
+from django.conf import settings
+from django.contrib.auth import get_user_model
+
+from engagements.models import Role
+from extraction.models import ClauseType
+from reviewer.decisions import DECISIONS
+
+
+class DecisionForm(forms.Form):
+    decision = forms.ChoiceField(choices=[(d, d) for d in DECISIONS])
+    reason = forms.CharField(required=False, max_length=4000)
+    corrected_text = forms.CharField(required=False, max_length=50000)
+    seen_review = forms.IntegerField(min_value=0)  # id of the latest review the reviewer saw (0: none)
+    seen_version = forms.IntegerField(min_value=1)  # the extraction version the reviewer saw
+    citation = forms.IntegerField(required=False, min_value=1)  # to re-show the same citation
+
+
+class MultipleFileInput(forms.ClearableFileInput):
+    allow_multiple_selected = True
+
+
+class MultipleFileField(forms.FileField):
+    widget = MultipleFileInput
+
+    def clean(self, data, initial=None):
+        files = data if isinstance(data, (list, tuple)) else [data]
+        files = [f for f in files if f]
+        if not files:
+            raise forms.ValidationError("Choose at least one file.")
+        return files
+
+
+class UploadForm(forms.Form):
+    files = MultipleFileField(label="Contracts")
+    doc_type = forms.CharField(label="Document type", required=False, max_length=100)
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["files"].widget.attrs.update(multiple=True, id="upload-files")
+        self.fields["doc_type"].widget.attrs.update(list="doc-types", placeholder="e.g. MSA, NDA, Supply")
+        self.max_bytes = settings.MAX_UPLOAD_BYTES
+
+
+class FindForm(forms.Form):
+    clause_type = forms.ModelChoiceField(
+        queryset=ClauseType.objects.filter(active=True).order_by("name"), required=False,
+        empty_label="— a catalog clause type —",
+    )
+    question = forms.CharField(required=False, max_length=1000)
+
+    def clean(self):
+        data = super().clean()
+        if not data.get("clause_type") and not (data.get("question") or "").strip():
+            raise forms.ValidationError("Pick a clause type or type a question.")
+        if data.get("clause_type") and (data.get("question") or "").strip():
+            raise forms.ValidationError("Pick a clause type or type a question, not both.")
+        return data
+
+
+class MemberForm(forms.Form):
+    username = forms.CharField(max_length=150)
+    role = forms.ChoiceField(choices=Role.choices)
+
+    def clean_username(self):
+        name = self.cleaned_data["username"].strip()
+        user = get_user_model().objects.filter(username=name).first()
+        if user is None:
+            raise forms.ValidationError(f"No user named “{name}”. Create the account first.")
+        self.user = user
+        return name
+
+
+class RoleForm(forms.Form):
+    membership = forms.IntegerField()
+    role = forms.ChoiceField(choices=Role.choices, required=False)
+    remove = forms.BooleanField(required=False)
+
+
+class ClauseTypeForm(forms.ModelForm):
+    kind = forms.ChoiceField(choices=[("text", "text (a clause)"), ("value", "value (a date, amount, name…)")])
+
+    class Meta:
+        model = ClauseType
+        fields = ["name", "description", "query", "kind"]
+        labels = {"query": "Retrieval query"}
+        widgets = {"description": forms.Textarea(attrs={"rows": 2}), "query": forms.Textarea(attrs={"rows": 2})}

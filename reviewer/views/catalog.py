@@ -1,0 +1,52 @@
+"""The clause catalog: everyone signed in can read it; admins (of any engagement) add and retire types."""
+from __future__ import annotations
+
+from django.contrib import messages
+from django.core.exceptions import PermissionDenied
+from django.shortcuts import redirect, render
+from django.utils.text import slugify
+
+from engagements.models import Membership, Role
+from extraction.models import ClauseType
+from reviewer.forms import ClauseTypeForm
+
+
+def _is_admin(user) -> bool:
+    return Membership.objects.filter(user=user, role=Role.ADMIN).exists()
+
+
+def catalog(request):
+    can_manage = _is_admin(request.user)
+    form, status = ClauseTypeForm(), 200
+    if request.method == "POST":
+        if not can_manage:
+            raise PermissionDenied("Only admins manage the clause catalog.")
+        if "toggle" in request.POST:
+            ct = ClauseType.objects.filter(pk=request.POST.get("toggle")).first()
+            if ct is not None:
+                ct.active = not ct.active
+                ct.save(update_fields=["active"])
+                messages.success(request, f"{ct.name} is now {'active' if ct.active else 'retired'}.")
+            return redirect("catalog")
+        form = ClauseTypeForm(request.POST)
+        if form.is_valid():
+            ct = form.save(commit=False)
+            ct.slug = _unique_slug(ct.name)
+            ct.source = ClauseType.Source.CUSTOM
+            ct.save()
+            messages.success(request, f"Added clause type {ct.name}.")
+            return redirect("catalog")
+        status = 422
+    # Free questions asked through "find a clause" are stored as inactive custom types with a
+    # "q-" slug (extraction.service.question_type); they are not part of the catalog.
+    types = ClauseType.objects.exclude(slug__startswith="q-").order_by("source", "name")
+    return render(request, "reviewer/catalog.html", {"types": types, "form": form, "can_manage": can_manage},
+                  status=status)
+
+
+def _unique_slug(name: str) -> str:
+    base = slugify(name)[:90] or "clause"
+    slug, n = base, 2
+    while ClauseType.objects.filter(slug=slug).exists():
+        slug, n = f"{base}-{n}", n + 1
+    return slug

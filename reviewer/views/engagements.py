@@ -1,0 +1,52 @@
+"""Engagements, the documents of one (with live status), and the download of an original."""
+from __future__ import annotations
+
+from django.db.models import Count, F
+from django.http import FileResponse, Http404
+from django.shortcuts import render
+
+from engagements.models import Engagement
+from engagements.scoping import scoped
+from ingest.models import Document
+from reviewer import access, clauses
+from reviewer.htmx import render_page
+
+
+def home(request):
+    engagements = (
+        scoped(Engagement.objects.all(), request.user)
+        .annotate(my_role=F("memberships__role"), document_count=Count("documents", distinct=True))
+        .order_by("name")
+    )
+    return render(request, "reviewer/home.html", {"engagements": engagements})
+
+
+def _documents(engagement) -> list[Document]:
+    return list(clauses.counted(Document.objects.filter(engagement=engagement).defer("text")).order_by("title", "id"))
+
+
+def engagement_detail(request, engagement_id: int):
+    engagement = access.engagement_for(request.user, engagement_id)
+    documents = _documents(engagement)
+    context = {
+        "engagement": engagement, "role": engagement.my_role, "documents": documents,
+        "polling": any(not d.is_terminal for d in documents),
+    }
+    return render_page(request, "reviewer/engagement.html", "reviewer/_documents.html", context)
+
+
+def documents_status(request, engagement_id: int):
+    """The documents table alone; htmx polls it every 2 s while any document is still in the pipeline."""
+    return engagement_detail(request, engagement_id)
+
+
+def document_file(request, document_id: int):
+    """Download the uploaded original (scoped like everything else)."""
+    document = access.document_for(request.user, document_id)
+    if not document.file:
+        raise Http404("No file.")
+    try:
+        handle = document.file.open("rb")
+    except FileNotFoundError:
+        raise Http404("The stored file is missing.") from None
+    return FileResponse(handle, as_attachment=True, filename=document.original_name)

@@ -1,0 +1,153 @@
+"""The document review page: clause list, source viewer, decision panel and history.
+
+Every URL renders the whole page (links and forms work without JavaScript); an htmx
+request gets only the workspace fragment, and the URL is pushed so it can be shared.
+"""
+from __future__ import annotations
+
+from django.contrib import messages
+from django.http import Http404
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.utils.cache import patch_vary_headers
+from django.views.decorators.http import require_POST
+
+from reviewer import access, clauses, workspace
+from reviewer.decisions import DecisionError, InvalidDecision, StaleDecision, record_decision
+from reviewer.forms import DecisionForm, FindForm
+from reviewer.htmx import is_fragment
+from reviewer.timing import server_timing
+
+
+def document(request, document_id: int):
+    doc = access.document_for(request.user, document_id)
+    ws = workspace.build(doc, page_number=1) if doc.page_count else workspace.Workspace(doc)
+    return respond(request, doc, doc.my_role, ws)
+
+
+@server_timing
+def document_page(request, document_id: int, number: int):
+    doc = access.document_for(request.user, document_id)
+    goto = _goto(request, doc, number, lambda n: reverse("document-page", args=[doc.pk, n]))
+    if goto is not None and not is_fragment(request):
+        return redirect(goto[1])
+    number = goto[0] if goto else number
+    _check_page(doc, number)
+    return _pushed(respond(request, doc, doc.my_role, workspace.build(doc, page_number=number)), goto)
+
+
+@server_timing
+def clause(request, document_id: int, extraction_id: int):
+    ex = access.extraction_for(request.user, document_id, extraction_id, with_rows=True, pages_for=0)
+    return respond(request, ex.document, ex.my_role, workspace.build(ex.document, extraction=ex))
+
+
+@server_timing
+def citation(request, document_id: int, extraction_id: int, citation_id: int):
+    ex = access.extraction_for(request.user, document_id, extraction_id, with_rows=True, pages_for=citation_id)
+    return respond(request, ex.document, ex.my_role, workspace.build(ex.document, extraction=ex, citation_id=citation_id))
+
+
+@server_timing
+def clause_page(request, document_id: int, extraction_id: int, number: int):
+    ex = access.extraction_for(request.user, document_id, extraction_id, with_rows=True)
+    goto = _goto(request, ex.document, number, lambda n: reverse("clause-page", args=[ex.document_id, ex.pk, n]))
+    if goto is not None and not is_fragment(request):
+        return redirect(goto[1])
+    number = goto[0] if goto else number
+    _check_page(ex.document, number)
+    ws = workspace.build(ex.document, extraction=ex, page_number=number)
+    return _pushed(respond(request, ex.document, ex.my_role, ws), goto)
+
+
+def _goto(request, doc, number: int, url_of):
+    """The "go to page" box submits ?n=; answer with the canonical page URL (clamped to the document)."""
+    raw = request.GET.get("n")
+    if raw is None:
+        return None
+    try:
+        wanted = int(raw)
+    except ValueError:
+        wanted = number
+    wanted = min(max(wanted, 1), max(doc.page_count, 1))
+    return wanted, url_of(wanted)
+
+
+def _pushed(response, goto):
+    if goto is not None:
+        response["HX-Push-Url"] = goto[1]
+    return response
+
+
+@require_POST
+def decide(request, document_id: int, extraction_id: int):
+    ex = access.extraction_for(request.user, document_id, extraction_id, access.DECIDE_ROLES)
+    form = DecisionForm(request.POST)
+    citation_id = None
+    status, error, kind = 200, "", ""
+    if not form.is_valid():
+        status, error, kind = 422, _form_error(form), "invalid"
+    else:
+        data = form.cleaned_data
+        citation_id = data.get("citation")
+        try:
+            review = record_decision(
+                extraction_id=ex.pk, user=request.user, decision=data["decision"], reason=data["reason"],
+                corrected_text=data["corrected_text"], seen_review_id=data["seen_review"],
+                seen_version=data["seen_version"],
+            )
+        except StaleDecision as exc:
+            status, error, kind = 409, str(exc), "stale"
+        except InvalidDecision as exc:
+            status, error, kind = 422, str(exc), "invalid"
+        except DecisionError as exc:  # pragma: no cover - any other refusal
+            status, error, kind = 400, str(exc), "invalid"
+        else:
+            if not is_fragment(request):
+                messages.success(request, f"Recorded: {review.get_decision_display().lower()}.")
+                return redirect(_clause_url(ex, citation_id), permanent=False)
+    ex = access.extraction_for(request.user, document_id, extraction_id, with_rows=True,  # fresh version, state
+                               pages_for=citation_id or 0)
+    ws = workspace.build(ex.document, extraction=ex, citation_id=citation_id, strict=False)
+    extra = {"decision_error": error, "error_kind": kind, "saved": not error,
+             "draft": request.POST if error else None}
+    return respond(request, ex.document, ex.my_role, ws, status=status, extra=extra, refresh_item=True)
+
+
+def respond(request, doc, role, ws, *, status=200, extra=None, refresh_item=False):
+    context = {
+        "document": doc, "ws": ws, "role": role,
+        "can_decide": role in access.DECIDE_ROLES, "can_find": role in access.FIND_ROLES,
+        **(extra or {}),
+    }
+    if is_fragment(request):
+        if context.get("refresh_list"):
+            context["groups"] = clauses.groups(doc)
+        if refresh_item and ws.extraction is not None:
+            context["oob_item"] = clauses.one(ws.extraction.pk)
+        response = render(request, "reviewer/_workspace.html", context, status=status)
+    else:
+        context["groups"] = clauses.groups(doc)
+        context["find_form"] = extra.get("find_form") if extra and extra.get("find_form") else FindForm()
+        response = render(request, "reviewer/document.html", context, status=status)
+    patch_vary_headers(response, ("HX-Request", "HX-History-Restore-Request"))
+    return response
+
+
+def _check_page(doc, number: int) -> None:
+    if number < 1 or number > max(doc.page_count, 1):
+        raise Http404("No such page.")
+
+
+def _clause_url(ex, citation_id=None) -> str:
+    if citation_id and ex.citations.filter(pk=citation_id).exists():
+        return reverse("citation", args=[ex.document_id, ex.pk, citation_id])
+    return reverse("clause", args=[ex.document_id, ex.pk])
+
+
+def _form_error(form) -> str:
+    if form.errors.get("decision"):
+        return "Choose accept, reject or correct."
+    if form.errors.get("seen_review") or form.errors.get("seen_version"):
+        return "This form is out of date: reload the clause and decide again."
+    return " ".join(str(e) for errs in form.errors.values() for e in errs)

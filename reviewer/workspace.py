@@ -1,0 +1,144 @@
+"""What the review workspace shows: the source page(s) with the cited span, the clause's
+state and history. Loads a bounded number of rows (no N+1) and hands plain data to
+``reviewer.source`` for the escaping and highlighting.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from django.db import connection
+from django.http import Http404
+
+from extraction.models import Citation, Extraction
+from ingest.models import Document
+from reviewer import rows as rows_module
+from reviewer import source
+from reviewer.decisions import ClauseState, derive_state
+from reviewer.models import Review
+
+
+@dataclass
+class ShownPage:
+    number: int
+    html: str
+    estimated: bool
+
+
+@dataclass
+class Workspace:
+    document: Document
+    extraction: Extraction | None = None
+    citations: list = field(default_factory=list)  # Citation or reviewer.rows.CitationRow
+    citation: Citation | rows_module.CitationRow | None = None
+    pages: list[ShownPage] = field(default_factory=list)
+    before: dict | None = None  # {"number", "text"} tail of the page before
+    after: dict | None = None  # {"number", "text"} head of the page after
+    page_number: int = 0
+    state: ClauseState | None = None
+    history: list = field(default_factory=list)  # Review or reviewer.rows.ReviewRow, newest first
+    missing_page: bool = False
+
+    @property
+    def citation_index(self) -> int:
+        return self.citations.index(self.citation) if self.citation in self.citations else -1
+
+    @property
+    def prev_citation(self) -> Citation | None:
+        i = self.citation_index
+        return self.citations[i - 1] if i > 0 else None
+
+    @property
+    def next_citation(self) -> Citation | None:
+        i = self.citation_index
+        return self.citations[i + 1] if 0 <= i < len(self.citations) - 1 else None
+
+    @property
+    def prev_page(self) -> int | None:
+        first = self.pages[0].number if self.pages else self.page_number
+        return first - 1 if first > 1 else None
+
+    @property
+    def next_page(self) -> int | None:
+        last = self.pages[-1].number if self.pages else self.page_number
+        return last + 1 if last < self.document.page_count else None
+
+    @property
+    def latest_review_id(self) -> int:
+        return self.state.latest_review_id if self.state else 0
+
+
+def clause_citations(extraction: Extraction) -> list[Citation]:
+    return list(
+        Citation.objects.filter(extraction_id=extraction.pk)
+        .select_related("chunk")
+        .only("id", "extraction_id", "ordinal", "page", "start", "end", "quote", "chunk__chunk_id", "chunk__section")
+        .order_by("ordinal", "id")
+    )
+
+
+def clause_history(extraction: Extraction) -> list[Review]:
+    return list(Review.objects.filter(extraction_id=extraction.pk).select_related("reviewer").order_by("-id"))
+
+
+def build(
+    document: Document, *, extraction: Extraction | None = None, citation_id: int | None = None,
+    page_number: int | None = None, strict: bool = True,
+) -> Workspace:
+    """The workspace for a document, optionally a clause, a citation of it, or a page."""
+    ws = Workspace(document=document, extraction=extraction)
+    spans: list[source.Span] = []
+    lo = hi = page_number or 1
+    if extraction is not None:
+        if hasattr(extraction, "citation_rows_json"):  # loaded with reviewer.rows.with_rows: no more queries
+            ws.citations, ws.history = rows_module.citation_rows(extraction), rows_module.review_rows(extraction)
+        else:
+            ws.citations, ws.history = clause_citations(extraction), clause_history(extraction)
+        ws.state = derive_state(extraction.clause_text, ws.history)
+        if citation_id is not None:
+            ws.citation = next((c for c in ws.citations if c.pk == citation_id), None)
+            if ws.citation is None and strict:
+                raise Http404("No such citation on this clause.")
+        if ws.citation is None and page_number is None and ws.citations:
+            ws.citation = ws.citations[0]
+        if ws.citation is not None:
+            spans = [source.Span(ws.citation.pk, ws.citation.start, ws.citation.end)]
+            lo = hi = ws.citation.page
+        else:
+            spans = [source.Span(c.pk, c.start, c.end) for c in ws.citations]  # clipped to the page
+    if extraction is not None and ws.citation is None and page_number is None:
+        return ws  # nothing cited (e.g. not_found): no page to show until asked
+    _load_pages(ws, lo, hi, spans)
+    return ws
+
+
+PAGES_SQL = """
+SELECT p.number, p.char_start, p.char_end, substr(d.text, p.char_start + 1, p.char_end - p.char_start)
+FROM ingest_page p JOIN ingest_document d ON d.id = p.document_id
+WHERE p.document_id = %s AND (p.number BETWEEN %s AND %s OR (p.char_start < %s AND p.char_end > %s))
+ORDER BY p.number"""
+
+
+def _load_pages(ws: Workspace, lo: int, hi: int, spans: list[source.Span]) -> None:
+    """The shown page(s) and their neighbours, sliced out of Document.text by the database
+    (or already loaded with the clause, see ``reviewer.rows.with_rows(pages_for=...)``)."""
+    rows = rows_module.page_rows(ws.extraction, ws.citation.pk) if ws.citation is not None else None
+    if rows is None:
+        cited = (ws.citation.end, ws.citation.start) if ws.citation is not None else (0, 0)
+        with connection.cursor() as cursor:
+            cursor.execute(PAGES_SQL, [ws.document.pk, lo - 1, hi + 1, *cited])
+            rows = cursor.fetchall()
+    texts = [source.PageText(n, s, e, body or "") for n, s, e, body in rows]
+    if ws.citation is not None:
+        shown = set(source.pages_of_span(ws.citation.start, ws.citation.end, texts)) or {lo}
+    else:
+        shown = {lo}
+    ws.page_number = min(shown)
+    estimated = ws.document.pages_estimated
+    for p in texts:
+        if p.number in shown:
+            ws.pages.append(ShownPage(p.number, source.highlight(p, spans), estimated))
+        elif p.number == min(shown) - 1:
+            ws.before = {"number": p.number, "text": source.tail(p.text)}
+        elif p.number == max(shown) + 1:
+            ws.after = {"number": p.number, "text": source.head(p.text)}
+    ws.missing_page = not ws.pages

@@ -1,0 +1,97 @@
+"""Browser tests: Playwright drives Debian's Chromium against pytest-django's live server.
+
+Playwright's sync API runs an event loop in this thread, which Django's async-safety check
+would take for async code; the ORM calls the tests make are plain synchronous ones.
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
+
+CHROMIUM = Path(os.environ.get("CHROMIUM", "/usr/bin/chromium"))
+ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+        "--disable-component-update", "--disable-sync", "--no-first-run"]
+SCREENSHOTS = Path(__file__).resolve().parents[2] / "artifacts" / "screenshots"
+PASSWORD = "pw-for-tests-1"
+# Log what a Content-Security-Policy violation was about (the console error alone does not say).
+CSP_REPORTER = """document.addEventListener('securitypolicyviolation', function (e) {
+  console.error('CSP violation: ' + e.violatedDirective + ' ' + e.sourceFile + ':' + e.lineNumber + ' ' +
+                (e.target && e.target.outerHTML ? e.target.outerHTML.slice(0, 400) : ''));
+});"""  # what tests/conftest.py's make_member gives every user
+
+
+def pytest_collection_modifyitems(items):
+    for item in items:
+        if "tests/e2e/" in str(item.fspath):
+            item.add_marker(pytest.mark.e2e)
+
+
+@pytest.fixture(scope="session")
+def browser():
+    if not CHROMIUM.exists():
+        pytest.fail(f"{CHROMIUM} is missing: run `make browser` (apt-get install chromium chromium-driver)")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        chromium = p.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
+        yield chromium
+        chromium.close()
+
+
+class Session:
+    """A signed-in browser tab for one user, recording console errors (CSP violations show there)."""
+
+    def __init__(self, browser, base_url: str, user, js: bool = True):
+        self.context = browser.new_context(base_url=base_url, viewport={"width": 1440, "height": 900},
+                                           java_script_enabled=js)
+        self.context.add_init_script(CSP_REPORTER)
+        self.page = self.context.new_page()
+        self.user = user
+        self.errors: list[str] = []
+        self.dialogs: list[str] = []
+        self.page.on("console", lambda m: m.type == "error" and self.errors.append(m.text))
+        self.page.on("pageerror", lambda e: self.errors.append(str(e)))
+        self.page.on("dialog", lambda d: (self.dialogs.append(d.message), d.dismiss()))
+        self.page.set_default_timeout(10_000)
+        self.login()
+
+    def login(self):
+        page = self.page
+        page.goto("/accounts/login/")
+        page.fill("#id_username", self.user.username)
+        page.fill("#id_password", PASSWORD)
+        page.click("button[type=submit]")
+        page.wait_for_url(lambda url: "/accounts/login/" not in url)
+
+    def shot(self, name: str, full_page: bool = False) -> Path:
+        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+        path = SCREENSHOTS / f"{name}.png"
+        # caret="initial": hiding the caret leaves style="" on inputs, which htmx then copies into new content
+        self.page.screenshot(path=str(path), full_page=full_page, caret="initial")
+        return path
+
+    def settle(self):
+        """Wait until htmx has no request in flight."""
+        self.page.wait_for_function("() => !document.querySelector('.htmx-request')")
+
+
+@pytest.fixture
+def signed_in(browser, live_server):
+    sessions: list[Session] = []
+
+    def make(user, js: bool = True) -> Session:
+        session = Session(browser, live_server.url, user, js=js)
+        sessions.append(session)
+        return session
+
+    yield make
+    for session in sessions:
+        session.context.close()
+    for session in sessions:
+        unexpected = [e for e in session.errors if "status of 4" not in e]  # 404/409/422 we asked for
+        assert not unexpected, f"browser console errors for {session.user}: {unexpected}"
+        assert not session.dialogs, f"a dialog opened (contract text ran?): {session.dialogs}"

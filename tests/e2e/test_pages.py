@@ -1,0 +1,112 @@
+"""The other pages in Chromium: live document table, find a clause, no-JS reading path, admin pages."""
+from __future__ import annotations
+
+import pytest
+from django.urls import reverse
+
+from extraction.models import ClauseType, Extraction
+from ingest.models import Document
+from reviewer.models import Review
+from tests.factories import make_document, make_reviewable
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def test_documents_table_updates_itself_until_every_document_is_done(signed_in, engagement, make_member):
+    make_reviewable(engagement)
+    busy, _, _ = make_document(engagement, title="Supply Agreement (converting)", seed=2, status="embedding",
+                               progress=40)
+    make_document(engagement, title="Scanned lease", seed=3, status="needs_ocr")
+    make_document(engagement, title="Encrypted NDA", seed=4, status="failed",
+                  error="The PDF is password-protected; upload an unlocked copy.")
+    s = signed_in(make_member(engagement, "manager", username="mona"))
+    s.page.goto(reverse("engagement", args=[engagement.pk]))
+    row = s.page.locator(f'tr[data-document-id="{busy.pk}"]')
+    assert row.locator("progress").get_attribute("value") == "40"
+    assert "password-protected" in s.page.locator("#documents").text_content()
+    s.shot("12-engagement-documents")
+    Document.objects.filter(pk=busy.pk).update(progress=80)
+    s.page.wait_for_function(
+        f"() => document.querySelector('tr[data-document-id=\"{busy.pk}\"] progress')?.value == 80")
+    Document.objects.filter(pk=busy.pk).update(status="ready", progress=100)
+    s.page.wait_for_selector(f'tr[data-document-id="{busy.pk}"][data-status="ready"]')
+    assert s.page.locator("#documents").get_attribute("data-polling") == "false"
+    assert s.page.locator("#documents").get_attribute("hx-trigger") is None  # polling stopped
+
+
+def test_find_a_clause_by_catalog_type_and_by_question(signed_in, engagement, make_member):
+    contract = make_reviewable(engagement)
+    ClauseType.objects.filter(name="Governing Law").update(active=True)
+    s = signed_in(make_member(engagement, "auditor", username="alice"))
+    s.page.goto(reverse("document", args=[contract.document.pk]))
+    before = Extraction.objects.count()
+    s.page.select_option("#find-type", label="Governing Law")
+    s.page.click("#find-form button[type=submit]")
+    s.page.wait_for_function(f"() => document.querySelectorAll('#clause-list [data-extraction-id]').length > {before}")
+    found = Extraction.objects.latest("id")
+    s.page.wait_for_selector(f'#workspace [data-current-extraction="{found.pk}"]')
+    cit = found.citations.first()
+    assert s.page.locator(f'mark[data-citation-id="{cit.pk}"]').text_content() == cit.quote
+    assert found.clause_type.name == "Governing Law"  # what the engine picked is the engine's business
+    assert s.page.locator(f'mark[data-citation-id="{cit.pk}"]').evaluate(
+        "m => m.closest('[data-page]').dataset.page") == str(cit.page)
+    assert s.page.url.endswith(reverse("clause", args=[found.document_id, found.pk]))
+    s.page.select_option("#find-type", value="")
+    s.page.keyboard.press("Escape")
+    s.page.locator("body").press("/")
+    s.page.keyboard.type("What unit fee does the customer pay?")
+    s.page.keyboard.press("Enter")
+    s.page.wait_for_function(f"() => document.querySelectorAll('#clause-list [data-extraction-id]').length > {before + 1}")
+    answer = Extraction.objects.latest("id")
+    s.page.wait_for_selector(f'#workspace [data-current-extraction="{answer.pk}"]')
+    assert answer.clause_type.name.startswith("Q: What unit fee")
+    s.shot("13-find-question")
+    # both at once is refused in words, in the find box
+    s.page.select_option("#find-type", label="Governing Law")
+    s.page.fill("#find-question", "and a question")
+    s.page.click("#find-form button[type=submit]")
+    s.page.wait_for_selector("#find-form .error")
+    assert "not both" in s.page.locator("#find-form .error").text_content()
+
+
+def test_reading_and_deciding_work_without_javascript(signed_in, engagement, make_member):
+    contract = make_reviewable(engagement)
+    s = signed_in(make_member(engagement, "auditor", username="alice"), js=False)
+    ex, cit = contract.extractions["Governing Law"], contract.citations["Governing Law"][0]
+    s.page.goto(reverse("document", args=[contract.document.pk]))
+    s.page.click(f'[data-extraction-id="{ex.pk}"]')  # a plain link: a full page load
+    s.page.wait_for_url(f"**{reverse('clause', args=[ex.document_id, ex.pk])}")
+    assert s.page.locator(f'mark[data-citation-id="{cit.pk}"]').text_content() == cit.quote
+    s.page.click('[data-nav="next-page"]')
+    s.page.wait_for_selector(f'.page[data-page="{cit.page + 1}"]')
+    s.page.go_back()
+    s.page.fill("#decision-reason", "checked against the signed copy")
+    s.page.click('#decision-form button[data-action="accept"]')
+    s.page.wait_for_selector(".msg.success")
+    assert "Recorded: accept." in s.page.locator(".messages").text_content()
+    assert s.page.locator(f'#clause-item-{ex.pk} .chip.review-accept').count() == 1
+    assert Review.objects.get(extraction=ex).reason == "checked against the signed copy"
+    s.shot("14-no-javascript")
+
+
+def test_admin_pages_members_and_catalog(signed_in, engagement, make_member, django_user_model):
+    admin = make_member(engagement, "admin", username="ada")
+    django_user_model.objects.create_user(username="newbie", password="x-long-password-1")
+    s = signed_in(admin)
+    s.page.goto(reverse("engagement-members", args=[engagement.pk]))
+    s.page.fill("#id_username", "newbie")
+    s.page.select_option("#id_role", "auditor")
+    s.page.click("#add-member")
+    s.page.wait_for_selector('tr[data-member="newbie"]')
+    s.page.select_option('tr[data-member="ada"] select', "auditor")
+    s.page.click('tr[data-member="ada"] button:has-text("Change")')
+    assert "at least one admin" in s.page.locator(".messages").text_content()
+    s.shot("15-members")
+    s.page.goto(reverse("catalog"))
+    s.page.fill("#id_name", "Data Protection")
+    s.page.fill("#id_description", "Processing of personal data, GDPR, data processing agreement terms.")
+    s.page.fill("#id_query", "personal data processing GDPR controller processor")
+    s.page.click("#add-clause-type")
+    s.page.wait_for_selector("text=Added clause type Data Protection.")
+    assert ClauseType.objects.get(name="Data Protection").source == "custom"
+    s.shot("16-catalog", full_page=False)

@@ -1,0 +1,184 @@
+"""An auditor reviews clauses in Chromium: the cited span on its page, decisions, history, keyboard."""
+from __future__ import annotations
+
+import re
+
+import pytest
+from django.urls import reverse
+
+from reviewer.models import Review
+from tests.factories import make_reviewable
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture
+def contract(engagement):
+    return make_reviewable(engagement)
+
+
+@pytest.fixture
+def auditor(engagement, make_member):
+    return make_member(engagement, "auditor", username="alice")
+
+
+def open_document(s, contract):
+    s.page.goto(reverse("document", args=[contract.document.pk]))
+    s.page.wait_for_selector("#clause-list [data-extraction-id]")
+
+
+def click_clause(s, ex):
+    s.page.click(f'#clause-list [data-extraction-id="{ex.pk}"]')
+    s.page.wait_for_selector(f'#workspace [data-current-extraction="{ex.pk}"]')
+    s.settle()
+
+
+def test_clicking_a_clause_highlights_the_exact_quote_on_the_cited_page(signed_in, auditor, contract):
+    s = signed_in(auditor)
+    open_document(s, contract)
+    s.shot("01-document-review")
+    for name in ("Governing Law", "Payment", "Other"):
+        ex, cit = contract.extractions[name], contract.citations[name][0]
+        click_clause(s, ex)
+        mark = s.page.locator(f'mark[data-citation-id="{cit.pk}"]')
+        assert mark.count() == 1
+        assert mark.text_content() == cit.quote
+        page_number = mark.evaluate("m => m.closest('[data-page]').getAttribute('data-page')")
+        assert int(page_number) == cit.page
+        assert mark.is_visible()
+        assert s.page.url.endswith(reverse("clause", args=[ex.document_id, ex.pk]))  # shareable (pushed) URL
+        link = s.page.locator(f'#clause-list [data-extraction-id="{ex.pk}"]')
+        assert link.get_attribute("aria-current") == "true"
+    # the contract's HTML is shown as text, never run or rendered
+    assert "<script>" in s.page.locator("mark").first.text_content()
+    assert s.page.locator("#workspace b, #workspace script").count() == 0
+    s.shot("02-clause-with-html-in-contract")
+    ex = contract.extractions["Governing Law"]
+    click_clause(s, ex)
+    s.shot("03-clause-selected")
+    # the shared URL opens the same state without any click
+    s.page.goto(s.page.url)
+    cit = contract.citations["Governing Law"][0]
+    assert s.page.locator(f'mark[data-citation-id="{cit.pk}"]').text_content() == cit.quote
+
+
+def test_next_citation_and_page_navigation(signed_in, auditor, contract):
+    s = signed_in(auditor)
+    ex = contract.extractions["Cap On Liability"]
+    first, second = contract.citations["Cap On Liability"]
+    s.page.goto(reverse("clause", args=[ex.document_id, ex.pk]))
+    assert s.page.locator(f'mark[data-citation-id="{first.pk}"]').text_content() == first.quote
+    s.page.click('[data-nav="next-citation"]')
+    s.page.wait_for_selector(f'mark[data-citation-id="{second.pk}"]')
+    assert s.page.locator("[data-page]").first.get_attribute("data-page") == str(second.page)
+    assert s.page.url.endswith(reverse("citation", args=[ex.document_id, ex.pk, second.pk]))
+    s.page.click('[data-nav="next-page"]')
+    s.page.wait_for_selector(f'.page[data-page="{second.page + 1}"]')
+    s.page.fill(".page-input", "2")
+    s.page.press(".page-input", "Enter")
+    s.page.wait_for_selector('.page[data-page="2"]')
+    assert s.page.url.endswith(reverse("clause-page", args=[ex.document_id, ex.pk, 2]))
+    s.page.go_back()
+    s.page.wait_for_selector(f'.page[data-page="{second.page + 1}"]')
+
+
+def test_accept_reject_correct_round_trip_with_history(signed_in, auditor, contract):
+    s = signed_in(auditor)
+    ex = contract.extractions["Payment"]
+    open_document(s, contract)
+    click_clause(s, ex)
+    item = s.page.locator(f"#clause-item-{ex.pk}")
+
+    s.page.click('#decision-form button[data-action="accept"]')
+    s.page.wait_for_selector("#decision-saved")
+    assert item.locator(".chip.review-accept").text_content() == "accepted"
+
+    s.page.fill("#decision-reason", "fee belongs to Schedule A, not 4.2")
+    s.page.click('#decision-form button[data-action="reject"]')
+    s.page.wait_for_selector('[data-review-state="reject"]')
+    assert item.locator(".chip.review-reject").text_content() == "rejected"
+
+    s.page.click("#correct-box summary")
+    s.page.fill("#decision-corrected", "a unit fee of $247.83 per processed record (Schedule A)")
+    s.page.fill("#decision-reason", "add the schedule reference")
+    s.page.click('#decision-form button[data-action="correct"]')
+    s.page.wait_for_selector('[data-review-state="correct"]')
+    assert "(Schedule A)" in s.page.locator("#clause-text").text_content()
+    assert "(Schedule A)" in item.text_content()
+    s.shot("04-decision-history")
+
+    rows = list(Review.objects.filter(extraction=ex).order_by("id").values_list("decision", "extraction_version"))
+    assert rows == [("accept", 1), ("reject", 1), ("correct", 1)]
+    # the history survives a reload (it is read back from the rows)
+    s.page.reload()
+    history = s.page.locator(".history-item")
+    assert history.count() == 3
+    assert [history.nth(i).get_attribute("data-decision") for i in range(3)] == ["correct", "reject", "accept"]
+    assert "fee belongs to Schedule A" in s.page.locator(".history").text_content()
+    assert "alice" in history.first.text_content()
+
+
+def test_keyboard_flow(signed_in, auditor, contract):
+    s = signed_in(auditor)
+    open_document(s, contract)
+    links = s.page.locator("#clause-list .clause-link")
+    ids = [int(links.nth(i).get_attribute("data-extraction-id")) for i in range(links.count())]
+    s.page.locator("body").press("j")
+    s.page.wait_for_selector(f'#workspace [data-current-extraction="{ids[0]}"]')
+    s.page.keyboard.press("j")
+    s.page.wait_for_selector(f'#workspace [data-current-extraction="{ids[1]}"]')
+    focused = s.page.evaluate("() => [document.activeElement.dataset.extractionId, document.activeElement.matches(':focus-visible')]")
+    assert focused == [str(ids[1]), True]
+    outline = s.page.evaluate("() => getComputedStyle(document.activeElement).outlineStyle")
+    assert outline != "none"  # focus is visible
+    s.shot("05-keyboard-focus")
+    s.page.keyboard.press("k")
+    s.page.wait_for_selector(f'#workspace [data-current-extraction="{ids[0]}"]')
+    current = ids[0]
+
+    s.page.keyboard.press("a")
+    s.page.wait_for_selector('[data-review-state="accept"]')
+    s.settle()
+    s.page.keyboard.press("r")
+    assert s.page.evaluate("() => document.activeElement.id") == "decision-reason"
+    s.page.keyboard.type("wrong party")
+    s.page.keyboard.press("Enter")
+    s.page.wait_for_selector('[data-review-state="reject"]')
+    s.settle()
+    assert s.page.evaluate("() => document.activeElement.dataset.extractionId") == str(current)
+    s.page.keyboard.press("e")
+    assert s.page.evaluate("() => document.activeElement.id") == "decision-corrected"
+    s.page.keyboard.type(" (as amended)")
+    s.page.keyboard.press("Control+Enter")
+    s.page.wait_for_selector('[data-review-state="correct"]')
+    s.settle()
+    decisions = list(Review.objects.filter(extraction_id=current).order_by("id").values_list("decision", "reason"))
+    assert decisions == [("accept", ""), ("reject", "wrong party"), ("correct", "")]
+    s.page.keyboard.press("/")
+    assert s.page.evaluate("() => document.activeElement.id") == "find-question"
+    s.page.keyboard.press("Escape")
+    s.page.keyboard.press("j")
+    s.page.wait_for_selector(f'#workspace [data-current-extraction="{ids[1]}"]')
+
+
+def test_stale_decision_is_refused_in_the_browser(signed_in, auditor, contract, engagement, make_member):
+    bob = make_member(engagement, "auditor", username="bob")
+    ex = contract.extractions["Governing Law"]
+    url = reverse("clause", args=[ex.document_id, ex.pk])
+    a, b = signed_in(auditor), signed_in(bob)
+    a.page.goto(url)
+    b.page.goto(url)
+    b.page.fill("#decision-reason", "this is Delaware, but the clause is in the wrong section")
+    b.page.click('#decision-form button[data-action="reject"]')
+    b.page.wait_for_selector('[data-review-state="reject"]')
+    a.page.click('#decision-form button[data-action="accept"]')  # alice still sees the unreviewed clause
+    a.page.wait_for_selector("#decision-error")
+    message = a.page.locator("#decision-error").text_content()
+    assert re.search(r"Not saved: bob recorded “rejected”", message)
+    assert a.page.locator('[data-review-state="reject"]').count() == 1
+    assert a.page.locator(".history-item").count() == 1
+    a.shot("06-stale-decision-refused")
+    assert list(Review.objects.filter(extraction=ex).values_list("reviewer__username", "decision")) == [("bob", "reject")]
+    a.page.click('#decision-form button[data-action="accept"]')  # deciding again, knowingly, works
+    a.page.wait_for_selector('[data-review-state="accept"]')
+    assert Review.objects.filter(extraction=ex).count() == 2

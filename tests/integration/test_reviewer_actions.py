@@ -1,0 +1,119 @@
+"""Upload, find, members, catalog and concurrent decisions, on the real services."""
+from __future__ import annotations
+
+import threading
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.db import connection
+from django.urls import reverse
+
+from extraction.models import ClauseType, Extraction
+from ingest.models import Document
+from reviewer.decisions import StaleDecision, record_decision
+from reviewer.models import Review
+from tests.factories import make_reviewable
+
+HX = {"HTTP_HX_REQUEST": "true"}
+
+
+@pytest.mark.django_db(transaction=True)
+def test_two_reviewers_at_once_one_wins_the_other_is_refused(engagement, make_member):
+    contract = make_reviewable(engagement)
+    ex = contract.extractions["Governing Law"]
+    users = [make_member(engagement, "auditor", username=n) for n in ("alice", "bob")]
+    barrier, outcomes = threading.Barrier(2), {}
+
+    def decide(user, decision):
+        try:
+            barrier.wait()
+            record_decision(extraction_id=ex.pk, user=user, decision=decision, reason="r",
+                            seen_review_id=0, seen_version=1)
+            outcomes[user.username] = "saved"
+        except StaleDecision as exc:
+            outcomes[user.username] = str(exc)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=decide, args=(u, d)) for u, d in zip(users, ("accept", "reject"))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(30)
+    assert sorted(v == "saved" for v in outcomes.values()) == [False, True], outcomes
+    loser = next(k for k, v in outcomes.items() if v != "saved")
+    winner = next(k for k, v in outcomes.items() if v == "saved")
+    assert outcomes[loser].startswith(f"Not saved: {winner} recorded")
+    assert Review.objects.filter(extraction=ex).count() == 1
+
+
+@pytest.mark.django_db
+def test_upload_checks_each_file_and_lists_results(client, engagement, make_member, cuad_dir):
+    admin = make_member(engagement, "admin")
+    client.force_login(admin)
+    pdf = next((cuad_dir / "pdf").glob("*.pdf"))
+    files = [SimpleUploadedFile("contract.pdf", pdf.read_bytes(), content_type="application/pdf"),
+             SimpleUploadedFile("fake.pdf", b"just text, not a PDF\n", content_type="application/pdf"),
+             SimpleUploadedFile("empty.docx", b"", content_type="application/octet-stream")]
+    response = client.post(reverse("engagement-upload", args=[engagement.pk]),
+                           {"files": files, "doc_type": "Supply"}, **HX)
+    html = response.content.decode()
+    assert response.status_code == 200 and "<html" not in html
+    assert html.count('class="file-result ok"') == 1 and html.count('class="file-result bad"') == 2
+    assert "is empty" in html
+    doc = Document.objects.get(engagement=engagement)
+    assert doc.original_name == "contract.pdf" and doc.doc_type == "Supply" and doc.uploaded_by == admin
+    assert 'hx-trigger="every 2s"' in html  # the new document is followed live
+    again = client.post(reverse("engagement-upload", args=[engagement.pk]),
+                        {"files": [SimpleUploadedFile("copy.pdf", pdf.read_bytes())]}, **HX).content.decode()
+    assert "Already uploaded" in again and Document.objects.count() == 1
+    assert client.post(reverse("engagement-upload", args=[engagement.pk]), {}, **HX).status_code == 422
+
+
+@pytest.mark.django_db
+def test_find_a_clause_runs_the_extraction_service(client, engagement, make_member):
+    contract = make_reviewable(engagement)
+    client.force_login(make_member(engagement, "auditor"))
+    url = reverse("find", args=[contract.document.pk])
+    law = ClauseType.objects.get(name="Governing Law")
+    response = client.post(url, {"clause_type": law.pk}, **HX)
+    assert response.status_code == 200
+    found = Extraction.objects.latest("id")
+    assert found.clause_type == law and found.run.engagement == engagement
+    assert response["HX-Push-Url"] == reverse("clause", args=[found.document_id, found.pk])
+    html = response.content.decode()
+    assert f'data-current-extraction="{found.pk}"' in html and 'id="clause-list" ' in html and "hx-swap-oob" in html
+    plain = client.post(url, {"question": "Who pays the unit fee?"})
+    answer = Extraction.objects.latest("id")
+    assert plain.status_code == 302 and plain["Location"] == reverse("clause", args=[answer.document_id, answer.pk])
+    refused = client.post(url, {}, **HX)
+    assert refused.status_code == 422 and refused["HX-Retarget"] == "#find-form"
+    assert "Pick a clause type or type a question." in refused.content.decode()
+
+
+@pytest.mark.django_db
+def test_find_is_for_reviewers_not_managers(client, engagement, make_member):
+    contract = make_reviewable(engagement)
+    client.force_login(make_member(engagement, "manager"))
+    assert client.post(reverse("find", args=[contract.document.pk]), {"question": "x y z"}).status_code == 403
+    assert 'id="find-form"' not in client.get(reverse("document", args=[contract.document.pk])).content.decode()
+
+
+@pytest.mark.django_db
+def test_members_and_catalog_are_for_admins(client, engagement, make_member, django_user_model):
+    admin = make_member(engagement, "admin")
+    auditor = make_member(engagement, "auditor")
+    client.force_login(auditor)
+    assert client.post(reverse("catalog"), {"name": "X", "description": "d", "query": "q", "kind": "text"}).status_code == 403
+    client.force_login(admin)
+    newbie = django_user_model.objects.create_user("newbie", password="x-long-password-1")
+    url = reverse("engagement-members", args=[engagement.pk])
+    assert client.post(url, {"action": "add", "username": "newbie", "role": "manager"}).status_code == 302
+    assert newbie.memberships.get().role == "manager"
+    assert "No user named" in client.post(url, {"action": "add", "username": "ghost", "role": "auditor"}).content.decode()
+    own = admin.memberships.get()
+    client.post(url, {"membership": own.pk, "remove": "on"})
+    assert admin.memberships.exists()  # the last admin stays
+    response = client.post(reverse("catalog"), {"name": "Data Protection", "description": "GDPR terms",
+                                                "query": "personal data", "kind": "text"})
+    assert response.status_code == 302 and ClauseType.objects.get(name="Data Protection").slug == "data-protection"

@@ -1,0 +1,262 @@
+"""Reviewer pages through the Django test client on the real embedded PostgreSQL."""
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+from django.urls import reverse
+
+from reviewer.models import Review
+from tests.factories import make_reviewable
+
+pytestmark = pytest.mark.django_db
+HX = {"HTTP_HX_REQUEST": "true"}
+
+
+@pytest.fixture
+def contract(engagement):
+    return make_reviewable(engagement)
+
+
+@pytest.fixture
+def auditor(engagement, make_member, client):
+    user = make_member(engagement, "auditor")
+    client.force_login(user)
+    return user
+
+
+def _decide(client, ex, decision, seen_review=0, seen_version=1, headers=HX, **fields):
+    data = {"decision": decision, "seen_review": seen_review, "seen_version": seen_version, **fields}
+    return client.post(reverse("decide", args=[ex.document_id, ex.pk]), data, **headers)
+
+
+def test_clause_fragment_highlights_the_exact_quote_on_its_page(client, auditor, contract):
+    ex = contract.extractions["Governing Law"]
+    cit = contract.citations["Governing Law"][0]
+    response = client.get(reverse("clause", args=[ex.document_id, ex.pk]), **HX)
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert "<html" not in html  # a fragment, not the page
+    mark = re.search(r'<mark data-citation-id="(\d+)"[^>]*>(.*?)</mark>', html, re.S)
+    assert mark and int(mark.group(1)) == cit.pk
+    assert mark.group(2) == cit.quote
+    assert f'data-page="{cit.page}"' in html
+    assert "HX-Request" in response["Vary"]
+
+
+def test_same_url_without_htmx_is_the_whole_page_with_the_clause_list(client, auditor, contract):
+    ex = contract.extractions["Governing Law"]
+    html = client.get(reverse("clause", args=[ex.document_id, ex.pk])).content.decode()
+    assert "<html" in html and 'id="clause-list"' in html
+    for other in contract.extractions.values():
+        assert f'data-extraction-id="{other.pk}"' in html
+    assert re.search(rf'data-extraction-id="{ex.pk}"\s[^>]*aria-current="true"', html, re.S) or \
+        re.search(rf'aria-current="true"[^>]*data-extraction-id="{ex.pk}"', html, re.S) or \
+        'aria-current="true"' in html.split(f'data-extraction-id="{ex.pk}"')[1].split(">")[0]
+
+
+def test_contract_html_is_escaped_inside_and_outside_the_mark(client, auditor, contract):
+    ex = contract.extractions["Other"]
+    html = client.get(reverse("clause", args=[ex.document_id, ex.pk]), **HX).content.decode()
+    assert "<script>alert" not in html and "<b>Bold" not in html
+    assert "&lt;script&gt;alert(&quot;pwned&quot;)&lt;/script&gt;" in html
+    assert "&lt;b&gt;Bold &amp; &quot;quoted&quot;&lt;/b&gt;" in html
+
+
+def test_responses_carry_a_strict_content_security_policy(client, auditor, contract):
+    response = client.get(reverse("document", args=[contract.document.pk]))
+    csp = response["Content-Security-Policy"]
+    assert "script-src 'self'" in csp and "unsafe-inline" not in csp
+    assert "<script>" not in response.content.decode().replace('<script src=', '')
+
+
+def test_citation_and_page_urls(client, auditor, contract):
+    ex = contract.extractions["Cap On Liability"]
+    first, second = contract.citations["Cap On Liability"]
+    html = client.get(reverse("citation", args=[ex.document_id, ex.pk, second.pk]), **HX).content.decode()
+    assert f'data-citation-id="{second.pk}"' in html and f'data-page="{second.page}"' in html
+    assert "citation 2 of 2" in html
+    assert reverse("citation", args=[ex.document_id, ex.pk, first.pk]) in html  # previous citation link
+    page = client.get(reverse("clause-page", args=[ex.document_id, ex.pk, 6]), **HX).content.decode()
+    assert 'data-page="6"' in page and "<mark" not in page
+    assert client.get(reverse("citation", args=[ex.document_id, ex.pk, 999999])).status_code == 404
+    assert client.get(reverse("document-page", args=[ex.document_id, 99])).status_code == 404
+    goto = client.get(reverse("document-page", args=[ex.document_id, 1]) + "?n=3")
+    assert goto.status_code == 302 and goto["Location"] == reverse("document-page", args=[ex.document_id, 3])
+
+
+def test_decisions_are_appended_and_the_state_is_derived(client, auditor, contract):
+    ex = contract.extractions["Payment"]
+    r1 = _decide(client, ex, "accept")
+    assert r1.status_code == 200 and "accepted" in r1.content.decode()
+    first = Review.objects.get(extraction=ex)
+    r2 = _decide(client, ex, "correct", seen_review=first.pk, corrected_text="a unit fee of $247.83 per record",
+                 reason="typo in the source")
+    assert r2.status_code == 200
+    ex.refresh_from_db()
+    assert ex.version == 2
+    second = Review.objects.filter(extraction=ex).latest("id")
+    r3 = _decide(client, ex, "reject", seen_review=second.pk, seen_version=2, reason="duplicate of 4.1")
+    assert r3.status_code == 200
+    reviews = list(Review.objects.filter(extraction=ex).order_by("id").values_list("decision", "extraction_version"))
+    assert reviews == [("accept", 1), ("correct", 1), ("reject", 2)]
+    html = r3.content.decode()
+    assert html.count('class="history-item"') == 3 and "duplicate of 4.1" in html
+    assert f'id="clause-item-{ex.pk}" class="clause-item" hx-swap-oob="true"' in html
+    assert "review-reject" in html
+
+
+def test_stale_decision_is_refused_with_a_clear_message(client, auditor, contract, make_member, engagement):
+    ex = contract.extractions["Governing Law"]
+    other = make_member(engagement, "auditor", username="bob")
+    Review.objects.create(extraction=ex, reviewer=other, decision="reject", reason="wrong law", extraction_version=1)
+    response = _decide(client, ex, "accept", seen_review=0)
+    assert response.status_code == 409
+    html = response.content.decode()
+    assert "Not saved: bob recorded “rejected”" in html
+    assert Review.objects.filter(extraction=ex).count() == 1
+    latest = Review.objects.get(extraction=ex)
+    assert f'name="seen_review" value="{latest.pk}"' in html  # deciding again is possible
+
+
+def test_invalid_decisions_are_explained(client, auditor, contract):
+    ex = contract.extractions["Governing Law"]
+    assert "Give a reason for rejecting" in _decide(client, ex, "reject").content.decode()
+    r = _decide(client, ex, "correct", corrected_text=ex.clause_text)
+    assert r.status_code == 422 and "same as the current text" in r.content.decode()
+    assert not Review.objects.exists()
+
+
+def test_without_javascript_a_decision_redirects_back_to_the_clause(client, auditor, contract):
+    ex = contract.extractions["Governing Law"]
+    cit = contract.citations["Governing Law"][0]
+    response = _decide(client, ex, "accept", headers={}, citation=cit.pk)
+    assert response.status_code == 302
+    assert response["Location"] == reverse("citation", args=[ex.document_id, ex.pk, cit.pk])
+    page = client.get(response["Location"]).content.decode()
+    assert "Recorded: accept." in page
+
+
+def test_managers_read_but_cannot_decide_and_auditors_cannot_upload(client, engagement, make_member, contract):
+    manager = make_member(engagement, "manager")
+    client.force_login(manager)
+    ex = contract.extractions["Governing Law"]
+    page = client.get(reverse("clause", args=[ex.document_id, ex.pk]))
+    assert page.status_code == 200 and 'id="decision-form"' not in page.content.decode()
+    assert _decide(client, ex, "accept").status_code == 403
+    assert client.get(reverse("engagement-upload", args=[engagement.pk])).status_code == 403
+    auditor = make_member(engagement, "auditor")
+    client.force_login(auditor)
+    assert client.get(reverse("engagement-upload", args=[engagement.pk])).status_code == 403
+    assert client.get(reverse("engagement-members", args=[engagement.pk])).status_code == 403
+    assert not Review.objects.exists()
+
+
+def test_clause_fragment_query_count_is_bounded(client, auditor, contract, django_assert_max_num_queries):
+    ex = contract.extractions["Cap On Liability"]
+    for i in range(5):  # a longer history must not add queries
+        last = Review.objects.filter(extraction=ex).order_by("-id").first()
+        _decide(client, ex, "accept", seen_review=last.pk if last else 0)
+    url = reverse("clause", args=[ex.document_id, ex.pk])
+    with django_assert_max_num_queries(3):  # session, user, clause (+ citations, history, page texts as JSON)
+        assert client.get(url, **HX).status_code == 200
+    second = contract.citations["Cap On Liability"][1]
+    with django_assert_max_num_queries(3):
+        html = client.get(reverse("citation", args=[ex.document_id, ex.pk, second.pk]), **HX).content.decode()
+    assert f'data-citation-id="{second.pk}"' in html
+    with django_assert_max_num_queries(4):  # + the page text for a page picked by number
+        assert client.get(reverse("clause-page", args=[ex.document_id, ex.pk, 4]), **HX).status_code == 200
+    last = Review.objects.filter(extraction=ex).order_by("-id").first()
+    with django_assert_max_num_queries(12):  # lock, latest, write, then the refreshed fragment and list item
+        assert _decide(client, ex, "accept", seen_review=last.pk, citation=second.pk).status_code == 200
+
+
+def test_document_page_query_count_does_not_grow_with_clauses(client, auditor, contract, engagement,
+                                                              django_assert_max_num_queries):
+    url = reverse("document", args=[contract.document.pk])
+    with django_assert_max_num_queries(10):
+        assert client.get(url).status_code == 200
+
+
+def test_exports_in_three_formats(client, auditor, contract):
+    ex = contract.extractions["Governing Law"]
+    _decide(client, ex, "accept", reason="checked")
+    doc = contract.document
+    data = json.loads(client.get(reverse("document-export", args=[doc.pk, "json"])).content)
+    rec = next(r for r in data["clauses"] if r["extraction_id"] == ex.pk)
+    cit = contract.citations["Governing Law"][0]
+    assert rec["type"] == "Governing Law" and rec["status"] == "found" and rec["engine"] == "offline"
+    assert rec["citations"] == [{"citation_id": cit.pk, "ordinal": 0, "chunk_id": cit.chunk.chunk_id,
+                                 "page": cit.page, "span": [cit.start, cit.end], "quote": cit.quote}]
+    assert rec["current_decision"] == "accepted" and rec["reviewer"] == auditor.username and rec["decided_at"]
+    csv_text = client.get(reverse("document-export", args=[doc.pk, "csv"])).content.decode("utf-8-sig")
+    assert csv_text.splitlines()[0].startswith("document_id,document,extraction_id,clause,type,status,engine")
+    assert cit.quote in csv_text
+    xlsx = client.get(reverse("engagement-export", args=[doc.engagement_id, "xlsx"]))
+    assert xlsx["Content-Type"].startswith("application/vnd.openxmlformats")
+    from io import BytesIO
+
+    from openpyxl import load_workbook
+
+    rows = list(load_workbook(BytesIO(xlsx.content)).active.iter_rows(values_only=True))
+    header = rows[0]
+    assert "quote" in header and "current_decision" in header
+    n_citations = sum(len(v) for v in contract.citations.values())
+    n_uncited = len(contract.extractions) - len(contract.citations)
+    assert len(rows) - 1 == n_citations + n_uncited
+
+
+def test_documents_table_polls_only_while_a_document_is_in_the_pipeline(client, auditor, contract, engagement):
+    from tests.factories import make_document
+
+    url = reverse("engagement-documents", args=[engagement.pk])
+    html = client.get(url, **HX).content.decode()
+    assert 'hx-trigger="every 2s"' not in html and "5 found" in html and "1 not found" in html
+    make_document(engagement, title="Still converting", seed=3, status="converting", progress=35)
+    html = client.get(url, **HX).content.decode()
+    assert 'hx-trigger="every 2s"' in html and 'value="35"' in html
+
+
+def test_failed_documents_show_their_error_in_words(client, auditor, engagement):
+    from tests.factories import make_document
+
+    make_document(engagement, title="Scan", seed=4, status="needs_ocr")
+    make_document(engagement, title="Broken", seed=5, status="failed", error="The PDF is encrypted; upload an unlocked copy.")
+    html = client.get(reverse("engagement", args=[engagement.pk])).content.decode()
+    assert "needs OCR" in html and "no text layer" in html
+    assert "The PDF is encrypted; upload an unlocked copy." in html
+
+
+def test_each_member_gets_their_own_role_on_a_shared_engagement(client, engagement, make_member, contract):
+    make_member(engagement, "admin")
+    make_member(engagement, "manager")
+    auditor = make_member(engagement, "auditor")
+    make_member(engagement, "manager")
+    client.force_login(auditor)
+    html = client.get(reverse("document", args=[contract.document.pk])).content.decode()
+    assert 'chip role-auditor' in html and 'id="find-form"' in html
+    ex = contract.extractions["Governing Law"]
+    assert 'id="decision-form"' in client.get(reverse("clause", args=[ex.document_id, ex.pk]), **HX).content.decode()
+    assert "Upload contracts" not in client.get(reverse("engagement", args=[engagement.pk])).content.decode()
+
+
+def test_estimated_pages_are_marked(client, auditor, contract):
+    from ingest.models import Document
+
+    Document.objects.filter(pk=contract.document.pk).update(pages_estimated=True)
+    ex = contract.extractions["Governing Law"]
+    html = client.get(reverse("clause", args=[ex.document_id, ex.pk]), **HX).content.decode()
+    assert "estimated page" in html
+    table = client.get(reverse("engagement", args=[contract.document.engagement_id])).content.decode()
+    assert "est.</abbr>" in table
+
+
+def test_not_found_clause_has_no_source_but_can_be_read_page_by_page(client, auditor, contract):
+    ex = contract.extractions["Non-Compete"]
+    html = client.get(reverse("clause", args=[ex.document_id, ex.pk]), **HX).content.decode()
+    assert "absent" in html and "<mark" not in html and 'data-page="' not in html
+    assert reverse("clause-page", args=[ex.document_id, ex.pk, 1]) in html
+    unverified = contract.extractions["Insurance"]
+    html = client.get(reverse("clause", args=[ex.document_id, unverified.pk]), **HX).content.decode()
+    assert "no verified citation" in html and "quote not found in chunk text" in html

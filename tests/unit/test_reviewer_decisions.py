@@ -1,0 +1,60 @@
+"""The decisions core: derived state, validation and the stale-decision check (no database)."""
+from datetime import datetime, timezone
+from types import SimpleNamespace as NS
+
+import pytest
+
+from reviewer.decisions import InvalidDecision, StaleDecision, check_fresh, derive_state, validate
+
+WHEN = datetime(2026, 3, 1, 10, 30, tzinfo=timezone.utc)
+
+
+def review(id, decision, corrected="", who="bob"):
+    return NS(id=id, decision=decision, corrected_text=corrected, created_at=WHEN,
+              reviewer=NS(username=who, get_full_name=lambda: ""))
+
+
+def test_no_review_is_pending_with_the_engine_text():
+    state = derive_state("engine text", [])
+    assert (state.decision, state.text, state.label, state.latest_review_id) == ("pending", "engine text", "not reviewed", 0)
+
+
+def test_latest_review_decides_and_the_latest_correction_is_the_text():
+    reviews = [review(3, "accept"), review(2, "correct", "fixed twice"), review(1, "correct", "fixed once")]
+    state = derive_state("engine", reviews)
+    assert (state.decision, state.text, state.reviewer, state.latest_review_id) == ("accept", "fixed twice", "bob", 3)
+    assert derive_state("engine", [review(1, "reject")]).text == "engine"
+
+
+@pytest.mark.parametrize("args, message", [
+    (("maybe", "", "", "x"), "Choose accept, reject or correct."),
+    (("reject", "", "  ", "x"), "Give a reason for rejecting"),
+    (("correct", "", "why", "x"), "Type the corrected clause text."),
+    (("correct", " x ", "", "x"), "same as the current text"),
+])
+def test_invalid_decisions_say_what_to_fix(args, message):
+    with pytest.raises(InvalidDecision, match=message):
+        validate(*args)
+
+
+def test_valid_decisions_are_normalised():
+    assert validate(" Accept ", "ignored", " ok ", "x") == ("accept", "", "ok")
+    assert validate("correct", " new text ", "", "old") == ("correct", "new text", "")
+
+
+def test_fresh_when_nothing_changed():
+    check_fresh(0, 1, None, 1, "accept")
+    check_fresh(5, 2, review(5, "accept"), 2, "reject")
+
+
+def test_stale_when_someone_decided_after_you_opened_it():
+    with pytest.raises(StaleDecision) as info:
+        check_fresh(0, 1, review(9, "reject", who="bob"), 1, "accept")
+    assert "Not saved: bob recorded “rejected”" in str(info.value)
+    assert "Your “accept” was not recorded" in str(info.value)
+    assert info.value.latest.id == 9
+
+
+def test_stale_when_the_extraction_version_moved():
+    with pytest.raises(StaleDecision, match="new version"):
+        check_fresh(5, 1, review(5, "correct"), 2, "accept")

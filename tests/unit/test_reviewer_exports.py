@@ -1,0 +1,41 @@
+"""Export rows: one per citation, formula-looking cells neutralised, all three formats readable."""
+import csv
+import io
+import json
+
+from openpyxl import load_workbook
+
+from reviewer.exports import COLUMNS, flat_rows, safe_cell, to_csv, to_json, to_xlsx
+
+RECORDS = [
+    {"document_id": 1, "document": "MSA", "extraction_id": 10, "clause": "=HYPERLINK(\"http://x\")", "engine_text": "",
+     "type": "Governing Law", "status": "found", "engine": "offline", "model": "", "extraction_version": 1,
+     "citations": [{"citation_id": 5, "ordinal": 0, "chunk_id": "abc", "page": 3, "span": [10, 20], "quote": "+1 555"},
+                   {"citation_id": 6, "ordinal": 1, "chunk_id": "def", "page": 4, "span": [30, 40], "quote": "q2"}],
+     "current_decision": "accepted", "reviewer": "alice", "decided_at": "2026-03-01T10:00:00+00:00", "reason": "ok"},
+    {"document_id": 1, "document": "MSA", "extraction_id": 11, "clause": "", "engine_text": "", "type": "Non-Compete",
+     "status": "not_found", "engine": "offline", "model": "", "extraction_version": 1, "citations": [],
+     "current_decision": "not reviewed", "reviewer": "", "decided_at": None, "reason": ""},
+]
+
+
+def test_one_row_per_citation_and_one_for_an_uncited_clause():
+    rows = flat_rows(RECORDS)
+    assert [(r["extraction_id"], r["chunk_id"], r["page"]) for r in rows] == [(10, "abc", 3), (10, "def", 4), (11, "", "")]
+    assert rows[0]["span_start"] == 10 and rows[0]["span_end"] == 20 and rows[0]["current_decision"] == "accepted"
+
+
+def test_formula_cells_are_neutralised():
+    assert safe_cell("=1+1") == "'=1+1" and safe_cell("@SUM") == "'@SUM" and safe_cell("plain") == "plain"
+    assert safe_cell(5) == 5
+
+
+def test_csv_json_xlsx():
+    rows = list(csv.DictReader(io.StringIO(to_csv(RECORDS).decode("utf-8-sig"))))
+    assert list(rows[0].keys()) == list(COLUMNS)
+    assert rows[0]["clause"].startswith("'=HYPERLINK") and rows[0]["quote"] == "'+1 555"
+    data = json.loads(to_json(RECORDS, engagement={"id": 1}))
+    assert data["engagement"] == {"id": 1} and data["clauses"][0]["clause"].startswith("=HYPERLINK")  # JSON is raw
+    sheet = load_workbook(io.BytesIO(to_xlsx(RECORDS))).active
+    values = list(sheet.iter_rows(values_only=True))
+    assert values[0] == COLUMNS and len(values) == 4 and values[1][COLUMNS.index("clause")].startswith("'=")

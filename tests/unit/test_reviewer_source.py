@@ -1,0 +1,50 @@
+"""The source viewer's highlighting: exact spans, always escaped, clipped to the page."""
+from reviewer.source import PageText, Span, head, highlight, pages_of_span, tail
+
+TEXT = 'Page one ends here.\fThe <b>cap</b> is "$247.83" & final.\fLast page.'
+
+
+def page(number):
+    starts = [0, 20, 57]
+    ends = [19, 56, len(TEXT)]
+    s, e = starts[number - 1], ends[number - 1]
+    return PageText(number, s, e, TEXT[s:e])
+
+
+def test_pages_are_slices_between_form_feeds():
+    assert [page(n).text for n in (1, 2, 3)] == ["Page one ends here.", 'The <b>cap</b> is "$247.83" & final.', "Last page."]
+
+
+def test_the_mark_holds_exactly_the_cited_span_and_everything_is_escaped():
+    start = TEXT.index("<b>cap</b>")
+    html = highlight(page(2), [Span(7, start, start + len("<b>cap</b>"))])
+    assert html == ('The <mark data-citation-id="7" id="cite-7" tabindex="-1">&lt;b&gt;cap&lt;/b&gt;</mark>'
+                    ' is &quot;$247.83&quot; &amp; final.')
+
+
+def test_no_span_means_escaped_text_only():
+    assert highlight(page(2)) == "The &lt;b&gt;cap&lt;/b&gt; is &quot;$247.83&quot; &amp; final."
+
+
+def test_spans_are_clipped_to_the_page_and_overlaps_never_duplicate_text():
+    span = Span(1, TEXT.index("ends"), TEXT.index("cap"))  # crosses the page break
+    assert highlight(page(1), [span]).endswith('<mark data-citation-id="1" id="cite-1" tabindex="-1">ends here.</mark>')
+    assert highlight(page(2), [span]).startswith('<mark data-citation-id="1" id="cite-1" tabindex="-1">The &lt;b&gt;</mark>')
+    a, b = TEXT.index("is"), TEXT.index("final")
+    html = highlight(page(2), [Span(1, a, b), Span(2, a + 3, b + 3)])
+    plain = html.replace('<mark data-citation-id="1" id="cite-1" tabindex="-1">', "").replace(
+        '<mark data-citation-id="2" id="cite-2" tabindex="-1">', "").replace("</mark>", "")
+    assert plain == highlight(page(2))
+
+
+def test_pages_of_a_span():
+    pages = [page(1), page(2), page(3)]
+    assert pages_of_span(TEXT.index("cap"), TEXT.index("cap") + 3, pages) == [2]
+    assert pages_of_span(TEXT.index("ends"), TEXT.index("Last") + 2, pages) == [1, 2, 3]
+
+
+def test_context_cuts_at_word_boundaries():
+    words = " ".join(f"w{i}" for i in range(200))
+    assert tail(words, 50).startswith("… w") and words.endswith(tail(words, 50)[2:])
+    assert head(words, 50).endswith(" …") and words.startswith(head(words, 50)[:-2])
+    assert head("short") == "short" and tail("short") == "short"
