@@ -59,11 +59,15 @@ _DATE = re.compile(
     r"|\d{1,2}/\d{1,2}/\d{2,4}|\d{4}-\d{2}-\d{2})\b")
 _TITLE = re.compile(r"^[^a-z\n]{0,80}\b(?:AGREEMENT|CONTRACT|LICENSE|LICENCE|AMENDMENT|ADDENDUM|MEMORANDUM|"
                     r"ARRANGEMENT|TERMS|DEED|NOTE|PLAN|STATEMENT OF WORK)\b[^a-z\n]{0,80}$", re.M)
+# a party: one to six capitalised words ending in a company form ("Eton Pharmaceuticals, Inc.", "ADAMS GOLF, LTD.")
+_PARTY = re.compile(r"\b(?:[A-Z][A-Za-z0-9&'’.\-]*,?[ \t]+){1,6}?(?i:Inc\.?|Incorporated|Corp\.|Corporation|Company|"
+                    r"Co\.|L\.?L\.?C\.?|Ltd\.?|Limited|L\.P\.|LLP|PLC|GmbH|S\.A\.|N\.V\.|B\.V\.|S\.p\.A\.)(?![A-Za-z])")
 # value types whose answer is a phrase inside a sentence
 NARROW_PATTERNS: dict[str, re.Pattern] = {
     "Agreement Date": _DATE,
     "Effective Date": _DATE,
     "Document Name": _TITLE,
+    "Parties": _PARTY,
 }
 PATTERN_BONUS = 2.0        # a pattern match counts as two query-term matches
 PREAMBLE_TYPES = {"Document Name", "Parties", "Agreement Date"}

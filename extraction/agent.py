@@ -1,0 +1,309 @@
+"""The agent loop: one conversation per (run, document), one clause question after another.
+
+Each turn the system prompt is rebuilt: the cached invariant prefix (instructions,
+catalog, skill list; ``cache_control: ephemeral``), then CASE_FACTS fresh from the
+``facts`` provider (the database), then a turn note (tokens used/available, chunks
+read, the current question). The history below may be compacted at 80% of the
+window; compacted turns stay readable through ``read_history``.
+
+Tools: ``search_document``, ``read_chunk``, ``regex_document``, ``load_skill``,
+``read_history`` (see ``agent_tools``) and ``extract_clause``, which ends a clause.
+Agent turns use ``tool_choice: any``; the last allowed turn, a retry after a failed
+verification and a nudge after a text-only reply force ``extract_clause``.
+
+Every ``extract_clause`` is validated and its citations verified by the server.
+A rejected answer gets one retry with the verifier's errors as the tool result;
+a second rejection is recorded ``unverified`` with those errors (flagged).
+
+stop_reason: ``tool_use`` runs the tools; ``end_turn``/``stop_sequence`` (text only)
+gets one nudge; ``pause_turn`` sends the turn back to continue; ``max_tokens``
+doubles the output budget, checkpoints and raises ``Interrupted`` (resume in a
+fresh session); ``model_context_window_exceeded`` compacts and retries once;
+``refusal`` fails the clause. HTTP 429/500/529 are retried by the SDK with backoff
+(``max_retries``); any other API error fails the clause with its request id.
+"""
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from typing import Any, Callable, Sequence
+
+import anthropic
+
+from extraction import prompts
+from extraction.agent_tools import ToolBox
+from extraction.case_facts import CaseFacts
+from extraction.catalog import ClauseType
+from extraction.compaction import (CompactionPolicy, TokenCounter, compact, estimate_messages_tokens,
+                                   estimate_tokens, should_compact)
+from extraction.context import ContextPack, turn_note
+from extraction.docview import DocumentView
+from extraction.engines.base import (FAILED, NOT_FOUND, UNVERIFIED, CheckpointHook, ClauseOutcome, EngineError,
+                                     FactsProvider, Interrupted, Search, outcome_from_verification)
+from extraction.tool_schemas import all_tools, validate_extract_clause
+from extraction.usage import Usage
+from extraction.verify import VerificationResult, verify_extraction
+
+log = logging.getLogger(__name__)
+
+EXTRACT = "extract_clause"
+MAX_TOKENS_CEILING = 32_000
+MAX_PAUSES = 3
+NUDGE = ("Record your answer now with the extract_clause tool: the clause copied verbatim with citations, "
+         'or clause_text "not_found" with no citations.')
+
+
+@dataclass
+class AgentState:
+    """What a checkpoint keeps of a conversation (JSON-serialisable)."""
+
+    messages: list[dict] = field(default_factory=list)
+    files: dict[str, str] = field(default_factory=dict)      # compacted history files
+    chunks_read: list[str] = field(default_factory=list)
+    max_tokens: int = 4096
+    turns: int = 0
+    current: dict | None = None  # the clause in progress: type, id, attempts, force, turns, errors
+
+    def snapshot(self) -> dict:
+        return {"history": list(self.messages),
+                "position": {"current": self.current, "turns": self.turns, "max_tokens": self.max_tokens,
+                             "chunks_read": list(self.chunks_read), "history_files": dict(self.files)}}
+
+    @classmethod
+    def from_snapshot(cls, snap: dict | None, *, max_tokens: int) -> "AgentState":
+        if not snap:
+            return cls(max_tokens=max_tokens)
+        pos = snap.get("position") or {}
+        return cls(messages=list(snap.get("history") or []), files=dict(pos.get("history_files") or {}),
+                   chunks_read=list(pos.get("chunks_read") or []),
+                   max_tokens=max(int(pos.get("max_tokens") or max_tokens), max_tokens),
+                   turns=int(pos.get("turns") or 0), current=pos.get("current"))
+
+
+def plain_block(block: Any) -> dict:
+    """An SDK content block as the plain dict the API accepts back in ``messages``."""
+    kind = getattr(block, "type", None)
+    if kind == "text":
+        return {"type": "text", "text": block.text}
+    if kind == "tool_use":
+        return {"type": "tool_use", "id": block.id, "name": block.name, "input": block.input}
+    return block.model_dump(mode="json", exclude_none=True)
+
+
+class Agent:
+    def __init__(self, client: anthropic.Anthropic, *, model: str, document: DocumentView, facts: FactsProvider,
+                 types: Sequence[ClauseType], search: Search | None = None,
+                 skills: Sequence[tuple[str, str]] = (), skill_for: Callable[[str], str | None] | None = None,
+                 max_tokens: int = 4096, max_turns: int = 8, policy: CompactionPolicy = CompactionPolicy(),
+                 count_tokens: TokenCounter = estimate_messages_tokens,
+                 state: AgentState | None = None, on_checkpoint: CheckpointHook | None = None):
+        self.client = client
+        self.model = model
+        self.document = document
+        self.facts = facts
+        self.types = list(types)
+        self.type_names = [t.name for t in self.types]
+        self.skills = list(skills)
+        self.skill_for = skill_for or (lambda name: None)
+        self.max_turns = max(1, max_turns)
+        self.policy = policy
+        self.count_tokens = count_tokens
+        self.state = state or AgentState(max_tokens=max_tokens)
+        self.on_checkpoint = on_checkpoint
+        self.usage = Usage()
+        self.tools = all_tools([n for n, _ in self.skills], self.type_names)
+        self.toolbox = ToolBox(document, search, self.state.files, self.state.chunks_read)
+        self.last_system: list[dict] = []
+        self.compactions = 0
+
+    # ------------------------------------------------------------------ public
+    def run_clause(self, clause: ClauseType, clause_id: str, context: ContextPack | str) -> ClauseOutcome:
+        st = self.state
+        if not (st.current and st.current.get("clause_type") == clause.name):
+            st.current = {"clause_type": clause.name, "clause_id": clause_id, "attempts": 0,
+                          "force": self.max_turns <= 1, "turns": 0, "nudges": 0, "pauses": 0,
+                          "errors": [], "ctx_retry": False}
+            question = prompts.clause_question(clause, clause_id, context, skill=self.skill_for(clause.name))
+            if isinstance(context, ContextPack):
+                self.toolbox.note_read(context.chunk_ids)
+            self._append_user(question["content"])
+        cur = st.current
+        while True:
+            if cur["turns"] >= self.max_turns + 2:
+                return self._finish(FAILED, errors=[f"no extract_clause answer after {cur['turns']} turns"])
+            force = cur["force"] or cur["turns"] >= self.max_turns - 1
+            self._maybe_compact()
+            response = self._call(force)
+            cur["turns"] += 1
+            st.turns += 1
+            self.usage.add(response.usage)
+            outcome = self._handle(response, clause)
+            if outcome is not None:
+                return outcome
+
+    def snapshot(self) -> dict:
+        return self.state.snapshot()
+
+    # ------------------------------------------------------------------ one response
+    def _handle(self, response, clause: ClauseType) -> ClauseOutcome | None:
+        st, cur = self.state, self.state.current
+        reason = response.stop_reason
+        content = [plain_block(b) for b in response.content]
+        if reason == "max_tokens":
+            if st.max_tokens >= MAX_TOKENS_CEILING:
+                return self._finish(FAILED, errors=[f"the answer did not fit in {st.max_tokens} output tokens"])
+            st.max_tokens = min(st.max_tokens * 2, MAX_TOKENS_CEILING)
+            self._checkpoint("max_tokens")
+            raise Interrupted(f"stop_reason max_tokens on {clause.name}; checkpointed, resume with "
+                              f"max_tokens={st.max_tokens}")
+        if reason == "model_context_window_exceeded":
+            if cur["ctx_retry"] or not self._compact(force=True):
+                return self._finish(FAILED, errors=["the conversation exceeded the model's context window"])
+            cur["ctx_retry"] = True
+            return None
+        if reason == "refusal":
+            return self._finish(FAILED, errors=["the model declined to answer (stop_reason refusal)"])
+        if reason == "pause_turn":
+            cur["pauses"] += 1
+            if cur["pauses"] > MAX_PAUSES:
+                return self._finish(FAILED, errors=["the model paused its turn too many times"])
+            if content:
+                st.messages.append({"role": "assistant", "content": content})
+            return None
+        if content:
+            st.messages.append({"role": "assistant", "content": content})
+        uses = [b for b in content if b.get("type") == "tool_use"]
+        if not uses:  # end_turn / stop_sequence with text only
+            if cur["nudges"] >= 1:
+                return self._finish(FAILED, errors=["the model ended its turn without calling extract_clause"])
+            cur["nudges"] += 1
+            cur["force"] = True
+            self._append_user([{"type": "text", "text": NUDGE}])
+            return None
+        results: list[dict] = []
+        outcome: ClauseOutcome | None = None
+        for use in uses:
+            if use["name"] == EXTRACT and outcome is None:
+                block, outcome = self._judge(use, clause)
+                results.append(block)
+            elif use["name"] == EXTRACT:
+                results.append(self._result(use["id"], "Ignored: one extract_clause per turn.", True))
+            else:
+                text, is_error = self.toolbox.run(use["name"], use.get("input") or {})
+                results.append(self._result(use["id"], text, is_error))
+        self._append_user(results)
+        return outcome
+
+    def _judge(self, use: dict, clause: ClauseType) -> tuple[dict, ClauseOutcome | None]:
+        """Validate and verify one extract_clause call: (tool_result block, outcome or None to retry)."""
+        cur = self.state.current
+        data = use.get("input") or {}
+        cur["attempts"] += 1
+        errors = validate_extract_clause(data, self.type_names)
+        if not errors and data.get("clause_type") != clause.name:
+            errors.append(f'clause_type must be "{clause.name}" for this question (you gave "{data["clause_type"]}")')
+        result: VerificationResult | None = None
+        if not errors:
+            doc = self.document
+            result = verify_extraction(data["citations"], doc.by_id, doc.pages, data["clause_text"],
+                                       document_text=doc.text)
+            if result.ok:
+                outcome = outcome_from_verification(clause, cur["clause_id"], data, result)
+                text = "Recorded: not_found." if outcome.status == NOT_FOUND else \
+                    f"Recorded and verified ({len(result.citations)} citation(s))."
+                return self._result(use["id"], text, False), self._finish(outcome=outcome)
+            errors = list(result.errors)
+        cur["errors"].extend(f"attempt {cur['attempts']}: {e}" for e in errors)
+        feedback = result.feedback() if result is not None else \
+            "extract_clause input rejected:\n" + "\n".join(f"- {e}" for e in errors)
+        if cur["attempts"] >= 2:
+            outcome = ClauseOutcome(clause.name, cur["clause_id"], UNVERIFIED, data, result, list(cur["errors"]))
+            text = "Recorded as UNVERIFIED and flagged for a reviewer:\n" + feedback
+            return self._result(use["id"], text, True), self._finish(outcome=outcome)
+        cur["force"] = True
+        return self._result(use["id"], feedback + "\nThis is your one retry: call extract_clause again.", True), None
+
+    # ------------------------------------------------------------------ helpers
+    @staticmethod
+    def _result(tool_use_id: str, text: str, is_error: bool) -> dict:
+        block = {"type": "tool_result", "tool_use_id": tool_use_id, "content": text}
+        if is_error:
+            block["is_error"] = True
+        return block
+
+    def _finish(self, status: str | None = None, *, errors: Sequence[str] = (),
+                outcome: ClauseOutcome | None = None) -> ClauseOutcome:
+        cur = self.state.current or {}
+        if outcome is None:
+            outcome = ClauseOutcome(cur.get("clause_type", ""), cur.get("clause_id", ""), status or FAILED,
+                                    errors=list(cur.get("errors", [])) + list(errors))
+        outcome.turns = cur.get("turns", 0)
+        self.state.current = None
+        return outcome
+
+    def _append_user(self, blocks: list[dict]) -> None:
+        """Add blocks to the conversation; merged into a trailing user message (tool results first)."""
+        msgs = self.state.messages
+        if msgs and msgs[-1].get("role") == "user":
+            last = dict(msgs[-1])
+            old = last["content"] if isinstance(last["content"], list) else [{"type": "text", "text": last["content"]}]
+            last["content"] = old + list(blocks)
+            msgs[-1] = last
+        else:
+            msgs.append({"role": "user", "content": list(blocks)})
+
+    def _note(self, system_tokens: int, force: bool) -> str:
+        used = system_tokens + self.count_tokens(self.state.messages)
+        available = max(0, self.policy.window_tokens - used)
+        cur = self.state.current or {}
+        note = turn_note(used, available, self.state.chunks_read)
+        note += (f"\nCurrent question: clause_id {cur.get('clause_id')}: find the {cur.get('clause_type')} clause "
+                 f"(turn {cur.get('turns', 0) + 1} of at most {self.max_turns}).")
+        if force:
+            note += " Answer now with extract_clause."
+        return note
+
+    def system(self, force: bool = False) -> list[dict]:
+        facts: CaseFacts = self.facts()
+        base = prompts.build_system(facts, types=self.types, skills=self.skills)
+        size = estimate_tokens("".join(b["text"] for b in base))
+        return prompts.build_system(facts, types=self.types, skills=self.skills, turn_note=self._note(size, force))
+
+    def _system_tokens(self) -> int:
+        return estimate_tokens("".join(b["text"] for b in self.last_system)) if self.last_system else 0
+
+    def _maybe_compact(self) -> None:
+        if should_compact(self.state.messages, system_tokens=self._system_tokens(), policy=self.policy,
+                          count_tokens=self.count_tokens):
+            self._compact()
+
+    def _compact(self, force: bool = False) -> bool:
+        result = compact(self.state.messages, system_tokens=self._system_tokens(), policy=self.policy,
+                         count_tokens=self.count_tokens)
+        if result is None:
+            return False
+        self.state.messages[:] = result.messages
+        self.state.files[result.archive_name] = result.archive_text
+        self.compactions += 1
+        log.info("compacted %d messages into %s (%d -> %d tokens)", result.compacted_messages,
+                 result.archive_name, result.tokens_before, result.tokens_after)
+        return True
+
+    def _call(self, force: bool):
+        self.last_system = self.system(force)
+        choice = {"type": "tool", "name": EXTRACT} if force else {"type": "any"}
+        try:
+            return self.client.messages.create(model=self.model, max_tokens=self.state.max_tokens,
+                                               system=self.last_system, messages=self.state.messages,
+                                               tools=self.tools, tool_choice=choice)
+        except anthropic.APIStatusError as exc:
+            body = exc.body if isinstance(exc.body, dict) else {}
+            err = body.get("error") or {}
+            raise EngineError(f"Anthropic API error {exc.status_code} {err.get('type', '')}: "
+                              f"{err.get('message', exc.message)} (request-id {exc.request_id})") from exc
+        except anthropic.APIConnectionError as exc:
+            raise EngineError(f"Anthropic API unreachable: {exc}") from exc
+
+    def _checkpoint(self, reason: str) -> None:
+        if self.on_checkpoint is not None:
+            self.on_checkpoint(self.snapshot(), reason)

@@ -1,0 +1,36 @@
+"""The clause catalog in the database: seeding and row <-> plain-data conversion.
+
+``ensure_catalog()`` creates the catalog types that are missing (by name) and
+never overwrites a row an admin has edited. The data migration calls it with the
+historical model; tests that flush tables call it again.
+"""
+from __future__ import annotations
+
+from extraction import catalog
+
+
+def ensure_catalog(model=None) -> int:
+    """Create missing catalog ``ClauseType`` rows; return how many were created."""
+    if model is None:
+        from extraction.models import ClauseType as model  # noqa: N813
+    existing = set(model.objects.values_list("name", flat=True))
+    slugs = set(model.objects.values_list("slug", flat=True))
+    new = [model(name=c.name, slug=c.slug, description=c.description, query=c.query, kind=c.kind,
+                 source=c.source, active=True)
+           for c in catalog.CATALOG if c.name not in existing and c.slug not in slugs]
+    model.objects.bulk_create(new, ignore_conflicts=True)
+    return len(new)
+
+
+def as_plain(row) -> catalog.ClauseType:
+    """A ``ClauseType`` row as the plain dataclass the cores use (admin edits included)."""
+    return catalog.ClauseType(row.name, row.slug, row.kind or catalog.TEXT, row.description, row.query,
+                              row.source)
+
+
+def catalog_order(name: str) -> int:
+    """Position in the built-in catalog (custom types last)."""
+    try:
+        return catalog.names().index(name)
+    except ValueError:
+        return len(catalog.CATALOG)

@@ -1,0 +1,90 @@
+"""Checkpoints and CASE_FACTS, from and to the database.
+
+``facts_for`` rebuilds CASE_FACTS from rows every time it is called (the agent calls
+it every turn): the document, the run's extractions so far, the engagement's policy
+facts, verbatim. ``save`` writes {case_facts, last_record, position, history} in one
+transaction under a row lock, so a checkpoint is never half written; callers that
+persist an extraction call it inside the same transaction.
+"""
+from __future__ import annotations
+
+import logging
+
+from django.db import transaction
+
+from extraction.case_facts import _FIELDS, CaseFacts, parse_case_facts, render_case_facts
+from extraction.models import Checkpoint, Extraction
+
+log = logging.getLogger(__name__)
+
+
+def clause_id_for(document_id: int, slug: str) -> str:
+    """The id a clause question carries (and the model echoes): ``<document id>:<clause slug>``."""
+    return f"{document_id}:{slug}"
+
+
+def _decision(ex: Extraction) -> str:
+    cites = list(ex.citations.all())
+    where = f" p.{cites[0].page} chunk {cites[0].chunk.chunk_id}" if cites else ""
+    return f"{ex.clause_type.name}: {ex.status}{where}"
+
+
+def facts_for(run, document) -> CaseFacts:
+    """CASE_FACTS for (run, document), rebuilt from the database."""
+    rows = list(Extraction.objects.filter(run=run, document=document).select_related("clause_type")
+                .prefetch_related("citations__chunk").order_by("id"))
+    from engagements.models import Engagement
+    from ingest.models import Document
+
+    policy = dict(Engagement.objects.filter(pk=run.engagement_id).values_list("policy_facts", flat=True).first() or {})
+    doc_type = Document.objects.filter(pk=document.pk).values_list("doc_type", flat=True).first()
+    cap = policy.pop("policy_cap", None)
+    extra = []
+    for key, value in sorted(policy.items()):
+        key = str(key).strip()
+        if not key or any(c in key for c in ":\n\r") or key.startswith("-") or key in _FIELDS or key == "decisions":
+            log.warning("policy fact %r skipped in CASE_FACTS: not a usable key", key)
+            continue
+        extra.append((key, str(value)))
+    last = rows[-1] if rows else None
+    return CaseFacts(
+        doc_id=str(document.pk),
+        doc_type=doc_type or None,
+        extracted_count=sum(1 for r in rows if r.status != Extraction.Status.NOT_FOUND),
+        last_clause_id=clause_id_for(document.pk, last.clause_type.slug) if last else None,
+        policy_cap=str(cap) if cap not in (None, "") else None,
+        decisions=tuple(_decision(r) for r in rows),
+        extra=tuple(extra),
+    )
+
+
+def facts_dict(facts: CaseFacts) -> dict:
+    """The checkpoint's JSON form (parsed back from the rendered block: values stay verbatim)."""
+    return parse_case_facts(render_case_facts(facts))
+
+
+def load(run, document) -> Checkpoint | None:
+    return Checkpoint.objects.filter(run=run, document=document).first()
+
+
+def snapshot_of(checkpoint: Checkpoint | None) -> dict | None:
+    if checkpoint is None:
+        return None
+    return {"history": checkpoint.history or [], "position": checkpoint.position or {}}
+
+
+def save(run, document, snapshot: dict, *, last_record: dict | None = None) -> Checkpoint:
+    """Write the checkpoint of (run, document) atomically; CASE_FACTS are rebuilt from the DB here."""
+    with transaction.atomic():
+        row = Checkpoint.objects.select_for_update().filter(run=run, document=document).first()
+        values = {"case_facts": facts_dict(facts_for(run, document)),
+                  "position": snapshot.get("position") or {}, "history": snapshot.get("history") or []}
+        if last_record is not None:
+            values["last_record"] = last_record
+        if row is None:
+            row = Checkpoint.objects.create(run=run, document=document, **values)
+        else:
+            for k, v in values.items():
+                setattr(row, k, v)
+            row.save()
+        return row

@@ -1,0 +1,100 @@
+"""The Claude engine: the official ``anthropic`` SDK driving the agent loop.
+
+The first question of a clause carries its context: the whole document when it is
+under 12,000 characters, else the top-K retrieved chunks in reading order, every
+block provenance-tagged. ``max_turns=1`` is the single-shot path (``tool_choice``
+forces ``extract_clause`` at once); the default lets the agent read more first.
+"""
+from __future__ import annotations
+
+from typing import Sequence
+
+import anthropic
+from django.conf import settings
+
+from extraction import skills_loader
+from extraction.agent import Agent, AgentState
+from extraction.catalog import ClauseType
+from extraction.compaction import CompactionPolicy
+from extraction.context import WHOLE_DOC_MAX_CHARS, clause_context, segment_blocks, ContextPack
+from extraction.docview import DocumentView
+from extraction.engines.base import ClauseOutcome, EngineError
+from extraction.types import ScoredChunk
+
+
+def make_client(*, max_retries: int | None = None) -> anthropic.Anthropic:
+    """The SDK client from settings (API key, optional base URL, retries with backoff for 429/500/529)."""
+    if not settings.ANTHROPIC_API_KEY:
+        raise EngineError("ANTHROPIC_API_KEY is not set; use the offline engine")
+    kwargs = {"api_key": settings.ANTHROPIC_API_KEY,
+              "max_retries": settings.ANTHROPIC_MAX_RETRIES if max_retries is None else max_retries,
+              "timeout": settings.ANTHROPIC_TIMEOUT}
+    if settings.ANTHROPIC_BASE_URL:
+        kwargs["base_url"] = settings.ANTHROPIC_BASE_URL
+    return anthropic.Anthropic(**kwargs)
+
+
+def clause_pack(document: DocumentView, retrieved: Sequence[ScoredChunk], k: int) -> ContextPack:
+    """Whole document (as tagged chunk blocks) under the threshold, else the retrieved top K."""
+    if len(document.text) < WHOLE_DOC_MAX_CHARS and document.chunks:
+        return ContextPack("whole", tuple(segment_blocks(document.chunks, source=document.source,
+                                                         pages=document.pages)))
+    return clause_context(retrieved, source=document.source, pages=document.pages, k=k)
+
+
+class AnthropicSession:
+    def __init__(self, agent: Agent, document: DocumentView, k: int):
+        self.agent = agent
+        self.document = document
+        self.k = k
+
+    @property
+    def usage(self):
+        return self.agent.usage
+
+    def extract(self, clause: ClauseType, clause_id: str, retrieved: Sequence[ScoredChunk]) -> ClauseOutcome:
+        try:
+            return self.agent.run_clause(clause, clause_id, clause_pack(self.document, retrieved, self.k))
+        except EngineError:
+            self.agent.state.current = None  # the next clause starts clean
+            raise
+
+    def snapshot(self) -> dict:
+        return self.agent.snapshot()
+
+
+class AnthropicEngine:
+    name = "anthropic"
+
+    def __init__(self, client: anthropic.Anthropic | None = None, *, model: str | None = None,
+                 max_tokens: int | None = None, max_turns: int | None = None, window_tokens: int | None = None,
+                 k: int = 5, count_tokens=None):
+        self._client = client
+        self.model = model or settings.ANTHROPIC_MODEL
+        self.max_tokens = max_tokens or settings.ANTHROPIC_MAX_TOKENS
+        self.max_turns = max_turns or settings.EXTRACTION_MAX_TURNS
+        self.window_tokens = window_tokens or settings.ANTHROPIC_CONTEXT_WINDOW
+        self.k = k
+        self.count_tokens = count_tokens
+
+    def wants_retrieval(self, document: DocumentView) -> bool:
+        """A document under the whole-text threshold goes in whole: no retrieval needed."""
+        return not (len(document.text) < WHOLE_DOC_MAX_CHARS and document.chunks)
+
+    @property
+    def client(self) -> anthropic.Anthropic:
+        if self._client is None:
+            self._client = make_client()
+        return self._client
+
+    def open_session(self, document, *, facts, types, search=None, snapshot=None, on_checkpoint=None):
+        skills = skills_loader.list_skills()
+        kwargs = {}
+        if self.count_tokens is not None:
+            kwargs["count_tokens"] = self.count_tokens
+        agent = Agent(self.client, model=self.model, document=document, facts=facts, types=types, search=search,
+                      skills=skills, skill_for=skills_loader.skill_for_clause_type, max_tokens=self.max_tokens,
+                      max_turns=self.max_turns, policy=CompactionPolicy(window_tokens=self.window_tokens),
+                      state=AgentState.from_snapshot(snapshot, max_tokens=self.max_tokens),
+                      on_checkpoint=on_checkpoint, **kwargs)
+        return AnthropicSession(agent, document, self.k)

@@ -1,0 +1,116 @@
+"""The offline engine behind the engine interface: no network.
+
+It picks verbatim sentence(s) from the retrieved chunks (``offline_engine``) and
+decides found / not_found with what ``offline_calibration.json`` holds (written by
+``evaluate --calibrate``, fitted on one half of cuad-dev):
+
+- ``mode: "presence"``: a logistic presence model (``presence``) over the engine's
+  and retrieval's signals, with a probability threshold;
+- otherwise a threshold on the best sentence score (``threshold``, per kind if given).
+
+Its answer goes through the same citation verifier as Claude's.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Callable, Sequence
+
+from extraction.catalog import ClauseType
+from extraction.docview import DocumentView
+from extraction.engines.base import ClauseOutcome, outcome_from_verification
+from extraction.offline_engine import DEFAULT_THRESHOLD, NOT_FOUND, extract_offline
+from extraction.presence import PresenceModel, features
+from extraction.types import ScoredChunk
+from extraction.usage import Usage
+from extraction.verify import verify_extraction
+
+CALIBRATION_FILE = Path(__file__).resolve().parent.parent / "offline_calibration.json"
+
+
+def load_calibration(path: Path = CALIBRATION_FILE) -> dict:
+    try:
+        return json.loads(path.read_text())
+    except (FileNotFoundError, ValueError):
+        return {"threshold": DEFAULT_THRESHOLD}
+
+
+def threshold_for(calibration: dict, clause: ClauseType) -> float:
+    """Per-kind score threshold when calibrated, else the global one."""
+    per_kind = calibration.get("per_kind") or {}
+    return float(per_kind.get(clause.kind, calibration.get("threshold", DEFAULT_THRESHOLD)))
+
+
+def _detail(result, threshold: float) -> dict:
+    """What the engine saw: the best and runner-up sentence scores and the best one's signals."""
+    cands = result.candidates
+    best = cands[0] if cands else None
+    return {"best_score": round(result.best_score, 4), "threshold": threshold,
+            "second_score": round(cands[1].score, 4) if len(cands) > 1 else 0.0,
+            "best_lex": round(best.lexical, 4) if best else 0.0,
+            "best_emb": round(best.embedding, 4) if best and best.embedding is not None else None,
+            "candidates": len(cands)}
+
+
+class OfflineSession:
+    def __init__(self, engine: "OfflineEngine", document: DocumentView):
+        self.engine = engine
+        self.document = document
+        self.usage = Usage()
+
+    def _pick(self, clause: ClauseType, clause_id: str, retrieved: Sequence[ScoredChunk], threshold: float):
+        kwargs = dict(pages=self.document.pages, embed=self.engine.embed, threshold=threshold, clause_id=clause_id,
+                      **self.engine.options)
+        try:
+            return extract_offline(clause, retrieved, **kwargs)
+        except ValueError:  # a widened window crossed a gap between retrieved chunks: take sentences alone
+            return extract_offline(clause, retrieved, **{**kwargs, "max_window": 1})
+
+    def extract(self, clause: ClauseType, clause_id: str, retrieved: Sequence[ScoredChunk]) -> ClauseOutcome:
+        doc = self.document
+        model = self.engine.presence
+        threshold = 0.0 if model is not None else self.engine.threshold(clause)
+        result = self._pick(clause, clause_id, retrieved, threshold)
+        detail = _detail(result, threshold)
+        tool_input = result.tool_input
+        if model is not None:
+            feats = features(detail, [getattr(r, "cosine", None) for r in retrieved])
+            p = model.probability(feats, clause.name)
+            detail.update(presence=round(p, 4), presence_threshold=self.engine.presence_threshold,
+                          features={k: round(v, 4) for k, v in feats.items()})
+            if p < self.engine.presence_threshold:
+                tool_input = {**tool_input, "clause_text": NOT_FOUND, "citations": []}
+        verified = verify_extraction(tool_input["citations"], doc.by_id, doc.pages, tool_input["clause_text"],
+                                     document_text=doc.text)
+        return outcome_from_verification(clause, clause_id, tool_input, verified, turns=0, detail=detail)
+
+    def snapshot(self) -> dict:
+        return {"history": [], "position": {}}
+
+
+class OfflineEngine:
+    name = "offline"
+
+    def __init__(self, *, embed: Callable | None = None, calibration: dict | None = None, use_embeddings=True):
+        self.calibration = calibration if calibration is not None else load_calibration()
+        self.options = dict(self.calibration.get("options") or {})  # extract_offline keyword arguments
+        presence = self.calibration.get("presence") if self.calibration.get("mode") == "presence" else None
+        self.presence = PresenceModel.from_dict(presence) if presence else None
+        self.presence_threshold = float(self.calibration.get("presence_threshold", 0.5))
+        self._embed = embed
+        self.use_embeddings = use_embeddings
+        self.model = f"offline-v1@{self.calibration.get('version', 'default')}"
+
+    @property
+    def embed(self):
+        if self._embed is None and self.use_embeddings:
+            from extraction.retrieval import embed_texts
+
+            self._embed = embed_texts
+        return self._embed
+
+    def threshold(self, clause: ClauseType) -> float:
+        return threshold_for(self.calibration, clause)
+
+    def open_session(self, document, *, facts=None, types=(), search=None, snapshot=None, on_checkpoint=None):
+        return OfflineSession(self, document)

@@ -1,0 +1,328 @@
+"""The ``evaluate`` command's work: ingest a cuad-dev-format corpus, run retrieval + extraction on
+every gold (document, clause type) pair through the production pipeline, write predictions and
+metrics. The maths is in ``evaluation``; this module only moves rows.
+
+Ingest is idempotent (one document per sha256 per engagement), so a second ``evaluate`` on the
+same database reuses the documents already ready. ``calibrate`` fits the offline engine's
+not_found threshold on the first half of ``documents.jsonl`` and reports both halves.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import functools
+import hashlib
+import json
+import logging
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from extraction import evaluation, pipeline, presence, runs
+from extraction.catalog_sync import ensure_catalog
+from extraction.engines import get_engine, resolve_engine_name
+from extraction.engines.offline import CALIBRATION_FILE, OfflineEngine, load_calibration
+from extraction.models import ClauseTask, ClauseType, ExtractionRun
+from extraction.types import page_of
+
+log = logging.getLogger(__name__)
+Say = Callable[[str], None]
+THRESHOLDS = [round(0.20 + 0.01 * i, 2) for i in range(61)]  # 0.20 .. 0.80
+
+
+@dataclass
+class Corpus:
+    folder: Path
+    documents: list[dict]          # documents.jsonl lines, in file order (after --limit)
+    gold: list[dict]               # gold.jsonl lines of those documents, in file order
+
+    @property
+    def names(self) -> list[str]:
+        return [d["doc"] for d in self.documents]
+
+    def halves(self) -> tuple[set[str], set[str]]:
+        """(calibration split, held-out split): first and second half of documents.jsonl order."""
+        names = self.names
+        cut = (len(names) + 1) // 2
+        return set(names[:cut]), set(names[cut:])
+
+
+def read_jsonl(path: Path) -> list[dict]:
+    with open(path, encoding="utf-8") as fh:
+        return [json.loads(line) for line in fh if line.strip()]
+
+
+def load_corpus(folder: Path, limit: int | None = None) -> Corpus:
+    docs = read_jsonl(folder / "documents.jsonl")
+    if limit:
+        docs = docs[:limit]
+    keep = {d["doc"] for d in docs}
+    gold = [g for g in read_jsonl(folder / "gold.jsonl") if g["doc"] in keep]
+    return Corpus(folder, docs, gold)
+
+
+# --------------------------------------------------------------------------- ingest
+
+@dataclass
+class IngestReport:
+    documents: dict = field(default_factory=dict)  # doc name -> Document
+    created: int = 0
+    reused: int = 0
+    failed: list = field(default_factory=list)
+    seconds: float = 0.0
+    pages: int = 0
+
+
+def ingest(corpus: Corpus, engagement, say: Say) -> IngestReport:
+    from ingest.intake import intake_file
+    from ingest.pipeline import run_pipeline
+
+    rep = IngestReport()
+    started = time.perf_counter()
+    for i, row in enumerate(corpus.documents, 1):
+        path = corpus.folder / row["pdf"]
+        result = intake_file(engagement, path, filename=path.name, doc_type=row.get("contract_type", ""),
+                             enqueue=False)
+        doc = result.document
+        if doc.status != "ready" and doc.status not in ("failed", "needs_ocr"):
+            t0 = time.perf_counter()
+            run_pipeline(doc.pk)
+            doc.refresh_from_db()
+            say(f"[{i}/{len(corpus.documents)}] ingested {path.name}: {doc.status}, {doc.page_count} pages "
+                f"({time.perf_counter() - t0:.1f} s)")
+            rep.created += 1
+        else:
+            rep.reused += 1
+        if doc.status != "ready":
+            rep.failed.append({"doc": row["doc"], "status": doc.status, "error": doc.error[:300]})
+        rep.pages += doc.page_count
+        rep.documents[row["doc"]] = doc
+    rep.seconds = round(time.perf_counter() - started, 1)
+    return rep
+
+
+# --------------------------------------------------------------------------- extraction
+
+def clause_type_rows(names: list[str]) -> dict[str, ClauseType]:
+    ensure_catalog()
+    rows = {t.name: t for t in ClauseType.objects.filter(name__in=names)}
+    for name in names:  # a corpus may name a type the catalog lacks: search for its name
+        if name not in rows:
+            slug = "x-" + hashlib.sha1(name.encode()).hexdigest()[:12]
+            rows[name], _ = ClauseType.objects.get_or_create(
+                slug=slug, defaults={"name": name, "description": name, "query": name, "source": "custom"})
+    return rows
+
+
+def _prediction(row: dict, event: dict | None, document) -> tuple[dict, evaluation.PairRecord]:
+    retrieved = [sc.chunk for sc in (event or {}).get("retrieved") or []]
+    ex = (event or {}).get("extraction")
+    outcome = (event or {}).get("outcome")
+    if ex is not None:
+        status = ex.status
+        cits = [{"chunk_id": c.chunk.chunk_id, "page": c.page, "start": c.start, "end": c.end, "quote": c.quote}
+                for c in ex.citations.select_related("chunk").order_by("ordinal")]
+        text = ex.clause_text if status != "not_found" else "not_found"
+    else:
+        status, cits, text = "failed", [], ""
+    pred = {
+        "doc": row["doc"], "clause_type": row["clause_type"],
+        "retrieved": [{"chunk_id": c.chunk_id, "page_start": c.page_start, "page_end": c.page_end, "text": c.text}
+                      for c in retrieved],
+        "extraction": {"status": status, "clause_text": text, "citations": cits},
+        "latency_ms": {"retrieval": (event or {}).get("latency_ms", {}).get("retrieval"),
+                       "extraction": (event or {}).get("latency_ms", {}).get("extraction")},
+    }
+    rec = evaluation.PairRecord(
+        doc=row["doc"], clause_type=row["clause_type"], present=bool(row["present"]), gold_spans=row["spans"] or [],
+        retrieved=[c.text for c in retrieved], retrieved_runs=_runs(retrieved, document), status=status,
+        clause_text=text if status != "not_found" else "", citations=cits,
+        citation_valid=[_valid(c, document) for c in cits], latency_ms=pred["latency_ms"],
+        score=(outcome.detail.get("best_score") if outcome is not None else None),
+        features=(presence.features(outcome.detail, [sc.cosine for sc in (event or {}).get("retrieved") or []])
+                  if outcome is not None and "best_score" in outcome.detail else {}))
+    return pred, rec
+
+
+def _runs(chunks, document) -> list[str]:
+    """Texts of maximal runs of retrieved chunks that touch or overlap in the document."""
+    spans = sorted((c.char_start, c.char_end) for c in chunks)
+    merged: list[list[int]] = []
+    for s, e in spans:
+        if merged and s <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], e)
+        else:
+            merged.append([s, e])
+    return [document.text[s:e] for s, e in merged if len([1 for a, b in spans if s <= a and b <= e]) > 1]
+
+
+@functools.lru_cache(maxsize=8)
+def pdf_page_texts(path: Path) -> dict[int, str]:
+    """Normalised text of each physical page of a PDF, read from its own text layer (pypdfium2),
+    independently of ingest: what the page-accuracy check compares a cited page with."""
+    import pypdfium2 as pdfium
+
+    out = {}
+    try:
+        pdf = pdfium.PdfDocument(str(path))
+    except Exception:  # not a PDF (or unreadable): no independent page check
+        return out
+    try:
+        for i in range(len(pdf)):
+            page = pdf[i]
+            textpage = page.get_textpage()
+            out[i + 1] = evaluation.norm_text(textpage.get_text_range())
+            textpage.close()
+            page.close()
+    finally:
+        pdf.close()
+    return out
+
+
+_pages_cache: dict[int, tuple] = {}
+_chunk_cache: dict[int, dict] = {}
+
+
+def _valid(cit: dict, document) -> bool:
+    if document.pk not in _pages_cache:
+        _pages_cache[document.pk] = tuple(document.pages.values_list("number", "char_start", "char_end"))
+        _chunk_cache[document.pk] = {cid: (s, e) for cid, s, e in
+                                     document.chunks.values_list("chunk_id", "char_start", "char_end")}
+    pages = _pages_cache[document.pk]
+    page = page_of(cit["start"], pages) if pages else None
+    return evaluation.citation_is_valid(cit, document.text, _chunk_cache[document.pk].get(cit["chunk_id"]), page)
+
+
+def run_pairs(corpus: Corpus, engagement, documents: dict, *, engine, k: int, say: Say,
+              doc_names: set[str] | None = None) -> tuple[ExtractionRun, list[dict], list[evaluation.PairRecord]]:
+    """One extraction run over the gold pairs (of ``doc_names``, default all); predictions and records
+    in gold.jsonl order."""
+    gold = [g for g in corpus.gold if doc_names is None or g["doc"] in doc_names]
+    types = clause_type_rows(sorted({g["clause_type"] for g in gold}))
+    ready = {name: d for name, d in documents.items() if d.status == "ready"}
+    run = runs.create_run(engagement, documents=[], clause_types=[], engine=engine.name, enqueue=False)
+    ExtractionRun.objects.filter(pk=run.pk).update(model=engine.model[:100])
+    run.model = engine.model
+    ClauseTask.objects.bulk_create([ClauseTask(run=run, document=ready[g["doc"]], clause_type=types[g["clause_type"]])
+                                    for g in gold if g["doc"] in ready])
+    events: dict[tuple[str, str], dict] = {}
+    order = [n for n in corpus.names if n in ready and (doc_names is None or n in doc_names)]
+    for i, name in enumerate(order, 1):
+        doc = ready[name]
+        t0 = time.perf_counter()
+
+        def observe(event, name=name):
+            events[(name, event["clause"].name)] = event
+
+        for _ in range(5):
+            if pipeline.process_document(run.pk, doc.pk, engine=engine, k=k, observe=observe) == pipeline.DONE:
+                break
+        say(f"[{i}/{len(order)}] {name}: {sum(1 for (n, _) in events if n == name)} pairs "
+            f"({time.perf_counter() - t0:.1f} s)")
+    preds, recs = [], []
+    pdf_paths = {d["doc"]: corpus.folder / d["pdf"] for d in corpus.documents}
+    for g in gold:
+        pred, rec = _prediction(g, events.get((g["doc"], g["clause_type"])), documents[g["doc"]])
+        if rec.status == "found" and rec.present:
+            rec.pdf_pages = pdf_page_texts(pdf_paths[g["doc"]])
+        preds.append(pred)
+        recs.append(rec)
+    runs.refresh_status(run)
+    return run, preds, recs
+
+
+# --------------------------------------------------------------------------- calibration
+
+PROBABILITIES = [round(0.05 * i, 2) for i in range(1, 20)]  # 0.05 .. 0.95
+
+
+def calibrate(corpus: Corpus, engagement, documents: dict, *, k: int, say: Say,
+              path: Path = CALIBRATION_FILE, options: dict | None = None) -> dict:
+    """Fit the offline engine's not_found decision on the first half of the corpus and save it.
+
+    One pass with no threshold gives every pair its best answer and its signals; on those a
+    logistic presence model is fitted (label: the clause is present) and its probability
+    threshold chosen to maximise hit rate + silent-source rate. The plain score threshold
+    is fitted too and kept as the fallback (``threshold``).
+    """
+    fit_docs, _ = corpus.halves()
+    options = dict(options or {})
+    engine = OfflineEngine(calibration={"threshold": 0.0, "version": "uncalibrated", "options": options})
+    say(f"calibrating the offline engine on {len(fit_docs)} documents (first half of documents.jsonl)")
+    _, _, recs = run_pairs(corpus, engagement, documents, engine=engine, k=k, say=say, doc_names=fit_docs)
+    score_choice = evaluation.calibrate_threshold(recs, THRESHOLDS)
+    usable = [r for r in recs if r.features]
+    model = presence.fit([(r.features, r.clause_type, r.present) for r in usable])
+    for r in usable:
+        r.score = model.probability(r.features, r.clause_type)
+    prob_choice = evaluation.calibrate_threshold(usable, PROBABILITIES)
+    version = dt.date.today().isoformat() + "-" + hashlib.sha1(
+        json.dumps([model.as_dict(), prob_choice["best"]], sort_keys=True).encode()).hexdigest()[:6]
+    data = {"version": version, "mode": "presence", "presence": model.as_dict(),
+            "presence_threshold": prob_choice["threshold"], "threshold": score_choice["threshold"],
+            "per_kind": {}, "options": options, "calibrated_on": corpus.folder.name,
+            "split": "first half of documents.jsonl", "documents": len(fit_docs), "k": k,
+            "objective": prob_choice["objective"], "best": prob_choice["best"],
+            "score_threshold_best": score_choice["best"],
+            "curves": {"presence": prob_choice["curve"], "score": score_choice["curve"]}}
+    path.write_text(json.dumps(data, indent=2) + "\n")
+    say(f"presence threshold {prob_choice['threshold']} (hit rate {prob_choice['best']['hit_rate']}, silent-source "
+        f"{prob_choice['best']['silent_source_rate']} on the calibration half; a score threshold alone: "
+        f"{score_choice['best']}); written to {path}")
+    return data
+
+
+# --------------------------------------------------------------------------- the whole command
+
+def evaluate(folder: Path, out: Path, *, limit: int | None = None, k: int = 5, engine_name: str | None = None,
+             do_calibrate: bool = False, engagement_name: str | None = None, say: Say = print) -> dict:
+    started = time.perf_counter()
+    corpus = load_corpus(folder, limit)
+    if not corpus.documents:
+        raise ValueError(f"{folder}/documents.jsonl lists no documents")
+    from engagements.models import Engagement
+
+    engagement, _ = Engagement.objects.get_or_create(name=(engagement_name or f"evaluate: {folder.name}")[:200],
+                                                     defaults={"client": "evaluation corpus"})
+    rep = ingest(corpus, engagement, say)
+    say(f"ingest: {rep.created} new, {rep.reused} reused, {len(rep.failed)} not ready, {rep.pages} pages, "
+        f"{rep.seconds} s")
+    name = resolve_engine_name(engine_name)
+    calibration = None
+    if do_calibrate:
+        if name != "offline":
+            raise ValueError("--calibrate fits the offline engine's threshold; use --engine offline")
+        calibration = calibrate(corpus, engagement, rep.documents, k=k, say=say)
+    engine = get_engine(name, calibration=calibration) if name == "offline" else get_engine(name)
+    run, preds, recs = run_pairs(corpus, engagement, rep.documents, engine=engine, k=k, say=say)
+
+    out.mkdir(parents=True, exist_ok=True)
+    with open(out / "predictions.jsonl", "w", encoding="utf-8") as fh:
+        for p in preds:
+            fh.write(json.dumps(p, ensure_ascii=False) + "\n")
+    summary = evaluation.summarise(recs)
+    fit, held = corpus.halves()
+    cal = getattr(engine, "calibration", None) or {}
+    metrics = {
+        "credit": evaluation.CREDIT,
+        "corpus": str(folder), "engine": engine.name, "model": engine.model, "k": k, "limit": limit,
+        "run_id": run.pk, "generated_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        "documents": {"total": len(corpus.documents), "ingested": rep.created, "reused": rep.reused,
+                      "not_ready": rep.failed, "pages": rep.pages},
+        **summary,
+        "splits": {"first_half": evaluation.metrics([r for r in recs if r.doc in fit]),
+                   "second_half": evaluation.metrics([r for r in recs if r.doc in held])},
+        "calibration": ({key: cal.get(key) for key in ("version", "mode", "presence_threshold", "threshold",
+                                                        "options", "calibrated_on", "split", "documents", "objective",
+                                                        "best", "score_threshold_best")}
+                        if engine.name == "offline" else None),
+    }
+    metrics["timings_ms"]["ingest_s"] = rep.seconds
+    metrics["timings_ms"]["wall_s"] = round(time.perf_counter() - started, 1)
+    with open(out / "scores.jsonl", "w", encoding="utf-8") as fh:  # per pair, for threshold analysis
+        for r in recs:
+            fh.write(json.dumps({"doc": r.doc, "clause_type": r.clause_type, "present": r.present,
+                                 "status": r.status, "score": r.score, "hit": evaluation.is_hit(r),
+                                 "features": r.features}) + "\n")
+    (out / "metrics.json").write_text(json.dumps(metrics, indent=2, ensure_ascii=False) + "\n")
+    return metrics

@@ -1,0 +1,257 @@
+"""Evaluation maths for the ``evaluate`` command: plain functions over plain rows. No Django.
+
+Per (document, clause type) pair the command gives a ``PairRecord``: the gold row of
+``gold.jsonl``, what retrieval returned, what the engine answered, and checks the
+command made against the database (citation validity). ``summarise`` turns the
+records into the figures of ``metrics.json``:
+
+- retrieval recall@k: a gold part counts as retrieved when its case- and
+  punctuation-normalised text lies inside one retrieved chunk (``recall_at_k``);
+  ``recall_at_k_merged`` also accepts it inside a run of adjacent retrieved chunks
+  (a part longer than a chunk can only be found that way). ``pair_recall_at_k``:
+  present pairs with at least one gold part retrieved.
+- hit rate: present pairs answered ``found`` whose clause text has word-set Jaccard
+  >= 0.5 with some gold span (the CUAD criterion; ``stratify.jaccard``).
+- citation page accuracy: of the citations of found answers that match a located
+  gold part (one normalised text inside the other, or Jaccard >= 0.5; both at least
+  4 words, as a shorter text occurs in too many places), the share whose page lies
+  on the gold part's page(s) or whose matched text is on the cited page of the PDF
+  itself (gold pages are first occurrences; a repeated text cited where its copy is
+  is right). ``citation_page_accuracy_first_occurrence`` counts gold pages only.
+- citation validity: the share of all citations whose quote is exactly
+  ``text[start:end]``, overlaps its chunk and sits on the page it names.
+- silent-source rate: not_found on absent pairs; false not_found rate: not_found on
+  present pairs.
+"""
+from __future__ import annotations
+
+import math
+import re
+import unicodedata
+from dataclasses import dataclass, field
+from typing import Iterable, Mapping, Sequence
+
+from extraction.stratify import best_jaccard, jaccard
+
+HIT_JACCARD = 0.5
+CREDIT = "CUAD v1, The Atticus Project (CC BY 4.0)"
+
+
+# --------------------------------------------------------------------------- normalisation
+
+_NON_WORD = re.compile(r"[\W_]+", re.UNICODE)
+
+
+def norm_text(text: str) -> str:
+    """Case- and punctuation-normalised text: NFKC, lower case, every run of non-word characters one space."""
+    text = unicodedata.normalize("NFKC", text or "").lower()
+    return " ".join(_NON_WORD.sub(" ", text).split())
+
+
+def contains(haystack_norm: str, needle: str) -> bool:
+    """``needle`` (raw) inside ``haystack_norm`` (normalised): as whole words, or, for a needle of three
+    words or more, ignoring spaces too (PDF text splits "8th" into "8 th", "Co- operation"...)."""
+    n = norm_text(needle)
+    if not n:
+        return False
+    if f" {n} " in f" {haystack_norm} ":
+        return True
+    return len(n.split()) >= 3 and n.replace(" ", "") in haystack_norm.replace(" ", "")
+
+
+# --------------------------------------------------------------------------- records
+
+@dataclass
+class PairRecord:
+    doc: str
+    clause_type: str
+    present: bool
+    gold_spans: list[dict]                     # gold.jsonl "spans": [{text, parts: [{text, pages}]}]
+    retrieved: list[str]                       # retrieved chunk texts, rank order (top k)
+    retrieved_runs: list[str] = field(default_factory=list)  # texts of adjacent retrieved chunks merged
+    status: str = "not_found"                  # found | not_found | unverified | failed
+    clause_text: str = ""
+    citations: list[dict] = field(default_factory=list)      # {page, quote, ...}
+    citation_valid: list[bool] = field(default_factory=list)
+    latency_ms: dict = field(default_factory=dict)          # {"retrieval": ms, "extraction": ms}
+    score: float | None = None                               # the engine's confidence, when it has one
+    features: dict = field(default_factory=dict)             # the engine's decision signals (offline)
+    pdf_pages: dict[int, str] = field(default_factory=dict)  # page number -> normalised PDF text layer
+
+    @property
+    def parts(self) -> list[dict]:
+        return [p for s in self.gold_spans for p in s.get("parts") or [] if p.get("text")]
+
+    @property
+    def span_texts(self) -> list[str]:
+        return [s.get("text", "") for s in self.gold_spans if s.get("text")]
+
+
+# --------------------------------------------------------------------------- per-pair judgements
+
+def parts_retrieved(rec: PairRecord, *, merged: bool = False) -> tuple[int, int]:
+    """(gold parts retrieved, gold parts) of one pair."""
+    hay = [norm_text(t) for t in rec.retrieved]
+    if merged:
+        hay += [norm_text(t) for t in rec.retrieved_runs]
+    parts = rec.parts
+    return sum(1 for p in parts if any(contains(h, p["text"]) for h in hay)), len(parts)
+
+
+def is_hit(rec: PairRecord, threshold: float = HIT_JACCARD) -> bool:
+    return rec.present and rec.status == "found" and best_jaccard(rec.clause_text, rec.span_texts) >= threshold
+
+
+MIN_JUDGED_WORDS = 4  # a shorter part ("Association", a date) occurs in many places: its page proves nothing
+
+
+def _matches(quote: str, part_text: str) -> tuple[bool, bool]:
+    """(quote matches the gold part, the part lies inside the quote)."""
+    q, p = norm_text(quote), norm_text(part_text)
+    if not q or not p or min(len(q.split()), len(p.split())) < MIN_JUDGED_WORDS:
+        return False, False
+    part_in_quote = f" {p} " in f" {q} "
+    return part_in_quote or f" {q} " in f" {p} " or jaccard(quote, part_text) >= HIT_JACCARD, part_in_quote
+
+
+def page_judgements(rec: PairRecord, *, any_occurrence: bool = True) -> list[bool]:
+    """For each citation of a found answer that matches a located gold part: is its page right?
+
+    Right when the page lies on the gold part's page(s) (gold locates a part at its first
+    occurrence), or, with ``any_occurrence``, when the matched text is on the cited page of the
+    PDF itself (``rec.pdf_pages``, the physical page's own text layer): a party name or a clause
+    repeated in an exhibit is correctly cited on the page where that copy is.
+    """
+    out = []
+    if rec.status != "found":
+        return out
+    located = [p for p in rec.parts if p.get("pages")]
+    for cit in rec.citations:
+        page = cit.get("page")
+        for part in located:
+            ok, part_inside = _matches(cit.get("quote", ""), part["text"])
+            if not ok:
+                continue
+            first, last = part["pages"][0], part["pages"][-1]
+            right = first <= page <= last or (part_inside and first - 1 <= page <= first)
+            if not right and any_occurrence and rec.pdf_pages:  # the gold text itself starts on the cited page
+                here = rec.pdf_pages.get(page, "")
+                right = contains(f"{here} {rec.pdf_pages.get(page + 1, '')}", part["text"]) and (
+                    contains(here, part["text"]) or _starts_on(here, part["text"]))
+            out.append(right)
+            break
+    return out
+
+
+def _starts_on(page_norm: str, text: str, words: int = 6) -> bool:
+    """The first words of ``text`` are on the page (a text that runs on to the next page)."""
+    head = " ".join(norm_text(text).split()[:words])
+    return bool(head) and contains(page_norm, head)
+
+
+def citation_is_valid(citation: Mapping, text: str, chunk_range: tuple[int, int] | None,
+                      page_of_start: int | None) -> bool:
+    """The quote is exactly ``text[start:end]``, overlaps its chunk and starts on the page it names."""
+    start, end = citation.get("start"), citation.get("end")
+    if not isinstance(start, int) or not isinstance(end, int) or not 0 <= start < end <= len(text):
+        return False
+    if text[start:end] != citation.get("quote"):
+        return False
+    if chunk_range is None or not (start < chunk_range[1] and end > chunk_range[0]):
+        return False
+    return page_of_start is not None and citation.get("page") == page_of_start
+
+
+# --------------------------------------------------------------------------- aggregation
+
+def _rate(num: int, den: int) -> float | None:
+    return round(num / den, 4) if den else None
+
+
+def latency_stats(values: Sequence[float]) -> dict:
+    vals = sorted(float(v) for v in values)
+    if not vals:
+        return {"n": 0, "mean": None, "p50": None, "p95": None, "max": None}
+
+    def pct(q: float) -> float:
+        i = max(0, min(len(vals) - 1, math.ceil(q * len(vals)) - 1))
+        return round(vals[i], 1)
+
+    return {"n": len(vals), "mean": round(sum(vals) / len(vals), 1), "p50": pct(0.5), "p95": pct(0.95),
+            "max": round(vals[-1], 1)}
+
+
+def metrics(records: Iterable[PairRecord]) -> dict:
+    """The figures for a set of pairs (all of them, or one clause type's)."""
+    recs = list(records)
+    present = [r for r in recs if r.present]
+    absent = [r for r in recs if not r.present]
+    got = tot = got_m = 0
+    pair_hits = 0
+    for r in present:
+        g, t = parts_retrieved(r)
+        gm, _ = parts_retrieved(r, merged=True)
+        got, tot, got_m = got + g, tot + t, got_m + gm
+        pair_hits += bool(g)
+    pages = [j for r in present for j in page_judgements(r)]
+    first_pages = [j for r in present for j in page_judgements(r, any_occurrence=False)]
+    valid = [v for r in recs for v in r.citation_valid]
+    return {
+        "pairs": len(recs), "present": len(present), "absent": len(absent), "gold_parts": tot,
+        "recall_at_k": _rate(got, tot),
+        "recall_at_k_merged": _rate(got_m, tot),
+        "pair_recall_at_k": _rate(pair_hits, len(present)),
+        "hit_rate": _rate(sum(is_hit(r) for r in present), len(present)),
+        "citation_page_accuracy": _rate(sum(pages), len(pages)), "page_judged_citations": len(pages),
+        "citation_page_accuracy_first_occurrence": _rate(sum(first_pages), len(first_pages)),
+        "citation_validity": _rate(sum(valid), len(valid)), "citations": len(valid),
+        "silent_source_rate": _rate(sum(r.status == "not_found" for r in absent), len(absent)),
+        "false_not_found_rate": _rate(sum(r.status == "not_found" for r in present), len(present)),
+        "found": sum(r.status == "found" for r in recs),
+        "unverified": sum(r.status == "unverified" for r in recs),
+        "failed": sum(r.status == "failed" for r in recs),
+    }
+
+
+def summarise(records: Iterable[PairRecord]) -> dict:
+    """``{"overall": metrics, "timings_ms": {...}, "per_clause_type": {name: metrics}}``."""
+    recs = list(records)
+    by_type: dict[str, list[PairRecord]] = {}
+    for r in recs:
+        by_type.setdefault(r.clause_type, []).append(r)
+    return {
+        "overall": metrics(recs),
+        "timings_ms": {"retrieval": latency_stats([r.latency_ms.get("retrieval", 0) for r in recs]),
+                       "extraction": latency_stats([r.latency_ms.get("extraction", 0) for r in recs])},
+        "per_clause_type": {name: metrics(rows) for name, rows in sorted(by_type.items())},
+    }
+
+
+# --------------------------------------------------------------------------- calibration
+
+def with_threshold(rec: PairRecord, threshold: float) -> str:
+    """The status the offline engine would report with ``threshold`` (its score is the best sentence's)."""
+    if rec.score is None or rec.status not in ("found", "not_found"):
+        return rec.status
+    if rec.status == "not_found" and not rec.clause_text:
+        return "not_found"
+    return "found" if rec.score >= threshold else "not_found"
+
+
+def calibrate_threshold(records: Sequence[PairRecord], candidates: Sequence[float]) -> dict:
+    """Pick the not_found threshold that maximises hit rate + silent-source rate (balanced accuracy of
+    the two kinds of pair) over ``records``, which must have been run with threshold 0 so every pair
+    carries its best answer and score. Returns the choice and the curve."""
+    present = [r for r in records if r.present]
+    absent = [r for r in records if not r.present]
+    hits = [(r, is_hit(r)) for r in present]
+    curve = []
+    for t in candidates:
+        hit = sum(ok and with_threshold(r, t) == "found" for r, ok in hits)
+        silent = sum(with_threshold(r, t) == "not_found" for r in absent)
+        hr, ss = (hit / len(present) if present else 0.0), (silent / len(absent) if absent else 0.0)
+        curve.append({"threshold": round(t, 4), "hit_rate": round(hr, 4), "silent_source_rate": round(ss, 4),
+                      "objective": round(hr + ss, 4)})
+    best = max(curve, key=lambda c: (c["objective"], c["silent_source_rate"]))
+    return {"threshold": best["threshold"], "objective": "hit_rate + silent_source_rate", "best": best,
+            "curve": curve}

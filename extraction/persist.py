@@ -1,0 +1,47 @@
+"""A verified engine outcome -> one ``Extraction`` with its ``Citation`` rows. Idempotent.
+
+The row is keyed (run, document, clause type, dedupe key): the first verified
+chunk id for a found clause, ``not_found`` or ``unverified`` otherwise. Saving the
+same outcome twice returns the row saved the first time. Citations carry the
+offsets and page the server computed (``verify``), never the model's numbers;
+the model's page is kept in ``model_page`` for audit.
+"""
+from __future__ import annotations
+
+from django.db import IntegrityError, transaction
+
+from extraction.engines.base import FOUND, NOT_FOUND, UNVERIFIED, ClauseOutcome
+from extraction.models import Citation, Extraction
+from ingest.models import Chunk
+
+
+def dedupe_key(outcome: ClauseOutcome) -> str:
+    if outcome.status == FOUND and outcome.verification and outcome.verification.citations:
+        return outcome.verification.citations[0].chunk_id[:64]
+    return NOT_FOUND if outcome.status == NOT_FOUND else UNVERIFIED
+
+
+def save_outcome(run, document, clause_type, outcome: ClauseOutcome, *, engine: str, model: str = "") -> Extraction:
+    """Persist ``outcome`` (status found / not_found / unverified); returns the Extraction row."""
+    if outcome.status not in (FOUND, NOT_FOUND, UNVERIFIED):
+        raise ValueError(f"cannot persist an outcome with status {outcome.status!r}")
+    key = dedupe_key(outcome)
+    existing = Extraction.objects.filter(run=run, document=document, clause_type=clause_type, dedupe_key=key).first()
+    if existing is not None:
+        return existing
+    text = "" if outcome.status == NOT_FOUND else str((outcome.tool_input or {}).get("clause_text", ""))
+    verified = list(outcome.verification.citations) if outcome.verification else []
+    try:
+        with transaction.atomic():
+            extraction = Extraction.objects.create(
+                run=run, document=document, clause_type=clause_type, status=outcome.status, clause_text=text,
+                engine=engine, model=model[:100], dedupe_key=key, verification_errors=list(outcome.errors))
+            chunks = {c.chunk_id: c for c in Chunk.objects.filter(
+                document=document, chunk_id__in={v.chunk_id for v in verified}).only("id", "chunk_id")}
+            Citation.objects.bulk_create([
+                Citation(extraction=extraction, chunk=chunks[v.chunk_id], ordinal=i, page=v.page, start=v.start,
+                         end=v.end, quote=v.quote, model_page=v.model_page)
+                for i, v in enumerate(verified) if v.chunk_id in chunks])
+    except IntegrityError:  # saved concurrently by a redelivered task
+        return Extraction.objects.get(run=run, document=document, clause_type=clause_type, dedupe_key=key)
+    return extraction

@@ -1,0 +1,146 @@
+"""One (run, document): its clause tasks, one after another, in one engine session.
+
+For each pending ``ClauseTask``: retrieve, ask the engine, then in ONE transaction
+save the Extraction (+ Citations), mark the task done, write the checkpoint and
+add the usage to the run. A task already done is skipped (a redelivered Celery
+message, a rerun), so nothing is done twice and nothing is lost. On
+``stop_reason: max_tokens`` the engine has checkpointed; ``process_document``
+returns ``"interrupted"`` and the caller opens a fresh session (re-enqueue).
+"""
+from __future__ import annotations
+
+import logging
+import time
+from typing import Callable
+
+from django.db import transaction
+from django.db.models import F
+
+from extraction import checkpoints, retrieval, runs
+from extraction.catalog_sync import as_plain, catalog_order
+from extraction.checkpoints import clause_id_for
+from extraction.docview import load_document
+from extraction.engines import FAILED, Engine, EngineError, Interrupted, get_engine
+from extraction.models import ClauseTask, ExtractionRun
+from extraction.persist import save_outcome
+from extraction.usage import Usage, cost_usd
+from ingest.models import Document
+
+log = logging.getLogger(__name__)
+DONE, INTERRUPTED = "done", "interrupted"
+OPEN = (ClauseTask.Status.PENDING, ClauseTask.Status.RUNNING)
+
+
+class _UsageMeter:
+    """Adds a session's usage to its run as deltas (safe to call after every clause)."""
+
+    def __init__(self, run: ExtractionRun, session):
+        self.run, self.session, self.flushed = run, session, Usage()
+
+    def flush(self) -> None:
+        total: Usage = self.session.usage
+        delta = Usage(total.input_tokens - self.flushed.input_tokens, total.output_tokens - self.flushed.output_tokens,
+                      total.cache_write_tokens - self.flushed.cache_write_tokens,
+                      total.cache_read_tokens - self.flushed.cache_read_tokens)
+        if not any((delta.input_tokens, delta.output_tokens, delta.cache_write_tokens, delta.cache_read_tokens)):
+            return
+        ExtractionRun.objects.filter(pk=self.run.pk).update(
+            input_tokens=F("input_tokens") + delta.input_tokens, output_tokens=F("output_tokens") + delta.output_tokens,
+            cache_write_tokens=F("cache_write_tokens") + delta.cache_write_tokens,
+            cache_read_tokens=F("cache_read_tokens") + delta.cache_read_tokens,
+            cost_usd=F("cost_usd") + cost_usd(delta, self.run.model, batch=self.run.mode == "batch"))
+        self.flushed = Usage(total.input_tokens, total.output_tokens, total.cache_write_tokens, total.cache_read_tokens)
+
+
+def process_document(run_id: int, document_id: int, *, engine: Engine | None = None,
+                     retrieve: Callable | None = None, k: int = retrieval.DEFAULT_K,
+                     observe: Callable[[dict], None] | None = None) -> str:
+    """Work through the open clause tasks of (run, document). Returns "done" or "interrupted".
+
+    ``observe(event)`` (the evaluate command) is called after each clause with the task, the
+    retrieved chunks, the outcome, the saved extraction and the timings; with it, retrieval
+    always runs (even when the engine reads a short document whole).
+    """
+    run = ExtractionRun.objects.select_related("engagement").get(pk=run_id)
+    document = Document.objects.get(pk=document_id)
+    tasks = sorted(ClauseTask.objects.filter(run=run, document=document, status__in=OPEN).select_related("clause_type"),
+                   key=lambda t: (catalog_order(t.clause_type.name), t.clause_type.name))
+    if not tasks:
+        runs.refresh_status(run)
+        return DONE
+    runs.mark_running(run)
+    engine = engine or get_engine(run.engine)
+    retrieve = retrieve or retrieval.retrieve
+    view = load_document(document)
+    wants_retrieval = getattr(engine, "wants_retrieval", lambda _view: True)
+    session_box: dict = {}
+
+    def on_checkpoint(snapshot: dict, reason: str) -> None:
+        with transaction.atomic():
+            checkpoints.save(run, document, snapshot, last_record={"reason": reason})
+            session_box["meter"].flush()
+
+    session = engine.open_session(
+        view, facts=lambda: checkpoints.facts_for(run, document), types=runs.types_for(run),
+        search=retrieval.searcher(document), snapshot=checkpoints.snapshot_of(checkpoints.load(run, document)),
+        on_checkpoint=on_checkpoint)
+    meter = session_box["meter"] = _UsageMeter(run, session)
+    for task in tasks:
+        clause = as_plain(task.clause_type)
+        retrieved: list = []
+        ClauseTask.objects.filter(pk=task.pk).update(status=ClauseTask.Status.RUNNING, attempts=F("attempts") + 1)
+        try:
+            t0 = time.perf_counter()
+            retrieved = retrieve(document, clause, k) if (observe or wants_retrieval(view)) else []
+            t1 = time.perf_counter()
+            outcome = session.extract(clause, clause_id_for(document.pk, clause.slug), retrieved)
+            t2 = time.perf_counter()
+        except Interrupted as exc:
+            log.info("run %s document %s interrupted: %s", run.pk, document.pk, exc)
+            return INTERRUPTED
+        except EngineError as exc:
+            _fail(run, document, task, str(exc), session, meter)
+            if observe is not None:
+                observe({"task": task, "clause": clause, "retrieved": retrieved, "outcome": None,
+                         "extraction": None, "error": str(exc), "latency_ms": {}})
+            continue
+        ex = None
+        with transaction.atomic():
+            locked = ClauseTask.objects.select_for_update().get(pk=task.pk)
+            if locked.status == ClauseTask.Status.DONE:
+                continue
+            if outcome.status == FAILED:
+                locked.status, locked.error = ClauseTask.Status.FAILED, "; ".join(outcome.errors)[:4000]
+                record = {"clause_type": clause.name, "status": FAILED, "error": locked.error}
+            else:
+                ex = save_outcome(run, document, task.clause_type, outcome, engine=engine.name, model=engine.model)
+                locked.status, locked.error = ClauseTask.Status.DONE, ""
+                record = {"clause_type": clause.name, "clause_id": outcome.clause_id, "status": ex.status,
+                          "extraction_id": ex.pk, "dedupe_key": ex.dedupe_key}
+            locked.save(update_fields=["status", "error", "updated_at"])
+            checkpoints.save(run, document, session.snapshot(), last_record=record)
+            meter.flush()
+        if observe is not None:
+            observe({"task": task, "clause": clause, "retrieved": retrieved, "outcome": outcome, "extraction": ex,
+                     "latency_ms": {"retrieval": round((t1 - t0) * 1000, 1),
+                                    "extraction": round((t2 - t1) * 1000, 1)}})
+    runs.refresh_status(run)
+    return DONE
+
+
+def _fail(run, document, task, error: str, session, meter) -> None:
+    with transaction.atomic():
+        ClauseTask.objects.filter(pk=task.pk).exclude(status=ClauseTask.Status.DONE).update(
+            status=ClauseTask.Status.FAILED, error=error[:4000])
+        checkpoints.save(run, document, session.snapshot(),
+                         last_record={"clause_type": task.clause_type.name, "status": FAILED, "error": error[:500]})
+        meter.flush()
+    log.warning("run %s document %s %s failed: %s", run.pk, document.pk, task.clause_type.name, error)
+
+
+def fail_open_tasks(run_id: int, document_id: int, error: str) -> int:
+    """Mark the open tasks of (run, document) failed (an unrecoverable error); returns how many."""
+    n = ClauseTask.objects.filter(run_id=run_id, document_id=document_id, status__in=OPEN).update(
+        status=ClauseTask.Status.FAILED, error=error[:4000])
+    runs.refresh_status(ExtractionRun.objects.get(pk=run_id))
+    return n

@@ -1,0 +1,115 @@
+"""Extraction runs: create one row per unit of work, fan out on commit, derive status from rows.
+
+``create_run`` writes the run and one ``ClauseTask`` per (document, clause type) in
+one transaction and enqueues one Celery task per document with
+``transaction.on_commit``. A run's status is never pushed by a chord: it is
+derived from its task rows by ``refresh_status`` (done when every task is done,
+failed when every task is finished and some failed).
+"""
+from __future__ import annotations
+
+from typing import Iterable
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import Count, Q
+from django.utils import timezone
+
+from extraction import catalog
+from extraction.catalog_sync import as_plain, ensure_catalog
+from extraction.engines import resolve_engine_name
+from extraction.models import ClauseTask, ClauseType, ExtractionRun
+from ingest.models import Document
+
+
+def engine_model(engine: str) -> str:
+    if engine == "anthropic":
+        return settings.ANTHROPIC_MODEL
+    from extraction.engines.offline import OfflineEngine
+
+    return OfflineEngine(use_embeddings=False).model
+
+
+def active_types() -> list[ClauseType]:
+    if not ClauseType.objects.exists():
+        ensure_catalog()
+    return list(ClauseType.objects.filter(active=True))
+
+
+def create_run(engagement, *, documents: Iterable[Document] | None = None,
+               clause_types: Iterable[ClauseType] | None = None, engine: str | None = None,
+               user=None, enqueue: bool = True, queue: str | None = None,
+               mode: str = ExtractionRun.Mode.SYNC) -> ExtractionRun:
+    """A run over ``documents`` (default: the engagement's ready documents) x ``clause_types``
+    (default: every active type), queued for the workers when the transaction commits."""
+    name = resolve_engine_name(engine)
+    docs = list(documents) if documents is not None else list(
+        engagement.documents.filter(status=Document.Status.READY))
+    types = list(clause_types) if clause_types is not None else active_types()
+    with transaction.atomic():
+        run = ExtractionRun.objects.create(engagement=engagement, created_by=user, engine=name,
+                                           model=engine_model(name), mode=mode)
+        ClauseTask.objects.bulk_create([ClauseTask(run=run, document=d, clause_type=t) for d in docs for t in types])
+        if enqueue:
+            transaction.on_commit(lambda: enqueue_run(run.pk, queue=queue))
+    return run
+
+
+def enqueue_run(run_id: int, *, queue: str | None = None) -> int:
+    """One Celery task per document with open clause tasks; returns how many were sent."""
+    from extraction.tasks import extract_document
+
+    doc_ids = (ClauseTask.objects.filter(run_id=run_id, status__in=[ClauseTask.Status.PENDING,
+                                                                    ClauseTask.Status.RUNNING])
+               .values_list("document_id", flat=True).distinct().order_by("document_id"))
+    options = {"queue": queue} if queue else {}
+    n = 0
+    for doc_id in doc_ids:
+        extract_document.apply_async((run_id, doc_id), **options)
+        n += 1
+    return n
+
+
+def types_for(run: ExtractionRun) -> list[catalog.ClauseType]:
+    """Plain clause types the run's prompts know: the active catalog plus the run's own types."""
+    rows = {t.pk: t for t in ClauseType.objects.filter(active=True)}
+    rows.update({t.pk: t for t in ClauseType.objects.filter(clausetask__run=run).distinct()})
+    from extraction.catalog_sync import catalog_order
+
+    return [as_plain(t) for t in sorted(rows.values(), key=lambda t: (catalog_order(t.name), t.name))]
+
+
+def counts(run: ExtractionRun) -> dict[str, int]:
+    S = ClauseTask.Status
+    agg = ClauseTask.objects.filter(run=run).aggregate(
+        total=Count("id"), pending=Count("id", filter=Q(status=S.PENDING)),
+        running=Count("id", filter=Q(status=S.RUNNING)), done=Count("id", filter=Q(status=S.DONE)),
+        failed=Count("id", filter=Q(status=S.FAILED)))
+    return {k: int(v or 0) for k, v in agg.items()}
+
+
+def mark_running(run: ExtractionRun) -> None:
+    ExtractionRun.objects.filter(pk=run.pk, status=ExtractionRun.Status.QUEUED).update(
+        status=ExtractionRun.Status.RUNNING)
+
+
+def refresh_status(run: ExtractionRun) -> str:
+    """Derive the run's status from its task rows and store it."""
+    c = counts(run)
+    S = ExtractionRun.Status
+    if c["total"] and c["pending"] == 0 and c["running"] == 0:
+        status = S.FAILED if c["failed"] else S.DONE
+        error = ""
+        if c["failed"]:
+            errors = list(ClauseTask.objects.filter(run=run, status=ClauseTask.Status.FAILED)
+                          .select_related("clause_type").values_list("clause_type__name", "error")[:5])
+            error = f"{c['failed']} of {c['total']} clause tasks failed: " + "; ".join(
+                f"{name}: {err[:200]}" for name, err in errors)
+        ExtractionRun.objects.filter(pk=run.pk).update(status=status, error=error, finished_at=timezone.now())
+    elif c["done"] or c["running"] or c["failed"]:
+        status = S.RUNNING
+        ExtractionRun.objects.filter(pk=run.pk).exclude(status=S.RUNNING).update(status=status)
+    else:
+        status = run.status
+    run.refresh_from_db(fields=["status", "error", "finished_at"])
+    return status

@@ -1,0 +1,73 @@
+""""Find a clause" now, for the reviewer UI: one catalog type or a free question, on one document.
+
+``find_clause(document, user=..., clause_type=... | question=...)`` runs a one-task
+extraction run in the calling process (no worker), with the configured engine, and
+returns the saved ``Extraction`` (its citations verified by the server). A free
+question is saved under an inactive custom clause type named after it, so it never
+joins the catalog runs but the reviewer sees what was asked.
+"""
+from __future__ import annotations
+
+import hashlib
+
+from extraction import catalog, pipeline, runs
+from extraction.catalog_sync import ensure_catalog
+from extraction.models import ClauseTask, ClauseType, Extraction
+from engagements.scoping import require_role
+
+MAX_RESUMES = 4
+
+
+class FindClauseError(Exception):
+    """The clause could not be extracted (the engine failed); the message says why."""
+
+
+def question_type(question: str) -> ClauseType:
+    """The inactive custom clause type that carries a free question."""
+    question = " ".join(question.split())
+    if len(question) < 3:
+        raise ValueError("The question is too short.")
+    digest = hashlib.sha1(question.encode()).hexdigest()[:12]
+    name = f"Q: {question}"
+    if len(name) > 100:
+        name = f"{name[:86]}… #{digest[:8]}"
+    row, _ = ClauseType.objects.get_or_create(
+        slug=f"q-{digest}",
+        defaults={"name": name, "description": question, "query": question, "kind": catalog.TEXT,
+                  "source": ClauseType.Source.CUSTOM, "active": False})
+    return row
+
+
+def resolve_type(clause_type) -> ClauseType:
+    if isinstance(clause_type, ClauseType):
+        return clause_type
+    ensure_catalog()
+    value = str(clause_type)
+    row = ClauseType.objects.filter(name=value).first() or ClauseType.objects.filter(slug=value).first()
+    if row is None:
+        raise ValueError(f"Unknown clause type {value!r}.")
+    return row
+
+
+def find_clause(document, *, user, clause_type=None, question: str | None = None, engine=None) -> Extraction:
+    """Extract one clause type (or answer a free question) on ``document`` now; the saved Extraction."""
+    if user is not None:
+        require_role(user, document.engagement)
+    if clause_type is None and not (question and question.strip()):
+        raise ValueError("Give a clause type or a question.")
+    if document.status != "ready":
+        raise ValueError(f"The document is not ready ({document.status}).")
+    ct = resolve_type(clause_type) if clause_type is not None else question_type(question)
+    engine_name = getattr(engine, "name", engine)
+    run = runs.create_run(document.engagement, documents=[document], clause_types=[ct], engine=engine_name,
+                          user=user, enqueue=False)
+    engine_obj = engine if hasattr(engine, "open_session") else None
+    for _ in range(MAX_RESUMES + 1):
+        if pipeline.process_document(run.pk, document.pk, engine=engine_obj) == pipeline.DONE:
+            break
+    else:
+        pipeline.fail_open_tasks(run.pk, document.pk, f"interrupted {MAX_RESUMES} times (max_tokens)")
+    task = ClauseTask.objects.get(run=run, document=document, clause_type=ct)
+    if task.status != ClauseTask.Status.DONE:
+        raise FindClauseError(task.error or "the extraction did not finish")
+    return Extraction.objects.filter(run=run, document=document, clause_type=ct).order_by("id").first()

@@ -1,0 +1,26 @@
+"""Celery tasks: thin wrappers around ``pipeline``. ``acks_late`` + reject on worker loss:
+a worker killed mid-run leaves the message unacknowledged, it is redelivered, and the
+new session resumes from the checkpoint (done tasks are skipped)."""
+from __future__ import annotations
+
+from celery import shared_task
+
+from extraction import pipeline
+
+MAX_RESUMES = 8
+
+
+@shared_task(bind=True, acks_late=True, reject_on_worker_lost=True, max_retries=MAX_RESUMES,
+             name="extraction.tasks.extract_document")
+def extract_document(self, run_id: int, document_id: int) -> str:
+    try:
+        result = pipeline.process_document(run_id, document_id)
+    except Exception as exc:
+        pipeline.fail_open_tasks(run_id, document_id, f"{type(exc).__name__}: {exc}")
+        raise
+    if result == pipeline.INTERRUPTED:
+        if self.request.retries >= MAX_RESUMES:
+            pipeline.fail_open_tasks(run_id, document_id, f"interrupted {MAX_RESUMES} times (max_tokens)")
+            return "failed"
+        raise self.retry(countdown=0)  # a fresh session resumes from the checkpoint
+    return result

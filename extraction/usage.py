@@ -1,0 +1,84 @@
+"""Token usage and its cost estimate. Pure.
+
+``Usage`` adds up the ``usage`` objects of Messages API responses (input, output,
+cache write, cache read tokens). ``cost_usd`` prices them with list prices per
+million tokens (USD, standard tier; cache writes at the 5-minute rate, 1.25x
+input; cache reads 0.1x input; Message Batches at half price). Prices change:
+this is an estimate for dashboards, not an invoice. Unknown models are priced
+like Sonnet.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from decimal import ROUND_HALF_UP, Decimal
+from typing import Any, Mapping
+
+# model-name prefix -> (input, output) USD per million tokens
+PRICES: dict[str, tuple[str, str]] = {
+    "claude-opus-4-5": ("5", "25"),
+    "claude-opus-4-1": ("15", "75"),
+    "claude-opus-4": ("15", "75"),
+    "claude-sonnet-4": ("3", "15"),
+    "claude-3-7-sonnet": ("3", "15"),
+    "claude-haiku-4": ("1", "5"),
+    "claude-3-5-haiku": ("0.8", "4"),
+    "claude-3-haiku": ("0.25", "1.25"),
+}
+DEFAULT_PRICE = ("3", "15")
+CACHE_WRITE_FACTOR = Decimal("1.25")
+CACHE_READ_FACTOR = Decimal("0.1")
+BATCH_FACTOR = Decimal("0.5")
+_MILLION = Decimal(1_000_000)
+
+
+@dataclass
+class Usage:
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_write_tokens: int = 0
+    cache_read_tokens: int = 0
+    requests: int = 0
+
+    def add(self, usage: Any) -> "Usage":
+        """Add one response's ``usage`` (an SDK object or a dict); returns self."""
+        get = (usage.get if isinstance(usage, Mapping) else lambda k, d=0: getattr(usage, k, d))
+        self.input_tokens += int(get("input_tokens", 0) or 0)
+        self.output_tokens += int(get("output_tokens", 0) or 0)
+        self.cache_write_tokens += int(get("cache_creation_input_tokens", 0) or 0)
+        self.cache_read_tokens += int(get("cache_read_input_tokens", 0) or 0)
+        self.requests += 1
+        return self
+
+    def __add__(self, other: "Usage") -> "Usage":
+        return Usage(self.input_tokens + other.input_tokens, self.output_tokens + other.output_tokens,
+                     self.cache_write_tokens + other.cache_write_tokens,
+                     self.cache_read_tokens + other.cache_read_tokens, self.requests + other.requests)
+
+    @property
+    def context_tokens(self) -> int:
+        """Tokens the last prompt occupied (meaningful for a single response's usage)."""
+        return self.input_tokens + self.cache_write_tokens + self.cache_read_tokens
+
+    def as_dict(self) -> dict:
+        return {"input_tokens": self.input_tokens, "output_tokens": self.output_tokens,
+                "cache_write_tokens": self.cache_write_tokens, "cache_read_tokens": self.cache_read_tokens,
+                "requests": self.requests}
+
+
+def price_for(model: str) -> tuple[Decimal, Decimal]:
+    """(input, output) USD per million tokens for ``model`` (longest matching prefix)."""
+    best = max((p for p in PRICES if model.startswith(p)), key=len, default=None)
+    inp, out = PRICES[best] if best else DEFAULT_PRICE
+    return Decimal(inp), Decimal(out)
+
+
+def cost_usd(usage: Usage, model: str, *, batch: bool = False) -> Decimal:
+    """Estimated cost in USD, rounded to 6 decimals."""
+    inp, out = price_for(model)
+    total = (Decimal(usage.input_tokens) * inp
+             + Decimal(usage.cache_write_tokens) * inp * CACHE_WRITE_FACTOR
+             + Decimal(usage.cache_read_tokens) * inp * CACHE_READ_FACTOR
+             + Decimal(usage.output_tokens) * out) / _MILLION
+    if batch:
+        total *= BATCH_FACTOR
+    return total.quantize(Decimal("0.000001"), rounding=ROUND_HALF_UP)

@@ -1,0 +1,403 @@
+"""The Claude engine through the real ``anthropic`` client over a mock transport playing the API's
+response shapes: tool use, not_found, verification retry, every stop_reason, retried errors,
+checkpoint/resume after max_tokens, compaction over 50 turns, prompt caching and usage."""
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from extraction import checkpoints, pipeline, runs
+from extraction.case_facts import parse_case_facts
+from extraction.catalog_sync import catalog_order
+from extraction.engines.anthropic import AnthropicEngine
+from extraction.models import Checkpoint, Citation, ClauseTask, Extraction, ExtractionRun
+from extraction.tool_schemas import all_tools, validate_extract_clause
+from tests.integration.extraction_fixtures import ANSWERS, PAGE_OF, TYPES, clause_types, make_contract
+from tests.mock_anthropic import (FakeClaude, MockAnthropic, extract_call, message, text_block,
+                                  tool_use_block)
+
+pytestmark = pytest.mark.django_db
+
+
+def _run(engagement, document, names=TYPES):
+    return runs.create_run(engagement, documents=[document], clause_types=clause_types(names), engine="anthropic",
+                           enqueue=False)
+
+
+def _engine(api, **kw):
+    kw.setdefault("max_turns", 4)
+    return AnthropicEngine(client=api.client(max_retries=kw.pop("max_retries", 3)), model="claude-sonnet-4-6", **kw)
+
+
+def _results(run):
+    """Comparable picture of a run's extractions."""
+    out = {}
+    for ex in Extraction.objects.filter(run=run).select_related("clause_type").prefetch_related("citations"):
+        out[ex.clause_type.name] = (ex.status, ex.clause_text,
+                                    tuple((c.page, c.start, c.end, c.quote) for c in ex.citations.all()))
+    return out
+
+
+def _system_facts(body) -> dict:
+    facts_block = next(b["text"] for b in body["system"] if "<case_facts" in b["text"])
+    return parse_case_facts(facts_block)
+
+
+# --------------------------------------------------------------------------- schema
+
+def test_no_extraction_tool_schema_lets_a_found_clause_through_without_citation():
+    jsonschema = pytest.importorskip("jsonschema")
+    found = {"clause_id": "1:payment", "clause_type": "Payment", "clause_text": "pay $5", "citations": []}
+    not_found = {"clause_id": "1:payment", "clause_type": "Payment", "clause_text": "not_found", "citations": []}
+    cited = dict(found, citations=[{"chunk_id": "c1", "page": 1, "quote": "pay $5"}])
+    schemas = [t["input_schema"] for t in all_tools(["payment"]) if "citations" in t["input_schema"]["properties"]]
+    assert schemas, "extract_clause must be among the tools"
+    for schema in schemas:
+        validator = jsonschema.Draft202012Validator(schema)
+        assert list(validator.iter_errors(found)), "a found clause without citation passed the schema"
+        assert not list(validator.iter_errors(not_found))
+        assert not list(validator.iter_errors(cited))
+    assert validate_extract_clause(found)
+    assert not validate_extract_clause(cited)
+
+
+# --------------------------------------------------------------------------- normal use
+
+def test_tool_use_extraction_is_verified_cited_and_costed(engagement):
+    document = make_contract(engagement)
+    api = MockAnthropic(FakeClaude(dict(ANSWERS)))
+    run = _run(engagement, document)
+    assert pipeline.process_document(run.pk, document.pk, engine=_engine(api)) == "done"
+
+    run.refresh_from_db()
+    assert run.status == "done" and run.finished_at
+    assert set(ClauseTask.objects.filter(run=run).values_list("status", flat=True)) == {"done"}
+    payment = Extraction.objects.get(run=run, clause_type__name="Payment")
+    assert payment.status == "found" and payment.engine == "anthropic" and payment.model == "claude-sonnet-4-6"
+    assert payment.clause_text == ANSWERS["Payment"]
+    (cit,) = payment.citations.all()
+    assert document.text[cit.start:cit.end] == cit.quote == ANSWERS["Payment"]
+    assert cit.page == PAGE_OF["Payment"] and cit.chunk.document_id == document.pk
+    assert payment.dedupe_key == cit.chunk.chunk_id
+    for name in ("Non-Compete", "Insurance"):
+        ex = Extraction.objects.get(run=run, clause_type__name=name)
+        assert ex.status == "not_found" and not ex.citations.exists() and ex.dedupe_key == "not_found"
+
+    first = api.requests[0]
+    assert first["tool_choice"] == {"type": "any"}
+    assert [t["name"] for t in first["tools"]][-1] == "extract_clause"
+    assert first["system"][0]["cache_control"] == {"type": "ephemeral"}
+    assert all("cache_control" not in b for b in first["system"][1:])
+    facts = _system_facts(first)
+    assert facts["policy_cap"] == "$247.83" and facts["doc_id"] == str(document.pk)
+    assert "[turn note]" in first["system"][-1]["text"]
+    # whole document (< 12,000 chars) with provenance tags, in the first question
+    question = first["messages"][0]["content"][0]["text"]
+    assert "=== §" in question and "chunk:" in question and "p.3" in question
+    # CASE_FACTS count what is recorded, rebuilt every turn
+    last = _system_facts(api.requests[-1])
+    assert last["extracted_count"] == 5 and len(last["decisions"]) == len(TYPES) - 1
+
+    # usage and prompt caching: written once, read after
+    assert run.input_tokens > 0 and run.output_tokens > 0
+    assert run.cache_write_tokens > 0 and run.cache_read_tokens > 0
+    assert run.cost_usd > 0
+    cp = Checkpoint.objects.get(run=run, document=document)
+    assert cp.last_record["clause_type"] == sorted(TYPES, key=catalog_order)[-1] and cp.case_facts["policy_cap"] == "$247.83"
+
+
+def test_not_found_answer(engagement):
+    document = make_contract(engagement)
+    api = MockAnthropic(FakeClaude({}))
+    run = _run(engagement, document, ["Governing Law"])
+    pipeline.process_document(run.pk, document.pk, engine=_engine(api))
+    ex = Extraction.objects.get(run=run)
+    assert (ex.status, ex.clause_text, ex.citations.count()) == ("not_found", "", 0)
+
+
+def test_quote_not_in_cited_chunk_gets_one_retry_then_verified(engagement):
+    document = make_contract(engagement)
+    api = MockAnthropic(FakeClaude(dict(ANSWERS), wrong_quote={"Cap On Liability": 1}))
+    run = _run(engagement, document, ["Cap On Liability"])
+    pipeline.process_document(run.pk, document.pk, engine=_engine(api))
+    ex = Extraction.objects.get(run=run)
+    assert ex.status == "found" and ex.clause_text == ANSWERS["Cap On Liability"]
+    retry = api.requests[1]
+    result = retry["messages"][-1]["content"][0]
+    assert result["type"] == "tool_result" and result["is_error"] is True
+    assert "not found in chunk" in result["content"]
+    assert retry["tool_choice"] == {"type": "tool", "name": "extract_clause"}
+
+
+def test_quote_not_in_cited_chunk_twice_is_stored_unverified_and_flagged(engagement):
+    document = make_contract(engagement)
+    api = MockAnthropic(FakeClaude(dict(ANSWERS), wrong_quote={"Cap On Liability": 2}))
+    run = _run(engagement, document, ["Cap On Liability"])
+    pipeline.process_document(run.pk, document.pk, engine=_engine(api))
+    ex = Extraction.objects.get(run=run)
+    assert ex.status == "unverified" and ex.dedupe_key == "unverified"
+    assert ex.clause_text.startswith("The parties agree to a cap of about $250")
+    assert any("attempt 1" in e and "not found in chunk" in e for e in ex.verification_errors)
+    assert any("attempt 2" in e for e in ex.verification_errors)
+    assert not ex.citations.exists()  # nothing unverified is ever stored as a citation
+    assert len(api.requests) == 2  # exactly one retry
+    assert ClauseTask.objects.get(run=run).status == "done"
+
+
+def test_paraphrased_value_is_rejected(engagement):
+    document = make_contract(engagement)
+    quote = ANSWERS["Payment"]
+
+    def paraphrase(body):
+        from tests.mock_anthropic import cite, current_question
+
+        cid, ctype = current_question(body)
+        return extract_call(cid, ctype, "Customer pays about $250 per pallet.", [cite(body, quote)])
+
+    api = MockAnthropic(FakeClaude(dict(ANSWERS)))
+    api.script.extend([paraphrase, None])
+    run = _run(engagement, document, ["Payment"])
+    pipeline.process_document(run.pk, document.pk, engine=_engine(api))
+    ex = Extraction.objects.get(run=run)
+    assert ex.status == "found" and ex.clause_text == quote
+    assert '"$250"' in api.requests[1]["messages"][-1]["content"][0]["content"]
+
+
+# --------------------------------------------------------------------------- errors and stop reasons
+
+@pytest.mark.parametrize("error", ["overloaded", "rate_limited", "server_error"])
+def test_retryable_http_error_then_success(engagement, error):
+    document = make_contract(engagement)
+    api = MockAnthropic(FakeClaude(dict(ANSWERS)))
+    api.script.append(getattr(api, error)())
+    run = _run(engagement, document, ["Governing Law"])
+    pipeline.process_document(run.pk, document.pk, engine=_engine(api, max_retries=2))
+    ex = Extraction.objects.get(run=run)
+    assert ex.status == "found"
+    assert len(api.requests) == 2 and api.requests[0] == api.requests[1]
+
+
+def test_529_past_the_retry_budget_fails_the_task_clearly(engagement):
+    document = make_contract(engagement)
+    api = MockAnthropic(FakeClaude(dict(ANSWERS)))
+    api.script.extend([api.overloaded()] * 3)
+    run = _run(engagement, document, ["Governing Law", "Payment"])
+    pipeline.process_document(run.pk, document.pk, engine=_engine(api, max_retries=2))
+    first, second = sorted(ClauseTask.objects.filter(run=run), key=lambda t: t.updated_at)
+    assert first.status == "failed" and second.status == "done"  # the run went on after the failure
+    assert "529" in first.error and "overloaded_error" in first.error and "request-id req_" in first.error
+    assert Extraction.objects.get(run=run).clause_type_id == second.clause_type_id
+    run.refresh_from_db()
+    assert run.status == "failed" and "1 of 2 clause tasks failed" in run.error
+
+
+def test_bad_request_is_not_retried(engagement):
+    document = make_contract(engagement)
+    api = MockAnthropic(FakeClaude(dict(ANSWERS)))
+    api.script.append(api.invalid_request("messages: text content blocks must be non-empty"))
+    run = _run(engagement, document, ["Governing Law"])
+    pipeline.process_document(run.pk, document.pk, engine=_engine(api, max_retries=3))
+    task = ClauseTask.objects.get(run=run)
+    assert task.status == "failed" and "400 invalid_request_error" in task.error
+    assert len(api.requests) == 1
+
+
+def test_refusal_fails_the_clause_and_the_next_one_still_runs(engagement):
+    document = make_contract(engagement)
+    api = MockAnthropic(FakeClaude(dict(ANSWERS)))
+    api.script.append(message([], "refusal"))
+    run = _run(engagement, document, ["Governing Law", "Payment"])
+    pipeline.process_document(run.pk, document.pk, engine=_engine(api))
+    statuses = dict(ClauseTask.objects.filter(run=run).values_list("clause_type__name", "status"))
+    assert statuses == {"Payment": "failed", "Governing Law": "done"}  # Payment comes first in the catalog
+    assert "declined" in ClauseTask.objects.get(run=run, clause_type__name="Payment").error
+
+
+def test_pause_turn_is_sent_back_and_continued(engagement):
+    document = make_contract(engagement)
+    api = MockAnthropic(FakeClaude(dict(ANSWERS)))
+    api.script.append(message([text_block("Looking through the governing law section...")], "pause_turn"))
+    run = _run(engagement, document, ["Governing Law"])
+    pipeline.process_document(run.pk, document.pk, engine=_engine(api))
+    assert Extraction.objects.get(run=run).status == "found"
+    assert api.requests[1]["messages"][-1]["role"] == "assistant"  # the paused turn, sent back as is
+
+
+def test_end_turn_without_tool_gets_one_nudge_then_forced_tool(engagement):
+    document = make_contract(engagement)
+    api = MockAnthropic(FakeClaude(dict(ANSWERS)))
+    api.script.append(message([text_block("The governing law is Delaware.")], "end_turn"))
+    run = _run(engagement, document, ["Governing Law"])
+    pipeline.process_document(run.pk, document.pk, engine=_engine(api))
+    assert Extraction.objects.get(run=run).status == "found"
+    assert api.requests[1]["tool_choice"] == {"type": "tool", "name": "extract_clause"}
+    assert "extract_clause" in api.requests[1]["messages"][-1]["content"][-1]["text"]
+
+
+def test_context_window_exceeded_compacts_and_retries(engagement):
+    document = make_contract(engagement)
+    api = MockAnthropic(FakeClaude(dict(ANSWERS)))
+    run = _run(engagement, document, ["Governing Law", "Payment", "Cap On Liability"])
+    api.script.extend([None, None, message([], "model_context_window_exceeded")])
+    pipeline.process_document(run.pk, document.pk, engine=_engine(api))
+    assert Extraction.objects.filter(run=run, status="found").count() == 3
+    cp = Checkpoint.objects.get(run=run, document=document)
+    assert cp.position["history_files"], "compacted history is kept as a readable file"
+    assert "[compacted history]" in json.dumps(api.requests[3]["messages"])
+
+
+# --------------------------------------------------------------------------- checkpoint and resume
+
+def test_max_tokens_mid_run_checkpoints_and_a_fresh_session_finishes_like_an_uninterrupted_run(engagement):
+    document = make_contract(engagement)
+    reference = _run(engagement, document)
+    pipeline.process_document(reference.pk, document.pk, engine=_engine(MockAnthropic(FakeClaude(dict(ANSWERS)))))
+
+    api = MockAnthropic(FakeClaude(dict(ANSWERS)))
+    truncated = message([text_block("The clause reads: "), tool_use_block("extract_clause", {"clause_id": "x"})],
+                        "max_tokens")
+    api.script.extend([None, None, truncated])
+    run = _run(engagement, document)
+    assert pipeline.process_document(run.pk, document.pk, engine=_engine(api, max_tokens=1024)) == "interrupted"
+
+    cp = Checkpoint.objects.get(run=run, document=document)
+    assert cp.last_record == {"reason": "max_tokens"}
+    third = sorted(TYPES, key=catalog_order)[2]
+    assert cp.position["current"]["clause_type"] == third and cp.position["max_tokens"] == 2048
+    assert cp.case_facts["extracted_count"] == 2 and cp.case_facts["policy_cap"] == "$247.83"
+    assert Extraction.objects.filter(run=run).count() == 2
+    assert ClauseTask.objects.get(run=run, clause_type__name=third).status == "running"
+
+    # a fresh session: new engine, new client, only what the database holds
+    api2 = MockAnthropic(FakeClaude(dict(ANSWERS)))
+    assert pipeline.process_document(run.pk, document.pk, engine=_engine(api2, max_tokens=1024)) == "done"
+    assert api2.requests[0]["max_tokens"] == 2048
+    assert api2.requests[0]["messages"] == cp.history  # resumed from the checkpoint, question not repeated
+    assert _results(run) == _results(reference)
+    assert Extraction.objects.filter(run=run).count() == len(TYPES)
+    assert Citation.objects.filter(extraction__run=run).count() == 5
+
+    # running it again changes nothing (idempotent)
+    pipeline.process_document(run.pk, document.pk, engine=_engine(MockAnthropic(FakeClaude(dict(ANSWERS)))))
+    assert Extraction.objects.filter(run=run).count() == len(TYPES)
+    run.refresh_from_db()
+    assert run.status == "done"
+
+
+def test_persisting_the_same_outcome_twice_creates_no_duplicate(engagement):
+    from extraction.engines.base import ClauseOutcome
+    from extraction.persist import save_outcome
+    from extraction.verify import verify_extraction
+    from extraction.docview import load_document
+
+    document = make_contract(engagement)
+    run = _run(engagement, document, ["Governing Law"])
+    view = load_document(document)
+    quote = ANSWERS["Governing Law"]
+    chunk = next(c for c in view.chunks if quote in c.text)
+    data = {"clause_id": "x", "clause_type": "Governing Law", "clause_text": quote,
+            "citations": [{"chunk_id": chunk.chunk_id, "page": 9, "quote": quote}]}
+    result = verify_extraction(data["citations"], view.by_id, view.pages, quote, document_text=view.text)
+    outcome = ClauseOutcome("Governing Law", "x", "found", data, result)
+    ct = clause_types(["Governing Law"])[0]
+    a = save_outcome(run, document, ct, outcome, engine="anthropic")
+    b = save_outcome(run, document, ct, outcome, engine="anthropic")
+    assert a.pk == b.pk and Citation.objects.filter(extraction=a).count() == 1
+    cit = a.citations.get()
+    assert cit.page == 3 and cit.model_page == 9  # the server's page, the model's kept for audit
+
+
+# --------------------------------------------------------------------------- long conversations
+
+def test_fifty_turns_with_compaction_keep_case_facts_verbatim(engagement):
+    engagement.policy_facts = {"policy_cap": "$247.83", "customer_id": "cust_4711"}
+    engagement.save()
+    document = make_contract(engagement)
+    chunk_ids = list(document.chunks.order_by("ordinal").values_list("chunk_id", flat=True))
+    answers = FakeClaude(dict(ANSWERS))
+    seen_facts: list[dict] = []
+    turns = {"n": 0}
+
+    def explorer(body):
+        seen_facts.append(_system_facts(body))
+        turns["n"] += 1
+        n = turns["n"]
+        if n == 25:  # a decision recorded mid-conversation shows up in the next turn's CASE_FACTS
+            from engagements.models import Engagement
+
+            Engagement.objects.filter(pk=engagement.pk).update(
+                policy_facts={"policy_cap": "$247.83", "customer_id": "cust_4711", "reviewed_by": "j.doe"})
+        if n < 50:
+            if n % 2:
+                return message([tool_use_block("read_chunk", {"chunk_id": chunk_ids[n % len(chunk_ids)],
+                                                              "neighbours": 2})], "tool_use")
+            return message([tool_use_block("regex_document", {"pattern": r"\$[\d,.]+|cust_\d+"})], "tool_use")
+        if n == 50:
+            names = re.findall(r"history/compacted-\d{3}\.md", json.dumps(body["messages"]))
+            return message([tool_use_block("read_history", {"name": names[0] if names else "missing"})], "tool_use")
+        return answers(body)
+
+    api = MockAnthropic(explorer)
+    engine = _engine(api, max_turns=60, window_tokens=12_000)
+    run = _run(engagement, document, ["Payment"])
+    assert pipeline.process_document(run.pk, document.pk, engine=engine) == "done"
+    assert ClauseTask.objects.get(run=run).status == "done", ClauseTask.objects.get(run=run).error
+    assert len(api.requests) >= 51
+    assert Extraction.objects.get(run=run).status == "found"
+    cp = Checkpoint.objects.get(run=run, document=document)
+    assert len(cp.position["history_files"]) >= 2, "compaction should have run more than once"
+    for facts in seen_facts:
+        assert facts["policy_cap"] == "$247.83" and facts["customer_id"] == "cust_4711"
+    assert seen_facts[-1]["reviewed_by"] == "j.doe" and "reviewed_by" not in seen_facts[10]
+    last_system = "\n".join(b["text"] for b in api.requests[-1]["system"])
+    assert "policy_cap: $247.83" in last_system and "customer_id: cust_4711" in last_system
+    # the history was compacted but stays readable as a virtual file
+    read_back = api.requests[50]["messages"][-1]["content"][0]
+    assert read_back["type"] == "tool_result" and not read_back.get("is_error"), read_back
+    assert "# history/compacted-" in read_back["content"]
+    # the turn note reports the budget and what was read
+    assert "tokens used" in api.requests[-1]["system"][-1]["text"]
+    assert chunk_ids[1] in api.requests[-1]["system"][-1]["text"]
+
+
+def test_count_tokens_endpoint_can_drive_compaction(engagement):
+    from extraction.compaction import api_token_counter
+
+    api = MockAnthropic()
+    client = api.client()
+    counter = api_token_counter(client, "claude-sonnet-4-6")
+    n = counter([{"role": "user", "content": "hello " * 200}])
+    assert n > 100
+    assert api.all_requests[-1][1] == "/v1/messages/count_tokens"
+
+
+def test_run_status_is_derived_from_task_rows(engagement):
+    document = make_contract(engagement)
+    run = _run(engagement, document, ["Governing Law", "Payment"])
+    assert runs.refresh_status(run) == "queued"
+    ClauseTask.objects.filter(run=run, clause_type__name="Payment").update(status="done")
+    assert runs.refresh_status(run) == "running"
+    ClauseTask.objects.filter(run=run).update(status="done")
+    assert runs.refresh_status(run) == "done"
+    assert ExtractionRun.objects.get(pk=run.pk).finished_at is not None
+    assert checkpoints.facts_for(run, document).policy_cap == "$247.83"
+
+
+def test_mock_plays_the_message_batches_endpoints_through_the_sdk():
+    api = MockAnthropic(FakeClaude({"Governing Law": None}), batch_polls=2)
+    client = api.client()
+    params = {"model": "claude-sonnet-4-6", "max_tokens": 512,
+              "messages": [{"role": "user", "content": "clause_id: 7:governing-law\nQuestion: find the Governing Law "
+                                                        "clause in this document.\n"}]}
+    batch = client.messages.batches.create(requests=[{"custom_id": "t-1", "params": params},
+                                                     {"custom_id": "t-2", "params": params}])
+    assert batch.processing_status == "in_progress" and batch.id.startswith("msgbatch_")
+    assert client.messages.batches.retrieve(batch.id).processing_status == "in_progress"
+    assert client.messages.batches.retrieve(batch.id).processing_status == "ended"
+    results = list(client.messages.batches.results(batch.id))
+    assert [r.custom_id for r in results] == ["t-1", "t-2"]
+    msg = results[0].result.message
+    assert results[0].result.type == "succeeded" and msg.stop_reason == "tool_use"
+    assert msg.content[0].input["clause_text"] == "not_found" and msg.usage.input_tokens > 0

@@ -1,0 +1,62 @@
+"""The agent's disclosure tools over plain data: every passage provenance-tagged, errors in words."""
+from __future__ import annotations
+
+from extraction.agent_tools import ToolBox
+from extraction.docview import DocumentView, page_table_from_text
+from extraction.provenance import parse_blocks
+from extraction.types import ChunkView
+
+TEXT = ("1. Fees. Customer pays $247.83 per pallet.\f2. Law. Governed by the laws of Delaware.\n\n"
+        "3. Account. Customer account cust_4711 is billed monthly.")
+
+
+def _doc() -> DocumentView:
+    pages = page_table_from_text(TEXT)
+    chunks, start = [], 0
+    for i, part in enumerate(["1. Fees. Customer pays $247.83 per pallet.", "2. Law. Governed by the laws of Delaware.",
+                              "3. Account. Customer account cust_4711 is billed monthly."]):
+        s = TEXT.index(part, start)
+        page = 1 if s < TEXT.index("\f") else 2
+        chunks.append(ChunkView(f"c{i}", i, part, s, s + len(part), page, page, i, part.split(".")[1].strip()))
+        start = s + len(part)
+    return DocumentView(1, "supply.pdf", TEXT, pages, tuple(chunks))
+
+
+def test_read_chunk_with_neighbours_is_tagged_and_recorded():
+    box = ToolBox(_doc())
+    text, err = box.run("read_chunk", {"chunk_id": "c1", "neighbours": 1})
+    assert not err
+    blocks = parse_blocks(text.split("\n\n", 1)[1])
+    assert [t.chunk_ids for t, _ in blocks] == [("c0",), ("c1",), ("c2",)]
+    assert [t.page_start for t, _ in blocks] == [1, 2, 2]
+    assert box.chunks_read == ["c0", "c1", "c2"]
+
+
+def test_regex_finds_exact_values_with_their_chunk_and_page():
+    box = ToolBox(_doc())
+    text, err = box.run("regex_document", {"pattern": r"\$[\d.,]+|cust_\d+"})
+    assert not err and "2 matches" in text
+    blocks = parse_blocks(text.split("\n\n", 1)[1])
+    assert [(t.chunk_ids, t.page_start) for t, _ in blocks] == [(("c0",), 1), (("c2",), 2)]
+    assert "$247.83" in blocks[0][1] and "cust_4711" in blocks[1][1]
+
+
+def test_bad_calls_come_back_as_errors_not_exceptions():
+    box = ToolBox(_doc())
+    assert box.run("regex_document", {"pattern": "("})[1]
+    assert box.run("read_chunk", {"chunk_id": "nope"}) == ('chunk "nope" does not exist in this document', True)
+    assert box.run("search_document", {"query": "fees"})[1]  # no search backend given
+    assert box.run("load_skill", {"name": "no-such-skill"})[1]
+    assert box.run("read_history", {"name": "history/compacted-001.md"})[1]
+    assert box.run("delete_everything", {})[1]
+
+
+def test_search_document_uses_the_injected_backend_and_load_skill_reads_a_guide():
+    doc = _doc()
+    box = ToolBox(doc, search=lambda q, k: [doc.chunks[1]], files={"history/compacted-001.md": "# old turns"})
+    text, err = box.run("search_document", {"query": "governing law", "k": 3})
+    assert not err and "chunk:c1" in text
+    text, err = box.run("load_skill", {"name": "payment"})
+    assert not err and text.startswith("# skill: payment")
+    text, err = box.run("read_history", {"name": "history/compacted-001.md"})
+    assert not err and text.startswith("# old turns")
