@@ -81,6 +81,9 @@ class DocumentStage(models.Model):
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
     progress = models.PositiveSmallIntegerField(default=0)
     detail = models.CharField(max_length=300, blank=True)
+    # Times this stage was started; a stage that keeps killing its worker (acks_late
+    # redelivery of a poison file) is failed after a few attempts instead of looping.
+    attempts = models.PositiveSmallIntegerField(default=0)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
 

@@ -1,0 +1,46 @@
+"""Django on a throw-away embedded PostgreSQL + Redis for one benchmark process.
+
+``with bench_django("search") as folder:`` starts services under ``var/bench/search-<pid>``
+(unless ``DATABASE_URL`` is set), migrates, and removes the folder afterwards.
+"""
+from __future__ import annotations
+
+import contextlib
+import os
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@contextlib.contextmanager
+def bench_django(tag: str, *, keep: bool = False):
+    folder = ROOT / "var" / "bench" / f"{tag}-{os.getpid()}"
+    os.environ.setdefault("EMBEDDED_DIR", str(folder))
+    os.environ.setdefault("MEDIA_ROOT", str(folder / "media"))
+    os.environ.setdefault("CACHE_PREFIX", f"bench{os.getpid()}")
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("LOG_LEVEL", "WARNING")
+    import django
+    from django.core.management import call_command
+
+    django.setup()
+    call_command("migrate", verbosity=0)
+    try:
+        yield folder
+    finally:
+        from django.db import connections
+
+        connections.close_all()
+        if not keep and Path(os.environ["EMBEDDED_DIR"]) == folder:
+            from config import embedded
+
+            embedded.remove(folder)
+
+
+def percentiles(samples_ms: list[float]) -> dict:
+    """p50/p95/max of latencies in milliseconds (nearest-rank)."""
+    ordered = sorted(samples_ms)
+    pick = lambda q: ordered[min(len(ordered) - 1, max(0, int(round(q * len(ordered) + 0.5)) - 1))]  # noqa: E731
+    return {"p50_ms": round(pick(0.50), 2), "p95_ms": round(pick(0.95), 2), "max_ms": round(ordered[-1], 2),
+            "n": len(ordered)}

@@ -1,0 +1,125 @@
+"""Retrieval recall@k of :func:`ingest.search.search` on the CUAD dev contracts: vector only,
+full text only, and the hybrid (RRF) that extraction gets.
+
+Contracts go through the real pipeline (``intake_file`` + ``run_pipeline``) into a throw-away
+embedded PostgreSQL. For each (contract, clause type present in gold) the catalog's retrieval
+query (``extraction.catalog``) is searched in that contract alone; a pair counts as found when
+one of the top ``k`` chunks contains a gold part (compared lower-case, letters and digits
+only; a part counts when its first or last 40 such characters are inside the chunk). Also
+reported per method: the page hit rate (a top-k chunk's pages include a gold part's page).
+Data: CUAD v1, The Atticus Project (CC BY 4.0).
+
+Usage: ``python -m bench.bench_retrieval [--docs 30] [--k 5] [--corpus DIR]``
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import sys
+import time
+from pathlib import Path
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+ROOT = Path(__file__).resolve().parent.parent
+CUAD = ROOT.parent / "shared" / "eval" / "cuad-dev"
+PROBE = 40
+
+
+def _norm(text: str) -> str:
+    return re.sub(r"[^0-9a-z]+", "", text.lower())
+
+
+def pick(listed: list[dict], docs: int) -> list[dict]:
+    listed = sorted(listed, key=lambda d: d["doc"])
+    if docs and docs < len(listed):
+        step = len(listed) / docs
+        listed = [listed[int(i * step)] for i in range(docs)]
+    return listed
+
+
+def main(argv: list[str] | None = None) -> dict:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--docs", type=int, default=30, help="contracts (evenly spread; 0 = all 89)")
+    parser.add_argument("--k", type=int, default=5)
+    parser.add_argument("--corpus", type=Path, default=CUAD)
+    args = parser.parse_args(argv)
+    if not (args.corpus / "gold.jsonl").exists():
+        result = {"bench": "retrieval", "skipped": f"no corpus at {args.corpus}"}
+        print(json.dumps(result, indent=2))
+        return result
+    from bench._django import bench_django
+
+    with bench_django("retrieval"):
+        from engagements.models import Engagement
+        from extraction.catalog import CATALOG
+        from ingest.embeddings import embed_query
+        from ingest.intake import intake_file
+        from ingest.models import Chunk
+        from ingest.pipeline import run_pipeline
+        from ingest.search import fuse, text_candidates, vector_candidates
+
+        queries = {c.name: c.query for c in CATALOG}
+        listed = pick([json.loads(x) for x in (args.corpus / "documents.jsonl").read_text().splitlines() if x.strip()],
+                      args.docs)
+        gold: dict[str, list[dict]] = {}
+        for line in (args.corpus / "gold.jsonl").read_text().splitlines():
+            if line.strip():
+                row = json.loads(line)
+                if row["present"] and row["clause_type"] in queries:
+                    gold.setdefault(row["doc"], []).append(row)
+        engagement = Engagement.objects.create(name="bench retrieval")
+        started = time.perf_counter()
+        documents = {}
+        for meta in listed:
+            path = args.corpus / meta["pdf"]
+            document = intake_file(engagement, path, filename=path.name, enqueue=False).document
+            if run_pipeline(document.pk):
+                documents[meta["doc"]] = document
+        ingest_s = time.perf_counter() - started
+
+        vectors = {name: embed_query(q) for name, q in queries.items()}
+        methods = ("vector", "text", "hybrid")
+        found = {m: 0 for m in methods}
+        page_hits = {m: 0 for m in methods}
+        pairs = paged = 0
+        for doc, document in documents.items():
+            chunks = {c.pk: c for c in Chunk.objects.filter(document=document).defer("embedding", "search")}
+            normalised = {pk: _norm(c.text) for pk, c in chunks.items()}
+            for row in gold.get(doc, []):
+                probes, pages = [], set()
+                for span in row["spans"]:
+                    for part in span["parts"]:
+                        text = _norm(part["text"])
+                        if len(text) >= 12:
+                            probes += [text[:PROBE], text[-PROBE:]]
+                            if part["pages"]:
+                                pages.update(range(part["pages"][0], part["pages"][1] + 1))
+                if not probes:
+                    continue
+                pairs += 1
+                paged += bool(pages)
+                depth = max(4 * args.k, 20)
+                v = vector_candidates(vectors[row["clause_type"]], [document.pk], depth, method="exact")
+                t = text_candidates(queries[row["clause_type"]], [document.pk], depth)
+                ranked = {"vector": v[: args.k], "text": t[: args.k], "hybrid": [pk for pk, *_ in fuse(v, t)][: args.k]}
+                for method, top in ranked.items():
+                    found[method] += any(p in normalised[pk] for pk in top for p in probes)
+                    page_hits[method] += bool(pages) and any(
+                        pages & set(range(chunks[pk].page_start, chunks[pk].page_end + 1)) for pk in top)
+        result = {
+            "bench": "retrieval", "k": args.k, "documents": len(documents), "chunks": Chunk.objects.count(),
+            "query_doc_pairs": pairs, "ingest_s": round(ingest_s, 1),
+            f"recall_at_{args.k}": {m: round(found[m] / pairs, 4) if pairs else None for m in methods},
+            f"page_hit_at_{args.k}": {m: round(page_hits[m] / paged, 4) if paged else None for m in methods},
+            "credit": "CUAD v1, The Atticus Project (CC BY 4.0)",
+        }
+    result["load_average_1m_at_end"] = round(os.getloadavg()[0], 2)
+    print(json.dumps(result, indent=2))
+    return result
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

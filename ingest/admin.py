@@ -1,0 +1,45 @@
+"""Admin views of documents (with their stages, pages and chunk counts) and the embedding cache."""
+from django.contrib import admin
+
+from ingest.models import Chunk, Document, DocumentStage, EmbeddingCache, Page
+
+
+class DocumentStageInline(admin.TabularInline):
+    model = DocumentStage
+    extra = 0
+    can_delete = False
+    fields = ("name", "status", "progress", "attempts", "detail", "started_at", "finished_at")
+    readonly_fields = fields
+
+
+@admin.register(Document)
+class DocumentAdmin(admin.ModelAdmin):
+    list_display = ("title", "engagement", "kind", "status", "progress", "page_count", "error_code", "created_at")
+    list_filter = ("status", "kind", "engagement")
+    search_fields = ("title", "original_name", "sha256")
+    readonly_fields = ("sha256", "size_bytes", "kind", "status", "progress", "error", "error_code", "page_count",
+                       "pages_estimated", "created_at", "updated_at")
+    exclude = ("text",)
+    inlines = [DocumentStageInline]
+
+
+@admin.register(Chunk)
+class ChunkAdmin(admin.ModelAdmin):
+    list_display = ("document", "ordinal", "chunk_id", "page_start", "page_end", "section")
+    list_filter = ("document__engagement",)
+    search_fields = ("chunk_id", "section")
+    exclude = ("embedding",)
+    readonly_fields = ("document", "chunk_id", "ordinal", "text", "char_start", "char_end", "page_start", "page_end",
+                       "paragraph", "section")
+
+
+@admin.register(Page)
+class PageAdmin(admin.ModelAdmin):
+    list_display = ("document", "number", "char_start", "char_end")
+
+
+@admin.register(EmbeddingCache)
+class EmbeddingCacheAdmin(admin.ModelAdmin):
+    list_display = ("model_name", "content_hash", "created_at")
+    list_filter = ("model_name",)
+    exclude = ("embedding",)

@@ -1,0 +1,217 @@
+"""Taking a file in: checks, dedup, storage, the Document row, and queueing its pipeline.
+
+Every entry point (the upload view, ``manage.py ingest``, ``manage.py bulk_ingest``) calls
+:func:`intake_file`. What can be judged without converting is judged here, before anything is
+stored or queued: an empty file, a file over ``settings.MAX_UPLOAD_BYTES``, and a file whose
+bytes are not what its name says or not a kind we review raise :class:`IntakeError`. The
+rest of bad input (corrupt, encrypted, scanned, zip bombs...) is found by conversion and
+ends as a failed document (see :mod:`ingest.pipeline`).
+
+The same bytes (sha256) in the same engagement are one document: a second upload returns the
+existing row, stores nothing and queues nothing.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+from dataclasses import dataclass
+from pathlib import Path, PurePath
+from typing import IO
+
+from django.conf import settings
+from django.core.files import File
+from django.db import IntegrityError, transaction
+
+from ingest.convert_errors import ConversionError
+from ingest.models import Document, DocumentStage
+from ingest.sniff import sniff_kind
+
+SNIFF_BYTES = 64 * 1024
+READ_BLOCK = 1024 * 1024
+
+
+class IntakeError(Exception):
+    """A file refused at the door. ``code`` is stable (empty, too_large, type_mismatch,
+    unsupported); ``message`` is a sentence for the person who sent it."""
+
+    def __init__(self, code: str, message: str):
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+@dataclass
+class IntakeResult:
+    document: Document
+    created: bool  # False: the same bytes were already in the engagement (nothing queued)
+    replaced: bool = False  # True: an earlier version of the same file name got these bytes
+
+
+def intake_file(engagement, source, *, filename: str, uploaded_by=None, doc_type: str = "",
+                replace: bool = False, enqueue: bool = True) -> IntakeResult:
+    """Check, store and register one file, and queue its pipeline on commit.
+
+    ``source`` is a path or an uploaded/open binary file. With ``replace``, a document of the
+    engagement with the same file name but other bytes is updated in place (new file,
+    stages reset) instead of a new document being created; its pipeline then re-embeds
+    only the chunks whose text changed. ``enqueue=False`` leaves running the pipeline to
+    the caller (``manage.py ingest --wait`` without a worker).
+    """
+    name = PurePath(filename or getattr(source, "name", "") or "upload").name
+    with _open(source) as handle:
+        size = _size(handle)
+        if size == 0:
+            raise IntakeError("empty", f"“{name}” is empty.")
+        if size > settings.MAX_UPLOAD_BYTES:
+            raise IntakeError(
+                "too_large",
+                f"“{name}” is {_human(size)}; the limit is {_human(settings.MAX_UPLOAD_BYTES)}. "
+                "Split it or compress its images.",
+            )
+        digest, head = _hash(handle)
+        _check_kind(handle, head, name, size)
+
+        existing = Document.objects.filter(engagement=engagement, sha256=digest).first()
+        if existing is not None:
+            return IntakeResult(existing, created=False)
+        if replace:
+            earlier = (Document.objects.filter(engagement=engagement, original_name=name)
+                       .order_by("-created_at", "-pk").first())
+            if earlier is not None:
+                return _replace(earlier, handle, name, digest, size, doc_type, enqueue)
+        return _create(engagement, handle, name, digest, size, uploaded_by, doc_type, enqueue)
+
+
+def _create(engagement, handle, name, digest, size, uploaded_by, doc_type, enqueue) -> IntakeResult:
+    document = Document(
+        engagement=engagement, original_name=name, sha256=digest, size_bytes=size, title=PurePath(name).stem[:300],
+        doc_type=doc_type, uploaded_by=uploaded_by, status=Document.Status.QUEUED,
+    )
+    handle.seek(0)
+    document.file.save(name, File(handle, name=name), save=False)
+    try:
+        with transaction.atomic():
+            document.save()
+            DocumentStage.objects.bulk_create(
+                [DocumentStage(document=document, name=stage) for stage in DocumentStage.Name.values]
+            )
+            if enqueue:
+                _enqueue_on_commit(document.pk)
+    except IntegrityError:
+        # Someone stored the same bytes in the same engagement a moment ago.
+        document.file.delete(save=False)
+        existing = Document.objects.filter(engagement=engagement, sha256=digest).first()
+        if existing is None:
+            raise
+        return IntakeResult(existing, created=False)
+    except BaseException:
+        document.file.delete(save=False)
+        raise
+    return IntakeResult(document, created=True)
+
+
+def _replace(document: Document, handle, name, digest, size, doc_type, enqueue) -> IntakeResult:
+    from ingest.pipeline import reset_stages
+
+    old_file = document.file.name
+    handle.seek(0)
+    document.file.save(name, File(handle, name=name), save=False)
+    with transaction.atomic():
+        Document.objects.filter(pk=document.pk).update(
+            file=document.file.name, sha256=digest, size_bytes=size, doc_type=doc_type or document.doc_type,
+            status=Document.Status.QUEUED, progress=0, error="", error_code="",
+        )
+        reset_stages(document)
+        if enqueue:
+            _enqueue_on_commit(document.pk)
+    if old_file and old_file != document.file.name:
+        document.file.storage.delete(old_file)
+    document.refresh_from_db()
+    return IntakeResult(document, created=False, replaced=True)
+
+
+def reprocess(document: Document, *, enqueue: bool = True) -> None:
+    """Run the whole pipeline of a document again (cached embeddings make it cheap)."""
+    from ingest.pipeline import reset_stages
+
+    with transaction.atomic():
+        Document.objects.filter(pk=document.pk).update(status=Document.Status.QUEUED, progress=0, error="", error_code="")
+        reset_stages(document)
+        if enqueue:
+            _enqueue_on_commit(document.pk)
+
+
+def _enqueue_on_commit(document_id: int) -> None:
+    def send():
+        from ingest.tasks import enqueue_pipeline
+
+        enqueue_pipeline(document_id)
+
+    transaction.on_commit(send)
+
+
+# --------------------------------------------------------------------------- file helpers
+
+
+class _open:
+    """A binary, seekable handle on ``source`` (path or file object); closes only what it opened."""
+
+    def __init__(self, source):
+        self.source = source
+        self.opened: IO[bytes] | None = None
+
+    def __enter__(self) -> IO[bytes]:
+        if isinstance(self.source, (str, os.PathLike)):
+            self.opened = open(Path(self.source), "rb")
+            return self.opened
+        handle = self.source
+        if hasattr(handle, "open") and getattr(handle, "closed", False):
+            handle.open("rb")
+        handle.seek(0)
+        return handle
+
+    def __exit__(self, *exc) -> None:
+        if self.opened is not None:
+            self.opened.close()
+
+
+def _size(handle) -> int:
+    size = getattr(handle, "size", None)
+    if isinstance(size, int):
+        return size
+    handle.seek(0, os.SEEK_END)
+    size = handle.tell()
+    handle.seek(0)
+    return size
+
+
+def _human(size: int) -> str:
+    for unit, scale in (("GB", 1 << 30), ("MB", 1 << 20), ("KB", 1 << 10)):
+        if size >= scale:
+            return f"{size / scale:.1f} {unit}"
+    return f"{size} bytes"
+
+
+def _hash(handle) -> tuple[str, bytes]:
+    handle.seek(0)
+    digest = hashlib.sha256()
+    head = b""
+    while block := handle.read(READ_BLOCK):
+        if len(head) < SNIFF_BYTES:
+            head += block[: SNIFF_BYTES - len(head)]
+        digest.update(block)
+    return digest.hexdigest(), head
+
+
+def _check_kind(handle, head: bytes, name: str, size: int) -> str:
+    """The kind the bytes are (ZIP containers are read whole: their directory is at the end)."""
+    data = head
+    if head.startswith(b"PK") and size > len(head):
+        handle.seek(0)
+        data = handle.read()
+    try:
+        return sniff_kind(data, name)
+    except ConversionError as exc:
+        message = exc.message if name in exc.message else f"“{name}”: {exc.message}"
+        raise IntakeError(exc.code, message) from None
+

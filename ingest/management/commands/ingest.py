@@ -1,0 +1,103 @@
+"""``manage.py ingest PATH... --engagement NAME [--doc-type T] [--wait] [--dump-chunks OUT.jsonl]``
+
+Takes files (and the documents under folders) into an engagement through
+:func:`ingest.intake.intake_file`. Without ``--wait`` the pipelines are queued for the Celery
+workers and the command returns. With ``--wait`` it waits for them with a progress line: on
+the workers if one answers a ping, otherwise by running the pipeline in this process
+(``--inline`` forces that). ``--dump-chunks`` (implies ``--wait``) then writes one JSON line
+per chunk. ``--replace`` turns a changed file of the same name into a new version of its
+document (only changed chunks are re-embedded). Exit status 1 when any file was refused or
+any document failed.
+"""
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError
+
+from engagements.models import Engagement
+from ingest import cli
+from ingest.intake import IntakeError, intake_file
+from ingest.models import Document
+from ingest.pipeline import run_pipeline
+
+
+class Command(BaseCommand):
+    help = "Ingest documents into an engagement (convert, chunk, embed, index)."
+
+    def add_arguments(self, parser):
+        parser.add_argument("paths", nargs="+", help="files, or folders of documents")
+        parser.add_argument("--engagement", required=True, help="engagement name (created if missing)")
+        parser.add_argument("--doc-type", default="", help="document type, e.g. MSA")
+        parser.add_argument("--wait", action="store_true", help="wait until every document is ready or failed")
+        parser.add_argument("--inline", action="store_true", help="with --wait: run the pipeline in this process")
+        parser.add_argument("--replace", action="store_true", help="a changed file replaces the document of the same name")
+        parser.add_argument("--dump-chunks", metavar="OUT.jsonl", help="write the chunks as JSON lines (implies --wait)")
+
+    def handle(self, *args, **options):
+        engagement, made = Engagement.objects.get_or_create(name=options["engagement"])
+        if made:
+            self.stdout.write(f"created engagement “{engagement.name}”")
+        files = cli.find_files(options["paths"])
+        if not files:
+            raise CommandError("no files to ingest")
+        wait = options["wait"] or bool(options["dump_chunks"])
+        inline = wait and (options["inline"] or not cli.workers_alive())
+        if wait and inline and not options["inline"]:
+            self.stdout.write("no Celery worker answered: running the pipeline in this process")
+
+        documents: list[Document] = []
+        fresh: list[Document] = []
+        refused = 0
+        for path in files:
+            try:
+                result = intake_file(engagement, path, filename=path.name, doc_type=options["doc_type"],
+                                     replace=options["replace"], enqueue=not inline)
+            except (IntakeError, OSError) as exc:
+                refused += 1
+                self.stderr.write(f"{path.name}: refused: {getattr(exc, 'message', exc)}")
+                continue
+            document = result.document
+            documents.append(document)
+            if result.created or result.replaced:
+                fresh.append(document)
+                verb = "replaced" if result.replaced else "queued"
+                self.stdout.write(f"{path.name}: {verb} as document {document.pk}")
+            else:
+                self.stdout.write(f"{path.name}: same bytes as document {document.pk} ({document.status}); nothing to do")
+
+        if wait:
+            documents = self._wait(documents, fresh, inline)
+        if options["dump_chunks"]:
+            with open(options["dump_chunks"], "w", encoding="utf-8") as out:
+                count = cli.dump_chunks([d for d in documents if d.status == Document.Status.READY], out)
+            self.stdout.write(f"wrote {count} chunks to {options['dump_chunks']}")
+        failed = sum(1 for d in documents if d.status in (Document.Status.FAILED, Document.Status.NEEDS_OCR))
+        if refused or (wait and failed):
+            raise SystemExit(1)
+
+    def _wait(self, documents: list[Document], fresh: list[Document], inline: bool) -> list[Document]:
+        line = cli.ProgressLine(self.stdout)
+        if inline:
+            for document in fresh:
+                started = time.monotonic()
+                run_pipeline(document.pk, on_stage=lambda stage, pct, d=document: line.show(f"{d.original_name}: {stage} {pct}%"))
+                document.refresh_from_db()
+                line.done(f"{document.original_name}: {cli.describe(document)} ({time.monotonic() - started:.1f} s)")
+        else:
+            started = time.monotonic()
+
+            def show(rows):
+                busy = [r for r in rows if not r.is_terminal]
+                done = len(rows) - len(busy)
+                current = f" · {busy[0].original_name} {busy[0].status} {busy[0].progress}%" if busy else ""
+                line.show(f"{done}/{len(rows)} done{current}")
+
+            rows = cli.wait_for([d.pk for d in documents], on_change=show)
+            line.done(f"{len(rows)} documents finished in {time.monotonic() - started:.1f} s")
+            for row in rows:
+                self.stdout.write(f"{row.original_name}: {cli.describe(row)}")
+        ids = [d.pk for d in documents]
+        by_pk = Document.objects.in_bulk(ids)
+        return [by_pk[pk] for pk in ids if pk in by_pk]

@@ -1,0 +1,193 @@
+"""The ingest pipeline end to end with a real Celery worker, real PostgreSQL+pgvector and Redis:
+five document types made by the project's generators, real CUAD contracts, dedup, re-ingest of
+a changed version, and idempotent re-runs."""
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from demo import make_contract_pdf, make_manual_docx, make_paper_markdown, make_slides_pptx, make_workbook_xlsx
+from ingest import pipeline
+from ingest.intake import intake_file, reprocess
+from ingest.models import Chunk, Document, DocumentStage, EmbeddingCache
+from taskstate.models import TaskState
+from tests.integration.ingest_helpers import assert_consistent, chunks_containing, stage, wait_terminal
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def test_five_document_types_become_ready_with_exact_pages(celery_worker, engagement, tmp_path):
+    contract = make_contract_pdf(tmp_path / "msa.pdf", pages=12, seed=3)
+    paper = make_paper_markdown(tmp_path / "paper.md")
+    manual = make_manual_docx(tmp_path / "manual.docx")
+    slides = make_slides_pptx(tmp_path / "review.pptx")
+    workbook = make_workbook_xlsx(tmp_path / "fees.xlsx")
+    truths = [contract, paper, manual, slides, workbook]
+
+    results = [intake_file(engagement, t.path, filename=t.path.name, doc_type="demo") for t in truths]
+    assert all(r.created for r in results)
+    assert all(r.document.status == "queued" and r.document.stages.count() == 4 for r in results)
+    docs = dict(zip(["pdf", "markdown", "docx", "pptx", "xlsx"], wait_terminal([r.document for r in results], worker=celery_worker)))
+    chunks = {kind: assert_consistent(doc) for kind, doc in docs.items()}
+    assert {kind: doc.kind for kind, doc in docs.items()} == {k: k for k in docs}
+
+    # PDF: physical pages, exact; every planted clause lies in a chunk that spans its page.
+    assert docs["pdf"].page_count == 12 and not docs["pdf"].pages_estimated
+    for clause in contract.clauses:
+        holders = chunks_containing(chunks["pdf"], clause.text[:80])
+        assert holders, f"planted {clause.clause_type} not found in any chunk"
+        assert any(c.page_start <= clause.page <= c.page_end for c in holders), (clause.clause_type, clause.page)
+    # PPTX: slide = page; XLSX: sheet = page; DOCX/Markdown: estimated pages.
+    assert docs["pptx"].page_count == slides.count and not docs["pptx"].pages_estimated
+    for known in slides.known:
+        number = int(known.location.split()[-1])
+        assert any(c.page_start <= number <= c.page_end for c in chunks_containing(chunks["pptx"], known.text)), known
+    assert docs["xlsx"].page_count == len(workbook.headings) and not docs["xlsx"].pages_estimated
+    assert docs["docx"].pages_estimated and docs["markdown"].pages_estimated
+    for kind, truth in (("markdown", paper), ("docx", manual), ("xlsx", workbook)):
+        for known in truth.known:
+            assert chunks_containing(chunks[kind], known.text), (kind, known.text)
+    # Markdown headings become the section path.
+    assert {"Introduction", "Results"} <= {c.section for c in chunks["markdown"]}
+    # Stage rows say what happened.
+    assert "12 pages" in stage(docs["pdf"], "convert").detail
+    assert "embedded" in stage(docs["pdf"], "embed").detail
+
+
+def _norm(text: str) -> str:
+    return re.sub(r"[^0-9a-z]+", " ", text.lower()).strip()
+
+
+@pytest.mark.corpus
+def test_real_cuad_contracts_end_to_end(celery_worker, engagement, cuad_dir):
+    listed = [json.loads(line) for line in (cuad_dir / "documents.jsonl").read_text().splitlines() if line.strip()]
+    listed.sort(key=lambda d: (d["pages"], d["doc"]))
+    chosen = [d for d in listed if d["pages"] >= 2][:2] + [next(d for d in listed if d["pages"] >= 6)]
+    results = [intake_file(engagement, cuad_dir / d["pdf"], filename=f"{d['doc']}.pdf") for d in chosen]
+    docs = wait_terminal([r.document for r in results], timeout=240, worker=celery_worker)
+
+    gold = [json.loads(line) for line in (cuad_dir / "gold.jsonl").read_text().splitlines() if line.strip()]
+    found = on_page = with_page = parts = 0
+    for meta, doc in zip(chosen, docs):
+        chunks = assert_consistent(doc)
+        assert doc.page_count == meta["pages"] and doc.kind == "pdf" and not doc.pages_estimated
+        normalised = [(_norm(c.text), c) for c in chunks]
+        for row in gold:
+            if row["doc"] != meta["doc"] or not row["present"]:
+                continue
+            for span in row["spans"]:
+                for part in span["parts"]:
+                    needle = _norm(part["text"])
+                    if len(needle) < 12:
+                        continue
+                    parts += 1
+                    holders = [c for text, c in normalised if needle in text]
+                    found += bool(holders)
+                    if holders and part["pages"]:
+                        with_page += 1
+                        first, last = part["pages"]
+                        on_page += any(c.page_start <= first and last <= c.page_end for c in holders) or any(
+                            c.page_start <= first <= c.page_end for c in holders)
+    assert parts >= 10
+    assert found / parts >= 0.95, f"coverage {found}/{parts}"
+    assert with_page and on_page / with_page >= 0.95, f"page accuracy {on_page}/{with_page}"
+
+
+def test_same_bytes_are_one_document_and_queue_nothing(celery_worker, engagement, tmp_path):
+    from engagements.models import Engagement
+
+    truth = make_paper_markdown(tmp_path / "paper.md")
+    first = intake_file(engagement, truth.path, filename="paper.md")
+    wait_terminal([first.document], worker=celery_worker)
+    queued = TaskState.objects.filter(name="ingest.convert").count()
+
+    again = intake_file(engagement, truth.path, filename="renamed-copy.md")
+    assert not again.created and again.document.pk == first.document.pk
+    assert Document.objects.filter(engagement=engagement).count() == 1
+    assert TaskState.objects.filter(name="ingest.convert").count() == queued  # nothing queued
+    # Another engagement is another client: its own document.
+    other = intake_file(Engagement.objects.create(name="Other client"), truth.path, filename="paper.md")
+    assert other.created and other.document.pk != first.document.pk
+    wait_terminal([other.document], worker=celery_worker)
+
+
+def test_changed_version_re_embeds_only_changed_chunks(celery_worker, engagement, tmp_path):
+    sections = [f"# Section {n}\n\n" + " ".join(
+        f"Clause {n}.{k}: the Supplier shall deliver item {n}-{k} within {n + k} days of the order date." for k in range(8)
+    ) for n in range(1, 9)]
+    path = tmp_path / "terms.md"
+    path.write_text("\n\n".join(sections), encoding="utf-8")
+    first = intake_file(engagement, path, filename="terms.md").document
+    (first,) = wait_terminal([first], worker=celery_worker)
+    before = {c.chunk_id: c.pk for c in assert_consistent(first)}
+    cached = EmbeddingCache.objects.count()
+    assert "0 from cache" in stage(first, "embed").detail
+
+    sections[4] = sections[4].replace("item 5-3 within 8 days", "item 5-3 within 11 business days")
+    path.write_text("\n\n".join(sections), encoding="utf-8")
+    result = intake_file(engagement, path, filename="terms.md", replace=True)
+    assert result.replaced and result.document.pk == first.pk
+    (second,) = wait_terminal([result.document], worker=celery_worker)
+    after = {c.chunk_id: c.pk for c in assert_consistent(second)}
+    changed = set(after) - set(before)
+    assert 1 <= len(changed) <= 2 < len(after)
+    assert EmbeddingCache.objects.count() == cached + len(changed)
+    assert stage(second, "embed").detail.startswith(f"{len(changed)} chunks embedded")
+    # Unchanged chunks keep their rows (and so any citation pointing at them).
+    assert all(after[cid] == before[cid] for cid in set(after) & set(before))
+    assert chunks_containing(list(second.chunks.all()), "within 11 business days")
+
+    # Re-processing the same content embeds nothing at all.
+    reprocess(second)
+    (third,) = wait_terminal([second], worker=celery_worker)
+    assert stage(third, "embed").detail.startswith("0 chunks embedded")
+    assert {c.chunk_id: c.pk for c in assert_consistent(third)} == after
+
+
+def test_stages_are_idempotent_when_redelivered(engagement, tmp_path):
+    """A redelivered stage (acks_late after a worker died) converges on the same rows."""
+    truth = make_slides_pptx(tmp_path / "deck.pptx")
+    document = intake_file(engagement, truth.path, filename="deck.pptx", enqueue=False).document
+    assert pipeline.run_pipeline(document.pk)
+    chunks = list(Chunk.objects.filter(document=document).values_list("pk", "chunk_id", "ordinal"))
+
+    # The worker died in the middle of "chunk" and "embed": both run again from the top.
+    DocumentStage.objects.filter(document=document, name__in=["chunk", "embed", "index"]).update(status="running")
+    Document.objects.filter(pk=document.pk).update(status="chunking")
+    for name in ("chunk", "embed", "index"):
+        assert pipeline.run_stage(document.pk, name)
+    document.refresh_from_db()
+    assert_consistent(document)
+    assert list(Chunk.objects.filter(document=document).values_list("pk", "chunk_id", "ordinal")) == chunks
+    # A stage already done is skipped; a stage out of order does nothing.
+    assert pipeline.run_stage(document.pk, "chunk")
+    assert Chunk.objects.filter(document=document).count() == len(chunks)
+
+
+def test_a_stage_that_keeps_killing_its_worker_is_given_up(engagement, tmp_path):
+    truth = make_paper_markdown(tmp_path / "paper.md")
+    document = intake_file(engagement, truth.path, filename="paper.md", enqueue=False).document
+    DocumentStage.objects.filter(document=document, name="convert").update(status="running", attempts=pipeline.MAX_ATTEMPTS)
+    assert not pipeline.run_stage(document.pk, "convert")
+    document.refresh_from_db()
+    assert document.status == "failed" and document.error_code == "worker_lost"
+    assert "interrupted" in document.error
+
+
+def test_text_past_the_model_window_is_embedded_not_dropped():
+    """all-MiniLM-L6-v2 reads 256 word pieces; longer text is averaged over windows."""
+    import numpy as np
+
+    from ingest.embeddings import WINDOW_TOKENS, get_embedder
+
+    embedder = get_embedder()
+    head = "The Supplier shall deliver the goods to the Customer's warehouse in Chicago. " * 20
+    tail = "Governing law: this agreement is governed by the laws of the State of Delaware. " * 20
+    pieces, owner, lengths = embedder._windows([head + tail, "short"])
+    assert len(pieces) >= 3 and list(owner[-1:]) == [1] and max(lengths) <= WINDOW_TOKENS
+    whole, first_window_only = embedder.encode([head + tail, head])
+    assert np.isclose(np.linalg.norm(whole), 1.0, atol=1e-5)
+    law = embedder.encode(["Which state's law governs the agreement?"])[0]
+    assert float(whole @ law) > float(first_window_only @ law) + 0.05  # the tail counts

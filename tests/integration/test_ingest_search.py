@@ -1,0 +1,106 @@
+"""Hybrid search (pgvector cosine + full text, RRF) over ingested documents: planted clauses
+come back in the top 5, filtering by document is exact, reading order and the rerank hook work."""
+from __future__ import annotations
+
+import pytest
+
+from demo import make_contract_pdf, make_paper_markdown
+from ingest.intake import intake_file
+from ingest.pipeline import run_pipeline
+from ingest.search import SearchHit, fuse, search
+from tests.integration.ingest_helpers import chunks_containing
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+QUERIES = {
+    "Governing Law": "Which state's law governs this agreement and its interpretation?",
+    "Cap On Liability": "cap on the aggregate liability of a party, maximum amount of damages",
+    "Termination For Convenience": "right to terminate the agreement for convenience, without cause, on notice",
+    "Non-Compete": "restriction on competing with the other party, non-compete period",
+}
+
+
+@pytest.fixture
+def two_contracts(engagement, tmp_path):
+    msa = make_contract_pdf(tmp_path / "msa.pdf", pages=14, seed=7)
+    supply = make_contract_pdf(tmp_path / "supply.pdf", pages=12, seed=8, title="Supply Agreement",
+                               parties=("Harbor Foods Co.", "Cascade Packaging Ltd."), numbering="decimal")
+    paper = make_paper_markdown(tmp_path / "paper.md")
+    docs = []
+    for truth in (msa, supply, paper):
+        document = intake_file(engagement, truth.path, filename=truth.path.name, enqueue=False).document
+        assert run_pipeline(document.pk)
+        document.refresh_from_db()
+        docs.append(document)
+    return (msa, docs[0]), (supply, docs[1]), docs[2]
+
+
+def test_planted_clauses_come_back_in_the_top_five_of_their_document_only(two_contracts):
+    (msa, msa_doc), (supply, supply_doc), paper_doc = two_contracts
+    for truth, document in ((msa, msa_doc), (supply, supply_doc)):
+        chunks = list(document.chunks.all())
+        for clause_type, query in QUERIES.items():
+            planted = truth.by_type(clause_type)[0]
+            wanted = {c.pk for c in chunks_containing(chunks, planted.text[:80])}
+            hits = search(query, [document], k=5)
+            assert len(hits) == 5 and all(isinstance(h, SearchHit) for h in hits)
+            assert all(h.chunk.document_id == document.pk for h in hits)  # exact filtering
+            assert wanted & {h.chunk.pk for h in hits}, (document.title, clause_type, [h.chunk.section for h in hits])
+            assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
+            assert all(h.vector_rank or h.text_rank for h in hits)
+
+    # Several documents: only theirs; the HNSW path filters exactly too.
+    both = search(QUERIES["Governing Law"], [msa_doc, supply_doc], k=10)
+    assert {h.chunk.document_id for h in both} == {msa_doc.pk, supply_doc.pk}
+    for method in ("exact", "hnsw"):
+        only_paper = search("governing law of the agreement", [paper_doc.pk], k=5, method=method)
+        assert only_paper and {h.chunk.document_id for h in only_paper} == {paper_doc.pk}
+    exact = search(QUERIES["Cap On Liability"], [msa_doc], k=5, method="exact")
+    approx = search(QUERIES["Cap On Liability"], [msa_doc], k=5, method="hnsw")
+    assert exact[0].chunk.pk == approx[0].chunk.pk
+
+
+def test_reading_order_and_rerank_hook(two_contracts):
+    (_, msa_doc), (_, supply_doc), _ = two_contracts
+    query = QUERIES["Termination For Convenience"]
+    ranked = search(query, [supply_doc, msa_doc], k=6)
+    ordered = search(query, [supply_doc, msa_doc], k=6, reading_order=True)
+    assert {h.chunk.pk for h in ranked} == {h.chunk.pk for h in ordered}
+    keys = [((0 if h.chunk.document_id == supply_doc.pk else 1), h.chunk.char_start) for h in ordered]
+    assert keys == sorted(keys)
+
+    seen = {}
+
+    def reverse(q, hits):
+        seen["query"], seen["n"] = q, len(hits)
+        return list(reversed(hits))
+
+    reranked = search(query, [msa_doc], k=3, rerank=reverse)
+    assert seen["query"] == query and seen["n"] > 3  # the hook sees more candidates than k
+    assert len(reranked) == 3
+    assert search("", [msa_doc]) == [] and search(query, []) == []
+
+
+def test_reciprocal_rank_fusion():
+    fused = fuse([10, 20, 30], [30, 40])
+    assert [pk for pk, *_ in fused] == [30, 10, 20, 40]
+    pk, score, vector_rank, text_rank = fused[0]
+    assert (vector_rank, text_rank) == (3, 1) and score == pytest.approx(1 / 63 + 1 / 61)
+    assert fused[-1][2:] == (None, 2)
+
+
+def test_large_sets_take_the_bounded_path_and_still_filter_exactly(two_contracts, monkeypatch):
+    """Over more than EXACT_MAX_ROWS chunks: HNSW vector side, text ranked within its pool."""
+    import ingest.search as search_module
+
+    (msa, msa_doc), (_, supply_doc), _ = two_contracts
+    monkeypatch.setattr(search_module, "EXACT_MAX_ROWS", 10)
+    planted = msa.by_type("Governing Law")[0]
+    wanted = {c.pk for c in chunks_containing(list(msa_doc.chunks.all()), planted.text[:80])}
+    hits = search(QUERIES["Governing Law"], [msa_doc], k=5)
+    assert len(hits) == 5 and {h.chunk.document_id for h in hits} == {msa_doc.pk}
+    assert wanted & {h.chunk.pk for h in hits}
+    # A chunk holding every stem of the query is found by the text side even outside the pool.
+    exact_words = " ".join(planted.text.split()[:12])
+    text_ids = search_module.text_candidates(exact_words, [msa_doc.pk, supply_doc.pk], 5, within=[])
+    assert wanted <= set(text_ids)
