@@ -9,6 +9,7 @@ import os
 from pathlib import Path
 
 import dj_database_url
+from celery.schedules import crontab
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -54,6 +55,7 @@ INSTALLED_APPS = [
     "ingest",
     "extraction",
     "reviewer",
+    "dashboards",
 ]
 
 MIDDLEWARE = [
@@ -162,12 +164,16 @@ CELERY_TASK_TIME_LIMIT = int(os.environ.get("CELERY_TASK_TIME_LIMIT", "3600"))
 CELERY_TASK_SOFT_TIME_LIMIT = int(os.environ.get("CELERY_TASK_SOFT_TIME_LIMIT", "3300"))
 CELERY_TASK_IGNORE_RESULT = True  # state lives in taskstate.TaskState, not a result backend
 CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
+CELERY_TASK_DEFAULT_QUEUE = os.environ.get("CELERY_TASK_DEFAULT_QUEUE", "celery")
 # A message not acknowledged within this time (worker killed) is redelivered.
 CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": int(os.environ.get("CELERY_VISIBILITY_TIMEOUT", "3700"))}
 CELERY_WORKER_CANCEL_LONG_RUNNING_TASKS_ON_CONNECTION_LOSS = True
 CELERY_BEAT_SCHEDULE_FILENAME = str(EMBEDDED_DIR / "celerybeat-schedule")
 CELERY_BEAT_SCHEDULE = {
     "purge-old-task-states": {"task": "taskstate.tasks.purge_old_states", "schedule": 24 * 3600},
+    "refresh-dashboards": {"task": "dashboards.tasks.refresh_dashboards", "schedule": crontab(minute=0, hour=5)},
+    "weekly-silent-source-benchmark": {
+        "task": "dashboards.tasks.weekly_silent_source", "schedule": crontab(minute=0, hour=1, day_of_week="sun")},
 }
 
 # --------------------------------------------------------------------------- product
@@ -175,7 +181,13 @@ ANTHROPIC_API_KEY = os.environ.get("ANTHROPIC_API_KEY", "")
 EXTRACTION_ENGINE = os.environ.get("EXTRACTION_ENGINE", "auto")  # auto | anthropic | offline
 if EXTRACTION_ENGINE not in {"auto", "anthropic", "offline"}:
     raise RuntimeError(f"EXTRACTION_ENGINE must be auto, anthropic or offline, not {EXTRACTION_ENGINE!r}")
-ANTHROPIC_MODEL = os.environ.get("ANTHROPIC_MODEL", "claude-sonnet-4-5")
+ANTHROPIC_MODEL = os.environ.get("ANTHROPIC_MODEL", "claude-sonnet-4-6")
+ANTHROPIC_BASE_URL = os.environ.get("ANTHROPIC_BASE_URL", "")  # empty: the SDK's default endpoint
+ANTHROPIC_MAX_RETRIES = int(os.environ.get("ANTHROPIC_MAX_RETRIES", "4"))  # 429/500/529, exponential backoff
+ANTHROPIC_TIMEOUT = float(os.environ.get("ANTHROPIC_TIMEOUT", "120"))
+ANTHROPIC_MAX_TOKENS = int(os.environ.get("ANTHROPIC_MAX_TOKENS", "4096"))  # doubled on stop_reason max_tokens
+ANTHROPIC_CONTEXT_WINDOW = int(os.environ.get("ANTHROPIC_CONTEXT_WINDOW", "200000"))  # compaction at 80%
+EXTRACTION_MAX_TURNS = int(os.environ.get("EXTRACTION_MAX_TURNS", "6"))  # agent turns per clause (1 = single shot)
 EMBEDDING_MODEL = os.environ.get("EMBEDDING_MODEL", "all-MiniLM-L6-v2")
 
 LOGGING = {

@@ -8,5 +8,6 @@ urlpatterns = [
     path("accounts/login/", ThrottledLoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("admin/", admin.site.urls),
+    path("dashboards/", include("dashboards.urls")),
     path("", include("reviewer.urls")),
 ]
