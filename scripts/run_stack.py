@@ -46,6 +46,8 @@ def main() -> int:
         "beat": [python, "-m", "celery", "-A", "config", "beat", "--loglevel=INFO"],
     }
     children = {name: subprocess.Popen(cmd, cwd=ROOT) for name, cmd in commands.items()}
+    # One-shot: once the demo documents are ingested, extract their clauses (first run only).
+    helper = subprocess.Popen([python, "manage.py", "seed_demo", "--extract"], cwd=ROOT)
     print(f"\n  Clause Review is starting on http://{host}:{port}/  (set up in {time.monotonic() - started:.1f}s)")
     print("  Press Ctrl-C to stop everything.\n", flush=True)
 
@@ -65,7 +67,7 @@ def main() -> int:
                 stopping["flag"] = True
         time.sleep(0.5)
 
-    for child in children.values():
+    for child in [helper, *children.values()]:
         if child.poll() is None:
             child.send_signal(signal.SIGTERM)
     for name, child in children.items():

@@ -40,6 +40,12 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("--no-documents", action="store_true", help="Only users and the engagement.")
+        parser.add_argument(
+            "--extract", action="store_true",
+            help="Wait for the demo documents to be ingested, then run a first extraction over them "
+                 "(once: skipped when the demo engagement already has a run).",
+        )
+        parser.add_argument("--wait-seconds", type=int, default=900)
 
     def handle(self, *args, **options):
         var = Path(settings.BASE_DIR) / "var"
@@ -58,12 +64,33 @@ class Command(BaseCommand):
                 user.save()
                 Membership.objects.update_or_create(user=user, engagement=engagement, defaults={"role": role})
 
+        if options["extract"]:
+            self._extract_when_ready(engagement, options["wait_seconds"])
+            return
         if not options["no_documents"]:
             self._load_documents(engagement, var / "demo")
 
         self.stdout.write("\nDemo users (engagement: %s):" % DEMO_ENGAGEMENT)
         for username, role in DEMO_USERS.items():
             self.stdout.write(f"  {role.label:<8} username: {username:<8} password: {creds[username]}")
+
+    def _extract_when_ready(self, engagement, wait_seconds: int) -> None:
+        import time
+
+        from extraction.runs import create_run
+        from ingest.models import Document
+
+        if engagement.runs.exists():
+            return
+        deadline = time.monotonic() + wait_seconds
+        documents = engagement.documents.all()
+        while any(not d.is_terminal for d in documents) and time.monotonic() < deadline:
+            time.sleep(3)
+            documents = engagement.documents.all()
+        ready = [d for d in documents if d.status == Document.Status.READY]
+        if ready:
+            run = create_run(engagement, documents=ready, user=get_user_model().objects.get(username="admin"))
+            self.stdout.write(f"  demo extraction run {run.pk} queued ({run.engine}) over {len(ready)} documents")
 
     def _load_documents(self, engagement, folder: Path) -> None:
         from demo import write_demo_set
