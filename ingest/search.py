@@ -68,6 +68,8 @@ def search(query: str, documents, k: int = 5, *, reading_order: bool = False, re
     pool = vector_candidates(vector, document_ids, max(depth, TEXT_POOL) if large else depth, method=method)
     text_ids = text_candidates(query, document_ids, depth, within=pool if large else None)
     fused = fuse(pool[:depth], text_ids)
+    if rerank is None:
+        fused = fused[:k]  # only the rerank hook needs the rows of every candidate
     chunks = Chunk.objects.defer("embedding", "search").in_bulk([pk for pk, *_ in fused])
     hits = [SearchHit(chunks[pk], score, v, t) for pk, score, v, t in fused if pk in chunks]
     if rerank is not None:
