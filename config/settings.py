@@ -54,6 +54,7 @@ INSTALLED_APPS = [
     "taskstate",
     "ingest",
     "extraction",
+    "bulk",
     "reviewer",
     "dashboards",
 ]
@@ -174,6 +175,7 @@ CELERY_BEAT_SCHEDULE = {
     "refresh-dashboards": {"task": "dashboards.tasks.refresh_dashboards", "schedule": crontab(minute=0, hour=5)},
     "weekly-silent-source-benchmark": {
         "task": "dashboards.tasks.weekly_silent_source", "schedule": crontab(minute=0, hour=1, day_of_week="sun")},
+    "bulk-poll-batches": {"task": "bulk.tasks.poll_batches", "schedule": 60.0},
 }
 
 # --------------------------------------------------------------------------- product

@@ -9,5 +9,6 @@ urlpatterns = [
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("admin/", admin.site.urls),
     path("dashboards/", include("dashboards.urls")),
+    path("bulk/", include("bulk.urls")),
     path("", include("reviewer.urls")),
 ]

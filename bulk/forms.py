@@ -1,0 +1,26 @@
+"""The "Bulk extract" form: clause types (required), documents (optional: all ready ones), engine."""
+from __future__ import annotations
+
+from django import forms
+
+from extraction.models import ClauseType
+from ingest.models import Document
+
+ENGINES = [("auto", "Automatic (Claude through the Message Batches API when a key is set, else offline)"),
+           ("anthropic", "Claude, Message Batches API (half price, results within 24 h)"),
+           ("offline", "Offline engine on the workers")]
+
+
+class BulkExtractForm(forms.Form):
+    clause_types = forms.ModelMultipleChoiceField(queryset=ClauseType.objects.none(),
+                                                  widget=forms.CheckboxSelectMultiple)
+    documents = forms.ModelMultipleChoiceField(queryset=Document.objects.none(), required=False,
+                                               widget=forms.SelectMultiple(attrs={"size": 12}),
+                                               help_text="Leave empty for every ready document.")
+    engine = forms.ChoiceField(choices=ENGINES, initial="auto")
+
+    def __init__(self, *args, engagement, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["clause_types"].queryset = ClauseType.objects.filter(active=True).order_by("name")
+        self.fields["documents"].queryset = (engagement.documents.filter(status=Document.Status.READY)
+                                             .defer("text").order_by("title", "id"))

@@ -1,0 +1,276 @@
+"""Harvest an ended batch: stream its results file, one line at a time, into clauses.
+
+Memory stays flat whatever the file's size: the SDK's ``batches.results`` decodes
+the JSONL body line by line from the HTTP stream, each line is handled in its own
+transaction and dropped, and only a few recent documents are kept loaded.
+
+Each ``succeeded`` line goes back into the agent that built its request (the
+session reopened from the item's snapshot, the message fed through a ``Relay``):
+the citations are verified exactly as in the synchronous path, and the outcome is
+stored with ``extraction.persist.save_outcome``. When the agent wants another turn
+(a retry after a failed verification, with the verifier's errors in the next
+message), that turn goes into the next batch. ``max_tokens`` is checkpointed first
+(the agent doubles the output budget) and resumed from CASE_FACTS in the next batch.
+``errored`` / ``expired`` / ``canceled`` go into the next batch with the error text
+in their next message; three failed batches in a row fail the request for a person.
+
+A stored clause needs no ``Checkpoint`` write: each request is its own conversation, and
+the item (done) with its ``Extraction`` row is the record of progress; a max_tokens stop
+is checkpointed (CASE_FACTS, the conversation with its raised budget).
+
+Lines are applied in groups of ``GROUP_LINES``, one transaction per group with a
+savepoint per line: the job's counters and tokens and the run's tokens move in the
+same transaction as the lines they count, and a crash loses at most one group, which
+the next harvest applies again.
+
+Idempotent: a line is applied only while its item is ``submitted`` in this job, under
+a row lock, so harvesting a file twice (or a crashed harvest taken up again) adds
+nothing twice; ``save_outcome`` is itself keyed.
+"""
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from typing import Any, Iterable
+
+from django.db import transaction
+from django.db.models import F, Q
+from django.utils import timezone
+
+from bulk import retry
+from bulk.build import Builder
+from bulk.models import BatchItem, BatchJob
+from bulk.relay import NextRequest, Relay
+from extraction import checkpoints, runs
+from extraction.case_facts import CaseFacts
+from extraction.catalog_sync import as_plain
+from extraction.engines import FAILED, Interrupted
+from extraction.models import ClauseTask, ExtractionRun
+from extraction.persist import save_outcome
+from extraction.usage import Usage, cost_usd
+
+log = logging.getLogger(__name__)
+STORED, REQUEUED, FAILED_ITEM, SKIPPED = "stored", "requeued", "failed", "skipped"
+GROUP_LINES = 100
+_COUNTER = {STORED: "n_stored", REQUEUED: "n_requeued", FAILED_ITEM: "n_failed"}
+
+
+@dataclass
+class HarvestResult:
+    job_id: int
+    taken: bool = True
+    lines: int = 0
+    outcomes: dict = field(default_factory=dict)   # stored / requeued / failed / skipped -> count
+    missing: int = 0                               # submitted requests with no line in the file
+
+    def add(self, label: str) -> None:
+        self.outcomes[label] = self.outcomes.get(label, 0) + 1
+
+
+@dataclass
+class Tally:
+    """What one group of lines adds to the job's counters and to the job's and run's tokens."""
+
+    counts: dict = field(default_factory=dict)
+    usage: Usage = field(default_factory=Usage)
+
+    def count(self, label: str) -> None:
+        if label != SKIPPED:
+            self.counts["n_harvested"] = self.counts.get("n_harvested", 0) + 1
+        if label in _COUNTER:
+            self.counts[_COUNTER[label]] = self.counts.get(_COUNTER[label], 0) + 1
+
+    def flush(self, job: BatchJob, run) -> None:
+        updates = {name: F(name) + n for name, n in self.counts.items()}
+        u = self.usage
+        tokens = {"input_tokens": u.input_tokens, "output_tokens": u.output_tokens,
+                  "cache_read_tokens": u.cache_read_tokens, "cache_write_tokens": u.cache_write_tokens}
+        usage = {k: F(k) + v for k, v in tokens.items() if v}
+        if usage:
+            usage["cost_usd"] = F("cost_usd") + cost_usd(u, run.model, batch=True)
+            ExtractionRun.objects.filter(pk=run.pk).update(**usage)
+        updates.update(usage)
+        updates["harvest_started_at"] = timezone.now()  # a live harvest never looks stale to the poller
+        BatchJob.objects.filter(pk=job.pk).update(**updates)
+        self.counts, self.usage = {}, Usage()
+
+
+def take(job: BatchJob, *, force: bool = False) -> bool:
+    """Claim ``job`` for harvesting (compare-and-set on its state)."""
+    states = [BatchJob.State.ENDED]
+    if force:
+        states += [BatchJob.State.HARVESTING, BatchJob.State.HARVESTED]
+    q = Q(state__in=states)
+    if not force:
+        from bulk.poll import STALE_AFTER
+
+        q |= Q(state=BatchJob.State.HARVESTING, harvest_started_at__lt=timezone.now() - STALE_AFTER)
+    return bool(BatchJob.objects.filter(q, pk=job.pk).update(state=BatchJob.State.HARVESTING,
+                                                             harvest_started_at=timezone.now()))
+
+
+def harvest(job: BatchJob, *, client=None, results: Iterable | None = None, builder: Builder | None = None,
+            force: bool = False) -> HarvestResult:
+    """Apply every result line of ``job``. ``results`` (an iterable of ``MessageBatchIndividualResponse``)
+    defaults to the SDK's stream of the batch's results file; ``force`` harvests again a job already
+    harvested (it adds nothing: every line is skipped)."""
+    out = HarvestResult(job.pk)
+    if not take(job, force=force):
+        out.taken = False
+        return out
+    job.refresh_from_db()
+    run = ExtractionRun.objects.select_related("engagement").get(pk=job.run_id)
+    builder = builder or Builder(run)
+    if results is None:
+        if client is None:
+            from extraction.engines.anthropic import make_client
+
+            client = make_client()
+        results = client.messages.batches.results(job.batch_id)
+    lines = iter(results)
+    try:
+        more = True
+        while more:
+            tally = Tally()
+            with transaction.atomic():
+                for _ in range(GROUP_LINES):
+                    line = next(lines, None)
+                    if line is None:
+                        more = False
+                        break
+                    out.lines += 1
+                    label = apply_line(job, run, line, builder, tally)
+                    out.add(label)
+                    tally.count(label)
+                tally.flush(job, run)
+    except BaseException:  # the stream broke (or a worker stops): the next poll takes the job up again
+        BatchJob.objects.filter(pk=job.pk, state=BatchJob.State.HARVESTING).update(state=BatchJob.State.ENDED)
+        raise
+    finally:
+        close = getattr(results, "close", None)
+        if close:
+            close()
+    tally = Tally()
+    with transaction.atomic():
+        for item in BatchItem.objects.filter(job=job, state=BatchItem.State.SUBMITTED).only("id"):
+            out.missing += 1
+            label = apply_failure(job, item.pk, "errored", error_type="missing_result",
+                                  error_message="the results file had no line for this request")
+            out.add(label)
+            tally.count(label)
+        tally.flush(job, run)
+        BatchJob.objects.filter(pk=job.pk).update(state=BatchJob.State.HARVESTED, harvested_at=timezone.now())
+    finish(run)
+    log.info("harvested batch %s (%s): %s", job.sequence, job.batch_id, out.outcomes)
+    return out
+
+
+def finish(run) -> None:
+    runs.refresh_status(ExtractionRun.objects.get(pk=run.pk))
+
+
+def _locked_item(job: BatchJob, custom_id: str = "", pk: int | None = None) -> BatchItem | None:
+    qs = (BatchItem.objects.select_for_update(of=("self",))
+          .select_related("task__document", "task__clause_type").defer("task__document__text"))
+    item = qs.filter(pk=pk).first() if pk is not None else qs.filter(custom_id=custom_id).first()
+    if item is None or item.job_id != job.pk or item.state != BatchItem.State.SUBMITTED:
+        return None
+    return item
+
+
+def apply_line(job: BatchJob, run, line: Any, builder: Builder, tally: Tally | None = None) -> str:
+    """One line of the results file (``{custom_id, result}``), in a savepoint. Returns what became of it."""
+    tally = tally if tally is not None else Tally()
+    result = line.result
+    kind = result.type
+    try:
+        with transaction.atomic():
+            item = _locked_item(job, line.custom_id)
+            if item is None:
+                return SKIPPED
+            if kind == "succeeded":
+                usage = Usage()
+                label = _succeeded(job, run, item, result.message, builder, usage)
+                tally.usage = tally.usage + usage
+                return label
+            err = getattr(getattr(result, "error", None), "error", None)
+            return _failed(job, item, kind, error_type=getattr(err, "type", "") or "",
+                           error_message=getattr(err, "message", "") or "")
+    except Exception as exc:  # one bad line never stops the harvest: it goes to the next batch
+        log.exception("batch %s: could not apply the result for %s", job.batch_id, line.custom_id)
+        item = BatchItem.objects.filter(custom_id=line.custom_id).only("id").first()
+        if item is None:
+            return SKIPPED
+        return apply_failure(job, item.pk, "errored", error_type="harvest_error",
+                             error_message=f"the server could not process the result ({type(exc).__name__}: {exc})")
+
+
+def apply_failure(job: BatchJob, item_pk: int, kind: str, *, error_type: str, error_message: str) -> str:
+    with transaction.atomic():
+        item = _locked_item(job, pk=item_pk)
+        if item is None:
+            return SKIPPED
+        return _failed(job, item, kind, error_type=error_type, error_message=error_message)
+
+
+def _failed(job: BatchJob, item: BatchItem, kind: str, *, error_type: str = "", error_message: str = "",
+            max_tokens: int | None = None) -> str:
+    note = retry.failure_note(kind, job.batch_id, error_type=error_type, error_message=error_message,
+                              max_tokens=max_tokens)
+    decision = retry.decide(kind, item.failures_in_row, note)
+    item.failures_in_row, item.last_result, item.error = decision.failures_in_row, kind, decision.note
+    if decision.action == retry.FAIL:
+        item.state, item.snapshot = BatchItem.State.FAILED, None
+        ClauseTask.objects.filter(pk=item.task_id).exclude(status=ClauseTask.Status.DONE).update(
+            status=ClauseTask.Status.FAILED, error=decision.note[:4000])
+        label = FAILED_ITEM
+    else:
+        item.state, item.snapshot = BatchItem.State.PENDING, retry.add_note(item.snapshot, note)
+        label = REQUEUED
+    item.save(update_fields=["failures_in_row", "last_result", "error", "state", "snapshot", "updated_at"])
+    return label
+
+
+def _succeeded(job: BatchJob, run, item: BatchItem, message: Any, builder: Builder, usage: Usage) -> str:
+    task = item.task
+    document = task.document
+    clause = as_plain(task.clause_type)
+    interrupted: dict = {}
+    # The system prompt the agent renders to "send" this turn is never sent (the relay hands back the
+    # harvested reply), so it gets plain facts instead of a database round trip; a next turn is built
+    # from the snapshot, with CASE_FACTS from the database, when it is submitted.
+    session = builder.session(document, item.snapshot, Relay(message),
+                              on_checkpoint=lambda snap, reason: interrupted.update(snapshot=snap, reason=reason),
+                              facts=lambda: CaseFacts(doc_id=str(document.pk)))
+    try:
+        outcome = session.extract(clause, checkpoints.clause_id_for(document.pk, clause.slug), [])
+    except NextRequest:  # the agent's next turn (verification retry, nudge): into the next batch
+        usage.add(message.usage)
+        item.state, item.snapshot, item.failures_in_row, item.last_result = (
+            BatchItem.State.PENDING, session.snapshot(), 0, "continued")
+        item.save(update_fields=["state", "snapshot", "failures_in_row", "last_result", "updated_at"])
+        return REQUEUED
+    except Interrupted:  # max_tokens: checkpoint first, then resume in the next batch
+        usage.add(message.usage)
+        snapshot = interrupted.get("snapshot") or session.snapshot()
+        checkpoints.save(run, document, snapshot, last_record={
+            "reason": "max_tokens", "clause_type": clause.name, "custom_id": item.custom_id,
+            "batch_id": job.batch_id})
+        BatchJob.objects.filter(pk=job.pk).update(n_max_tokens=F("n_max_tokens") + 1)
+        item.snapshot = snapshot
+        budget = (snapshot.get("position") or {}).get("max_tokens")
+        return _failed(job, item, "max_tokens", max_tokens=budget)
+    usage.add(message.usage)
+    if outcome.status == FAILED:
+        error = "; ".join(outcome.errors)[:4000] or "the agent gave up on this clause"
+        item.state, item.error, item.snapshot, item.last_result = BatchItem.State.FAILED, error, None, "succeeded"
+        item.save(update_fields=["state", "error", "snapshot", "last_result", "updated_at"])
+        ClauseTask.objects.filter(pk=task.pk).exclude(status=ClauseTask.Status.DONE).update(
+            status=ClauseTask.Status.FAILED, error=error)
+        return FAILED_ITEM
+    extraction = save_outcome(run, document, task.clause_type, outcome, engine="anthropic", model=run.model)
+    ClauseTask.objects.filter(pk=task.pk).update(status=ClauseTask.Status.DONE, error="")
+    item.state, item.snapshot, item.failures_in_row, item.last_result, item.error = (
+        BatchItem.State.DONE, None, 0, "succeeded", "")
+    item.save(update_fields=["state", "snapshot", "failures_in_row", "last_result", "error", "updated_at"])
+    return STORED

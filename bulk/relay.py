@@ -1,0 +1,37 @@
+"""The bridge between the agent loop and a batch: a stand-in for ``anthropic.Anthropic``.
+
+The batch path drives the very same ``Agent`` the synchronous path uses (through
+``AnthropicEngine``), so requests, tools, forcing, verification and retries are
+theirs, not a copy. Only the transport differs: where the agent would call
+``client.messages.create(**params)``,
+
+* ``Relay()`` raises ``NextRequest(params)``: those params are the batch request;
+* ``Relay(reply)`` returns ``reply`` (a ``Message`` from the batch results) once,
+  then raises ``NextRequest`` for any further turn the agent wants (a retry after a
+  failed verification, a nudge), which goes into the next batch.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+
+class NextRequest(Exception):
+    """The agent wants to send ``params`` to the Messages API."""
+
+    def __init__(self, params: dict):
+        super().__init__("the agent has a request for the next batch")
+        self.params = params
+
+
+class Relay:
+    def __init__(self, reply: Any = None):
+        self._reply = reply
+        self.messages = self  # client.messages.create(...)
+        self.replies_given = 0
+
+    def create(self, **params):
+        if self._reply is not None:
+            reply, self._reply = self._reply, None
+            self.replies_given += 1
+            return reply
+        raise NextRequest(params)

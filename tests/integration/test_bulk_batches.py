@@ -1,0 +1,330 @@
+"""Bulk runs through the Message Batches API, with the real ``anthropic`` client over a mock transport
+playing the batches endpoints (create, retrieve, results as JSONL): mixed results, retries with the
+error text in the next message, max_tokens checkpointed and resumed, three failures in a row, a
+re-harvest that adds nothing, and a split at the size and count limits."""
+from __future__ import annotations
+
+import pytest
+
+from bulk import poll
+from bulk.custom_ids import parse
+from bulk.harvest import harvest
+from bulk.models import BatchItem, BatchJob
+from bulk.service import start_bulk
+from bulk.split import Limits
+from bulk.submit import submit_pending
+from extraction.case_facts import parse_case_facts
+from extraction.models import Checkpoint, Citation, ClauseTask, Extraction
+from tests.integration.extraction_fixtures import ANSWERS, PAGE_OF, clause_types, make_contract
+from tests.mock_anthropic import FakeClaude
+from tests.mock_anthropic_batches import BatchAPI
+
+pytestmark = pytest.mark.django_db
+FIVE = ["Payment", "Governing Law", "Cap On Liability", "Anti-Assignment", "Non-Compete"]
+
+
+def _start(engagement, names=FIVE, documents=None):
+    clause_types(names)
+    return start_bulk(engagement, clause_types=names, documents=documents, engine="anthropic", enqueue=False)
+
+
+def _cid(run, document, name):
+    return BatchItem.objects.get(run=run, task__document=document, task__clause_type__name=name).custom_id
+
+
+def _round(run, api, client, **submit_kw):
+    """Submit what is pending, let the batches end, harvest them; returns the new jobs."""
+    jobs = submit_pending(run, client=client, **submit_kw)
+    for job in jobs:
+        poll.refresh(job, client)
+        assert job.state == BatchJob.State.ENDED
+        harvest(job, client=client)
+        job.refresh_from_db()
+    return jobs
+
+
+def _last_user_text(params) -> str:
+    content = params["messages"][-1]["content"]
+    return "\n".join(b.get("text", "") if b.get("type") == "text" else str(b.get("content", "")) for b in content)
+
+
+def _picture(run):
+    out = {}
+    for ex in Extraction.objects.filter(run=run).select_related("clause_type").prefetch_related("citations"):
+        out[ex.clause_type.name] = (ex.status, ex.clause_text,
+                                    tuple((c.page, c.start, c.end, c.quote) for c in ex.citations.all()))
+    return out
+
+
+def test_requests_are_the_synchronous_agents_forced_single_shot(engagement):
+    document = make_contract(engagement)
+    run = _start(engagement)
+    api = BatchAPI(FakeClaude(dict(ANSWERS)))
+    (job,) = submit_pending(run, client=api.client())
+    assert job.state == BatchJob.State.IN_PROGRESS and job.batch_id.startswith("msgbatch_")
+    assert job.request_count == 5 and job.retries == 0
+    (created,) = api.created
+    assert created["bytes"] == job.size_bytes  # our size count is the SDK's body, byte for byte
+    requests = api._batches[job.batch_id]["requests"]
+    for req in requests:
+        key = parse(req["custom_id"])
+        task = ClauseTask.objects.get(run=run, document_id=key.document_id, clause_type_id=key.clause_type_id)
+        assert key.run_id == run.pk and task.status == ClauseTask.Status.RUNNING
+        p = req["params"]
+        assert p["tool_choice"] == {"type": "tool", "name": "extract_clause"}
+        assert p["tools"][-1]["name"] == "extract_clause"
+        assert p["tools"][-1]["cache_control"] == {"type": "ephemeral"}
+        assert p["system"][0]["cache_control"] == {"type": "ephemeral"}
+        facts = parse_case_facts(p["system"][1]["text"])
+        assert facts["policy_cap"] == "$247.83" and facts["doc_id"] == str(document.pk)
+        question = p["messages"][0]["content"][0]["text"]
+        assert f"find the {task.clause_type.name} clause" in question and "chunk:" in question
+        assert len(p["messages"]) == 1
+    # every request shares the invariant prefix (one cache entry for the whole batch)
+    assert len({r["params"]["system"][0]["text"] for r in requests}) == 1
+
+    # the same question through the synchronous path sends the same prompt and tools
+    from extraction import runs as sync_runs
+    from extraction.engines.anthropic import AnthropicEngine
+    from extraction.pipeline import process_document
+    from tests.mock_anthropic import MockAnthropic
+
+    sync = MockAnthropic(FakeClaude(dict(ANSWERS)))
+    sync_run = sync_runs.create_run(engagement, documents=[document], clause_types=clause_types(["Payment"]),
+                                    engine="anthropic", enqueue=False)
+    process_document(sync_run.pk, document.pk,
+                     engine=AnthropicEngine(client=sync.client(), model=run.model, max_turns=1))
+    ours = next(r["params"] for r in requests
+                if "find the Payment clause" in r["params"]["messages"][0]["content"][0]["text"])
+    theirs = sync.requests[0]
+    assert ours["system"][0] == theirs["system"][0]
+    assert ours["messages"][0]["content"][0]["text"].split("clause_id:")[1] == \
+        theirs["messages"][0]["content"][0]["text"].split("clause_id:")[1]
+    assert [t["name"] for t in ours["tools"]] == [t["name"] for t in theirs["tools"]]
+    assert [t["input_schema"] for t in ours["tools"]] == [t["input_schema"] for t in theirs["tools"]]
+    assert ours["tool_choice"] == theirs["tool_choice"] and ours["max_tokens"] == theirs["max_tokens"]
+
+
+def test_succeeded_errored_expired_canceled_then_the_retries_succeed(engagement):
+    document = make_contract(engagement)
+    run = _start(engagement)
+    api = BatchAPI(FakeClaude(dict(ANSWERS)))
+    client = api.client()
+    api.plan[_cid(run, document, "Governing Law")] = ["errored", "succeeded"]
+    api.plan[_cid(run, document, "Cap On Liability")] = ["expired", "succeeded"]
+    api.plan[_cid(run, document, "Anti-Assignment")] = ["canceled", "succeeded"]
+
+    (job,) = _round(run, api, client)
+    assert (job.n_succeeded, job.n_errored, job.n_expired, job.n_canceled, job.n_processing) == (2, 1, 1, 1, 0)
+    assert (job.n_harvested, job.n_stored, job.n_requeued, job.n_failed) == (5, 2, 3, 0)
+    assert job.state == BatchJob.State.HARVESTED and job.progress == 100
+    assert job.input_tokens > 0 and job.output_tokens > 0 and job.cost_usd > 0
+    assert set(_picture(run)) == {"Payment", "Non-Compete"}
+    pending = {i.task.clause_type.name: i for i in BatchItem.objects.filter(run=run, state="pending")
+               .select_related("task__clause_type")}
+    assert set(pending) == {"Governing Law", "Cap On Liability", "Anti-Assignment"}
+    assert all(i.failures_in_row == 1 for i in pending.values())
+    run.refresh_from_db()
+    assert run.status == "running"
+
+    (job2,) = _round(run, api, client)
+    assert job2.sequence == 2 and job2.request_count == 3 and job2.retries == 3
+    sent = {r["custom_id"]: r["params"] for r in api._batches[job2.batch_id]["requests"]}
+    gl = _last_user_text(sent[_cid(run, document, "Governing Law")])
+    assert "overloaded_error: Overloaded" in gl and job.batch_id in gl
+    assert "expired" in _last_user_text(sent[_cid(run, document, "Cap On Liability")])
+    assert "canceled" in _last_user_text(sent[_cid(run, document, "Anti-Assignment")])
+    # the question itself is unchanged: the note is added to the same user turn
+    assert all(len(p["messages"]) == 1 for p in sent.values())
+
+    run.refresh_from_db()
+    assert run.status == "done" and run.mode == "batch" and run.cost_usd > 0
+    pic = _picture(run)
+    assert set(pic) == set(FIVE)
+    for name in FIVE:
+        status, text, cites = pic[name]
+        if ANSWERS[name] is None:
+            assert status == "not_found" and not cites
+        else:
+            assert status == "found" and text == ANSWERS[name]
+            (page, start, end, quote), = cites
+            assert document.text[start:end] == quote and page == PAGE_OF[name]
+    assert Extraction.objects.filter(run=run).count() == 5
+    assert run.input_tokens == sum(BatchJob.objects.filter(run=run).values_list("input_tokens", flat=True))
+
+
+def test_max_tokens_is_checkpointed_and_resumed_from_case_facts_in_the_next_batch(engagement):
+    document = make_contract(engagement)
+    run = _start(engagement)
+    api = BatchAPI(FakeClaude(dict(ANSWERS)))
+    client = api.client()
+    cid = _cid(run, document, "Payment")
+    api.plan[cid] = ["max_tokens", "succeeded"]
+
+    (job,) = _round(run, api, client)
+    assert job.n_max_tokens == 1 and job.n_requeued == 1
+    item = BatchItem.objects.get(custom_id=cid)
+    assert (item.state, item.last_result, item.failures_in_row) == ("pending", "max_tokens", 1)
+    assert item.snapshot["position"]["max_tokens"] == 8192  # the agent doubled the budget
+    cp = Checkpoint.objects.get(run=run, document=document)
+    assert cp.case_facts["policy_cap"] == "$247.83"
+
+    (job2,) = _round(run, api, client)
+    (sent,) = api._batches[job2.batch_id]["requests"]
+    params = sent["params"]
+    assert params["max_tokens"] == 8192
+    assert "stopped at max_tokens" in _last_user_text(params)
+    facts = parse_case_facts(params["system"][1]["text"])  # rebuilt from the database for the resumed turn
+    assert facts["extracted_count"] == 3 and facts["policy_cap"] == "$247.83"
+    assert len(facts["decisions"]) == 4
+
+    run.refresh_from_db()
+    assert run.status == "done"
+    # the final result equals an uninterrupted run
+    plain = _start(engagement)
+    _round(plain, api, client)
+    assert _picture(run) == _picture(plain)
+
+
+def test_a_reharvest_adds_nothing(engagement):
+    document = make_contract(engagement)
+    run = _start(engagement)
+    api = BatchAPI(FakeClaude(dict(ANSWERS)))
+    client = api.client()
+    api.plan[_cid(run, document, "Payment")] = ["errored"]
+    (job,) = _round(run, api, client)
+    before = (Extraction.objects.count(), Citation.objects.count(), Checkpoint.objects.count(),
+              list(BatchItem.objects.order_by("id").values_list("state", "failures_in_row", "batches")),
+              BatchJob.objects.filter(pk=job.pk).values().get())
+    assert before[0] == 4
+
+    again = harvest(job, client=client, force=True)
+    assert again.taken and again.lines == 5 and again.outcomes == {"skipped": 5}
+    assert api.downloads[job.batch_id] == 2
+    after = (Extraction.objects.count(), Citation.objects.count(), Checkpoint.objects.count(),
+             list(BatchItem.objects.order_by("id").values_list("state", "failures_in_row", "batches")),
+             BatchJob.objects.filter(pk=job.pk).values().get())
+    for b, a in zip(before[:4], after[:4]):
+        assert a == b
+    assert {k: v for k, v in after[4].items() if k not in ("harvest_started_at", "harvested_at")} == \
+        {k: v for k, v in before[4].items() if k not in ("harvest_started_at", "harvested_at")}
+    # a harvest that is not forced does not even take a harvested job
+    assert harvest(job, client=client).taken is False
+
+
+def test_three_failed_batches_in_a_row_fail_the_request_for_a_person(engagement):
+    document = make_contract(engagement)
+    run = _start(engagement, ["Governing Law", "Payment"])
+    api = BatchAPI(FakeClaude(dict(ANSWERS)))
+    client = api.client()
+    cid = _cid(run, document, "Governing Law")
+    api.plan[cid] = ["errored", "expired", "max_tokens", "succeeded"]
+    for n in (1, 2, 3):
+        (job,) = _round(run, api, client)
+        item = BatchItem.objects.get(custom_id=cid)
+        assert item.failures_in_row == n
+    assert job.n_failed == 1
+    assert item.state == "failed" and item.snapshot is None
+    assert "3 batches in a row" in item.error and "max_tokens" in item.error
+    task = ClauseTask.objects.get(pk=item.task_id)
+    assert task.status == "failed" and "3 batches in a row" in task.error
+    assert submit_pending(run, client=client) == []  # nothing left to send
+    run.refresh_from_db()
+    assert run.status == "failed" and "Governing Law" in run.error
+    assert set(_picture(run)) == {"Payment"}
+
+
+def test_a_failed_verification_is_retried_in_the_next_batch_with_the_verifiers_errors(engagement):
+    document = make_contract(engagement)
+    run = _start(engagement, ["Cap On Liability"])
+    api = BatchAPI(FakeClaude(dict(ANSWERS), wrong_quote={"Cap On Liability": 1}))
+    client = api.client()
+    (job,) = _round(run, api, client)
+    assert job.n_succeeded == 1 and job.n_requeued == 1 and job.n_stored == 0
+    item = BatchItem.objects.get(run=run)
+    assert item.state == "pending" and item.failures_in_row == 0 and item.last_result == "continued"
+    (job2,) = _round(run, api, client)
+    (sent,) = api._batches[job2.batch_id]["requests"]
+    msgs = sent["params"]["messages"]
+    assert [m["role"] for m in msgs] == ["user", "assistant", "user"]
+    result = msgs[-1]["content"][0]
+    assert result["type"] == "tool_result" and result["is_error"]
+    assert "Citation verification failed" in result["content"]
+    assert sent["params"]["tool_choice"] == {"type": "tool", "name": "extract_clause"}
+    ex = Extraction.objects.get(run=run)
+    assert ex.status == "found" and ex.clause_text == ANSWERS["Cap On Liability"]
+
+
+def test_batches_are_split_at_the_size_and_count_limits(engagement):
+    docs = [make_contract(engagement, title=f"Supply {n}") for n in range(3)]
+    names = ["Payment", "Governing Law"]
+    clause_types(names)
+    probe = start_bulk(engagement, clause_types=names, documents=docs[:1], engine="anthropic", enqueue=False)
+    probe_api = BatchAPI(FakeClaude(dict(ANSWERS)))
+    (probe_job,) = submit_pending(probe, client=probe_api.client())
+    one = probe_job.size_bytes // 2  # about one request's bytes
+
+    # size: a little over two requests per batch -> 6 requests in 3 batches; the mock refuses anything larger
+    max_bytes = int(one * 2.6)
+    run = start_bulk(engagement, clause_types=names, documents=docs, engine="anthropic", enqueue=False)
+    api = BatchAPI(FakeClaude(dict(ANSWERS)), limits=(100, max_bytes))
+    jobs = _round(run, api, api.client(), limits=Limits(max_requests=100, max_bytes=max_bytes))
+    assert [j.request_count for j in jobs] == [2, 2, 2] and not api.refused
+    assert all(c["bytes"] <= max_bytes for c in api.created)
+    assert [c["bytes"] for c in api.created] == [j.size_bytes for j in jobs]
+    ids = [cid for c in api.created for cid in c["custom_ids"]]
+    assert len(ids) == len(set(ids)) == 6
+    run.refresh_from_db()
+    assert run.status == "done" and Extraction.objects.filter(run=run).count() == 6
+
+    # count: at most 4 requests per batch
+    run2 = start_bulk(engagement, clause_types=names, documents=docs, engine="anthropic", enqueue=False)
+    api2 = BatchAPI(FakeClaude(dict(ANSWERS)), limits=(4, 10**9))
+    jobs2 = _round(run2, api2, api2.client(), limits=Limits(max_requests=4))
+    assert [j.request_count for j in jobs2] == [4, 2]
+    assert [j.sequence for j in jobs2] == [1, 2]
+
+    # the mock really enforces its limits: without our split the API refuses, and nothing is lost
+    run3 = start_bulk(engagement, clause_types=names, documents=docs, engine="anthropic", enqueue=False)
+    api3 = BatchAPI(FakeClaude(dict(ANSWERS)), limits=(100, max_bytes))
+    (refused,) = submit_pending(run3, client=api3.client())
+    assert refused.state == BatchJob.State.FAILED and "request_too_large" in refused.error
+    assert BatchItem.objects.filter(run=run3, state="pending").count() == 6
+
+
+def test_a_batch_filling_for_too_long_is_sent_as_it_is(engagement, monkeypatch):
+    docs = [make_contract(engagement, title=f"Supply {n}") for n in range(3)]
+    run = start_bulk(engagement, clause_types=clause_types(["Payment", "Governing Law"]), documents=docs,
+                     engine="anthropic", enqueue=False)
+    api = BatchAPI(FakeClaude(dict(ANSWERS)))
+    monkeypatch.setattr("bulk.submit.LOAD_CHUNK", 2)
+    jobs = submit_pending(run, client=api.client(), send_after_s=0)
+    assert [j.request_count for j in jobs] == [1, 2, 2, 1]
+    assert BatchItem.objects.filter(run=run, state="submitted").count() == 6
+
+
+def test_a_harvest_broken_midway_is_taken_up_again_without_duplicates(engagement):
+    make_contract(engagement)
+    run = _start(engagement)
+    api = BatchAPI(FakeClaude(dict(ANSWERS)))
+    client = api.client()
+    (job,) = submit_pending(run, client=client)
+    poll.refresh(job, client)
+
+    def broken():
+        for n, line in enumerate(client.messages.batches.results(job.batch_id)):
+            if n == 3:
+                raise ConnectionError("the connection dropped")
+            yield line
+
+    with pytest.raises(ConnectionError):
+        harvest(job, results=broken())
+    job.refresh_from_db()
+    assert job.state == BatchJob.State.ENDED  # handed back to the next poll
+    assert Extraction.objects.filter(run=run).count() == 0  # the open group was rolled back
+
+    result = harvest(job, client=client)
+    assert result.outcomes == {"stored": 5}
+    job.refresh_from_db()
+    assert (job.n_harvested, job.n_stored) == (5, 5)
+    assert Extraction.objects.filter(run=run).count() == 5

@@ -1,0 +1,136 @@
+"""The batch page and the admins' "Bulk extract" form: scoping, roles, what the page shows."""
+from __future__ import annotations
+
+import pytest
+from django.urls import reverse
+
+from bulk.harvest import harvest
+from bulk.models import BatchJob
+from bulk.service import start_bulk
+from bulk.submit import submit_pending
+from bulk import poll
+from engagements.models import Engagement
+from extraction.models import ClauseTask, ExtractionRun
+from tests.integration.extraction_fixtures import ANSWERS, clause_types, make_contract
+from tests.mock_anthropic import FakeClaude
+from tests.mock_anthropic_batches import BatchAPI
+
+pytestmark = pytest.mark.django_db
+NAMES = ["Payment", "Governing Law", "Non-Compete"]
+
+
+@pytest.fixture
+def people(engagement, make_member):
+    return {role: make_member(engagement, role) for role in ("admin", "auditor", "manager")}
+
+
+def _batched_run(engagement, document):
+    clause_types(NAMES)
+    run = start_bulk(engagement, clause_types=NAMES, engine="anthropic", enqueue=False)
+    api = BatchAPI(FakeClaude(dict(ANSWERS)))
+    client = api.client()
+    item = run.batch_items.get(task__clause_type__name="Governing Law")
+    api.plan[item.custom_id] = ["expired", "expired", "expired"]
+    for _ in range(3):
+        for job in submit_pending(run, client=client):
+            poll.refresh(job, client)
+            harvest(job, client=client)
+    run.refresh_from_db()
+    return run
+
+
+def test_batch_page_shows_each_batch_with_counts_retries_tokens_and_cost(client, engagement, people):
+    document = make_contract(engagement)
+    run = _batched_run(engagement, document)
+    assert run.status == "failed"
+    client.force_login(people["auditor"])
+    page = client.get(reverse("bulk:run", args=[run.pk]))
+    assert page.status_code == 200
+    html = page.content.decode()
+    jobs = list(BatchJob.objects.filter(run=run).order_by("sequence"))
+    assert len(jobs) == 3
+    for job in jobs:
+        assert job.batch_id in html
+    assert 'id="bulk-batches"' in html and "Harvested" in html
+    first = jobs[0]
+    assert (first.n_succeeded, first.n_expired, first.retries) == (2, 1, 0)
+    assert jobs[1].retries == 1 and jobs[2].retries == 1
+    assert f"{first.input_tokens} / {first.output_tokens}" in html
+    assert f"{first.cost_usd:.4f}" in html and "50% of standard" in html
+    # the request that expired three times is shown for a person to look at
+    assert 'id="bulk-failed"' in html and "3 batches in a row" in html and document.title in html
+    # not polling any more: the run has ended
+    assert 'data-active="false"' in html
+
+    fragment = client.get(reverse("bulk:run-status", args=[run.pk]))
+    assert fragment.status_code == 200 and "<html" not in fragment.content.decode()
+
+    listing = client.get(reverse("bulk:runs")).content.decode()
+    assert f"Run {run.pk}" in listing and engagement.name in listing
+
+
+def test_runs_of_other_engagements_are_404_and_hidden(client, engagement, people, make_member):
+    document = make_contract(engagement)
+    clause_types(NAMES)
+    run = start_bulk(engagement, clause_types=NAMES, engine="offline", enqueue=False)
+    other = Engagement.objects.create(name="Other audit")
+    outsider = make_member(other, "admin")
+    client.force_login(outsider)
+    assert client.get(reverse("bulk:run", args=[run.pk])).status_code == 404
+    assert client.get(reverse("bulk:run-status", args=[run.pk])).status_code == 404
+    assert f"Run {run.pk}" not in client.get(reverse("bulk:runs")).content.decode()
+    assert client.get(reverse("bulk:new", args=[engagement.pk])).status_code == 404
+    assert client.post(reverse("bulk:new", args=[engagement.pk]), {"clause_types": [], "engine": "offline"}
+                       ).status_code == 404
+    # a sync run is not a bulk run
+    sync = ExtractionRun.objects.create(engagement=engagement, engine="offline")
+    client.force_login(people["admin"])
+    assert client.get(reverse("bulk:run", args=[sync.pk])).status_code == 404
+    assert document
+
+
+@pytest.mark.parametrize("role", ["auditor", "manager"])
+def test_only_admins_start_a_bulk_run(client, engagement, people, role):
+    make_contract(engagement)
+    types = clause_types(NAMES)
+    client.force_login(people[role])
+    assert client.get(reverse("bulk:new", args=[engagement.pk])).status_code == 403
+    response = client.post(reverse("bulk:new", args=[engagement.pk]),
+                           {"clause_types": [t.pk for t in types], "engine": "offline"})
+    assert response.status_code == 403
+    assert not ExtractionRun.objects.exists()
+
+
+def test_admin_starts_an_offline_bulk_run_from_the_form(client, engagement, people, django_capture_on_commit_callbacks,
+                                                        monkeypatch):
+    document = make_contract(engagement)
+    make_contract(engagement, title="Second supply agreement")
+    types = clause_types(NAMES)
+    sent = []
+    monkeypatch.setattr("extraction.tasks.extract_document.apply_async", lambda args, **kw: sent.append(args))
+    client.force_login(people["admin"])
+    form = client.get(reverse("bulk:new", args=[engagement.pk]))
+    assert form.status_code == 200 and "Governing Law" in form.content.decode()
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(reverse("bulk:new", args=[engagement.pk]), {
+            "clause_types": [t.pk for t in types], "documents": [document.pk], "engine": "offline"})
+    run = ExtractionRun.objects.get()
+    assert response.status_code == 302 and response["Location"] == reverse("bulk:run", args=[run.pk])
+    assert (run.mode, run.engine, run.created_by) == ("batch", "offline", people["admin"])
+    assert ClauseTask.objects.filter(run=run).count() == 3
+    assert sent == [(run.pk, document.pk)]
+    page = client.get(response["Location"]).content.decode()
+    assert "0 done" in page and 'data-active="true"' in page
+
+
+def test_form_refuses_claude_without_a_key_and_an_empty_choice(client, engagement, people, settings):
+    make_contract(engagement)
+    types = clause_types(NAMES)
+    settings.ANTHROPIC_API_KEY = ""
+    client.force_login(people["admin"])
+    url = reverse("bulk:new", args=[engagement.pk])
+    no_key = client.post(url, {"clause_types": [types[0].pk], "engine": "anthropic"})
+    assert no_key.status_code == 422 and "ANTHROPIC_API_KEY" in no_key.content.decode()
+    empty = client.post(url, {"clause_types": [], "engine": "offline"})
+    assert empty.status_code == 422
+    assert not ExtractionRun.objects.exists()
