@@ -2,6 +2,7 @@
 the same rows and progress as any run, and idempotent when its tasks are delivered again."""
 from __future__ import annotations
 
+import os
 import time
 
 import pytest
@@ -14,12 +15,15 @@ from tests.integration.extraction_fixtures import clause_types, make_contract
 from tests.worker import WorkerProcess
 
 NAMES = ["Payment", "Governing Law"]
+# A queue of their own, so a session-wide worker started by other test modules takes no task.
+QUEUE = f"bulk-offline-{os.getpid()}"
 
 
 @pytest.fixture
 def two_workers(django_db_setup, django_db_blocker):
     with django_db_blocker.unblock():
-        workers = [WorkerProcess(f"bulk{n}", concurrency=1).start() for n in (1, 2)]
+        workers = [WorkerProcess(f"bulk{n}", concurrency=1, env={"CELERY_TASK_DEFAULT_QUEUE": QUEUE}).start()
+                   for n in (1, 2)]
     yield workers
     for w in workers:
         w.stop()
@@ -39,7 +43,8 @@ def _wait(run, timeout=240):
 def test_offline_bulk_run_is_spread_over_the_workers_and_idempotent(two_workers, engagement):
     docs = [make_contract(engagement, title=f"Supply agreement {n}") for n in range(6)]
     clause_types(NAMES)
-    run = start_bulk(engagement, clause_types=NAMES, engine="offline")  # autocommit: enqueued at once
+    run = start_bulk(engagement, clause_types=NAMES, engine="offline", enqueue=False)
+    runs.enqueue_run(run.pk, queue=QUEUE)
     assert run.mode == ExtractionRun.Mode.BATCH and run.engine == "offline"
     _wait(run)
     logs = "\n".join(w.log_tail() for w in two_workers)
@@ -55,7 +60,7 @@ def test_offline_bulk_run_is_spread_over_the_workers_and_idempotent(two_workers,
     from extraction.tasks import extract_document
 
     for d in docs[:3]:  # redelivered messages
-        extract_document.delay(run.pk, d.pk)
+        extract_document.apply_async((run.pk, d.pk), queue=QUEUE)
     deadline = time.monotonic() + 60
     while TaskState.objects.filter(name="extraction.tasks.extract_document").exclude(
             state__in=["success", "failure"]).exists() and time.monotonic() < deadline:
