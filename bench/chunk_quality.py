@@ -43,7 +43,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from ingest.chunker import DEFAULT_MAX_CHARS, ChunkSpec, chunk_document  # noqa: E402
+from ingest.chunker import DEFAULT_MAX_CHARS, DEFAULT_MAX_TOKENS, ChunkSpec, chunk_document  # noqa: E402
 from ingest.convert import convert_file  # noqa: E402
 from ingest.headings import line_heading  # noqa: E402
 from ingest.pages import PageIndex  # noqa: E402
@@ -224,6 +224,7 @@ def main(argv: list[str] | None = None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS)
     parser.add_argument("--max-chars", type=int, default=DEFAULT_MAX_CHARS)
+    parser.add_argument("--max-tokens", type=int, default=DEFAULT_MAX_TOKENS)
     parser.add_argument("--overlap", type=float, default=0.15)
     parser.add_argument("--splitter", choices=["regex", "pysbd"], default="regex")
     parser.add_argument("--limit", type=int, default=0, help="first N documents only")
@@ -254,7 +255,8 @@ def main(argv: list[str] | None = None) -> dict:
         tally["pages"] += len(converted.pages)
         t0 = time.process_time()
         chunks = chunk_document(
-            converted.text, converted.pages, max_chars=args.max_chars, overlap=args.overlap, splitter=splitter
+            converted.text, converted.pages, max_chars=args.max_chars, max_tokens=args.max_tokens, overlap=args.overlap,
+            splitter=splitter,
         )
         chunk_seconds += time.process_time() - t0
         text_chars += len(converted.text)
@@ -277,7 +279,7 @@ def main(argv: list[str] | None = None) -> dict:
         "corpus": str(args.corpus),
         "documents": len(documents),
         "pages": tally["pages"],
-        "settings": {"max_chars": args.max_chars, "overlap": args.overlap, "splitter": args.splitter},
+        "settings": {"max_chars": args.max_chars, "max_tokens": args.max_tokens, "overlap": args.overlap, "splitter": args.splitter},
         "gold_parts": tally["parts"],
         "parts_located_in_pdf_text": tally["located"],
         "parts_not_located": tally["not_located"],

@@ -6,7 +6,7 @@ import re
 import pytest
 
 from ingest.blocks import split_blocks
-from ingest.chunker import ChunkSpec, chunk_document, estimate_wordpieces
+from ingest.chunker import DEFAULT_MAX_CHARS, DEFAULT_MAX_TOKENS, ChunkSpec, chunk_document, estimate_wordpieces
 from ingest.headings import inline_heading, line_heading
 from ingest.pages import PageSpan, estimate_pages, join_pages, page_of, spans_from_text
 from ingest.sentences import sentence_spans, split_oversized
@@ -16,7 +16,7 @@ END = re.compile(r"[.!?;:][\"'”’)\]]*$")
 
 def chunks_of(text: str, **kwargs) -> list[ChunkSpec]:
     chunks = chunk_document(text, spans_from_text(text), **kwargs)
-    check_invariants(text, chunks, kwargs.get("max_chars", 1000))
+    check_invariants(text, chunks, kwargs.get("max_chars", DEFAULT_MAX_CHARS))
     return chunks
 
 
@@ -384,10 +384,10 @@ def test_invariants_on_mixed_generated_documents(seed):
         parts.append(f"Page {p + 1} of 9")
         pages.append("\n\n".join(parts))
     text, spans = join_pages(pages)
-    for max_chars in (300, 1000):
+    for max_chars in (300, 1000, DEFAULT_MAX_CHARS):
         chunks = chunk_document(text, spans, max_chars=max_chars)
         check_invariants(text, chunks, max_chars)
         for c in chunks:
-            assert estimate_wordpieces(c.text) <= 248
+            assert estimate_wordpieces(c.text) <= DEFAULT_MAX_TOKENS - 2
             assert spans[c.page_start - 1].char_start <= c.char_start
             assert c.char_end <= spans[c.page_end - 1].char_end
