@@ -26,11 +26,12 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable, Sequence
 
 from extraction.catalog import ClauseType
 from extraction.types import ChunkView, PageTable, ScoredChunk, page_of
+from ingest.headings import line_heading
 
 DEFAULT_THRESHOLD = 0.35          # when an embedding signal is present
 LEXICAL_THRESHOLD = 0.5           # lexical overlap alone
@@ -51,6 +52,8 @@ agreement party parties section clause contract
 
 _ABBREV = re.compile(r"(?:\b(?:Inc|Corp|Co|Ltd|No|Nos|Mr|Mrs|Ms|Dr|St|Sec|Art|vs|etc|approx|Jr|Sr|L\.P|"
                      r"U\.S|e\.g|i\.e|N\.A|S\.A)|\b[A-Z])\.$")
+# a clause number alone before its full stop ("12. INDEMNIFICATION", "4.1. The term"): no sentence end
+_ENUMERATOR = re.compile(r"\(?(?:\d{1,3}(?:\.\d{1,3})*|[ivxlcIVXLC]{1,6}|[A-Za-z])\)?")
 _DATE = re.compile(
     r"\b(?:(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|Sep(?:t(?:ember)?)?|"
     r"Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)\.?\s+\d{1,2}(?:st|nd|rd|th)?,?\s+\d{4}"
@@ -70,8 +73,12 @@ NARROW_PATTERNS: dict[str, re.Pattern] = {
     "Parties": _PARTY,
 }
 PATTERN_BONUS = 2.0        # a pattern match counts as two query-term matches
-PREAMBLE_TYPES = {"Document Name", "Parties", "Agreement Date"}
+PREAMBLE_TYPES = {"Document Name", "Parties", "Agreement Date", "Effective Date"}
 PREAMBLE_BONUS = 1.0       # ...and being in the document's first chunk as one more
+HEADING_DISCOUNT = 0.5     # a heading names a clause; its score passes to the text it heads
+ADJACENT_GAP = 4           # characters (whitespace) between two sentences that follow each other
+
+Spans = Sequence[tuple[int, int]]
 
 
 # --------------------------------------------------------------------------- text helpers
@@ -85,7 +92,9 @@ def split_sentences(text: str) -> list[tuple[int, int]]:
     """
     cuts = {0, len(text)}
     for m in re.finditer(r"[.!?][\"'”’)]?(?=\s+[\"'“‘(\[A-Z0-9])", text):
-        if not _ABBREV.search(text[max(0, m.start() - 6):m.start() + 1]):
+        line_start = text.rfind("\n", 0, m.start()) + 1
+        if not _ABBREV.search(text[max(0, m.start() - 6):m.start() + 1]) and not _ENUMERATOR.fullmatch(
+                text[line_start:m.start()].strip()):
             cuts.add(m.end())
     for m in re.finditer(r"\n[ \t]*\n|\f", text):
         cuts.add(m.start())
@@ -182,11 +191,15 @@ def _cosines(embed: Embed, query: str, sentences: list[str]) -> list[float]:
 
 
 def score_sentences(clause: ClauseType, retrieved: Sequence[ScoredChunk | ChunkView], *,
-                    embed: Embed | None = None) -> list[Candidate]:
+                    embed: Embed | None = None, furniture: Spans = ()) -> list[Candidate]:
     """Every sentence of the retrieved chunks, scored; best first (deterministic ties).
 
     A sentence seen in two overlapping chunks is scored once (first ranked chunk);
-    a fragment cut by a chunk edge is dropped when a fuller copy contains it.
+    a fragment cut by a chunk edge is dropped when a fuller copy contains it; a sentence
+    inside page ``furniture`` (absolute spans of running headers/footers) is never a
+    candidate. A heading ("12. LIMITATION OF LIABILITY") names a clause without being it:
+    for clause (not value) types the sentence right after it takes the heading's score
+    when that is higher, and the heading keeps ``HEADING_DISCOUNT`` of its own.
     """
     scored = [r if isinstance(r, ScoredChunk) else ScoredChunk(r) for r in retrieved]
     q_terms = terms(f"{clause.name} {clause.query}")
@@ -197,7 +210,8 @@ def score_sentences(clause: ClauseType, retrieved: Sequence[ScoredChunk | ChunkV
             found.setdefault((c.char_start + s, c.char_start + e), (rank, sc, c.text[s:e]))
     spans = sorted(found)
     raw = [(found[k][0], found[k][1], k[0], k[1], found[k][2]) for k in spans
-           if not any(o != k and o[0] <= k[0] and k[1] <= o[1] for o in spans)]
+           if not any(o != k and o[0] <= k[0] and k[1] <= o[1] for o in spans)
+           and not _inside(k[0], k[1], furniture)]
     if not raw:
         return []
     cos = _cosines(embed, clause.query, [r[4] for r in raw]) if embed is not None else [None] * len(raw)
@@ -219,15 +233,39 @@ def score_sentences(clause: ClauseType, retrieved: Sequence[ScoredChunk | ChunkV
         if narrow is not None and not narrow.search(text):
             score *= 0.5
         out.append(Candidate(sc.chunk.chunk_id, rank, s, e, text, score, lex, emb))
+    if narrow is None:
+        out = _pass_on_heading_scores(out)
     out.sort(key=lambda c: (-round(c.score, 9), c.chunk_rank, c.start))
     return out
+
+
+def _inside(start: int, end: int, spans: Spans) -> bool:
+    return any(a <= start and end <= b for a, b in spans)
+
+
+def is_heading(text: str) -> bool:
+    """A one-line section heading ("ARTICLE 9", "9.2 Limitation of Liability", "INSURANCE")."""
+    return "\n" not in text.strip() and line_heading(text.strip()) is not None
+
+
+def _pass_on_heading_scores(cands: list[Candidate]) -> list[Candidate]:
+    """Candidates in document order, each heading's score handed on to the sentence after it."""
+    ordered = sorted(cands, key=lambda c: c.start)
+    for i, c in enumerate(ordered):
+        if not is_heading(c.text):
+            continue
+        nxt = ordered[i + 1] if i + 1 < len(ordered) else None
+        if nxt is not None and 0 <= nxt.start - c.end <= ADJACENT_GAP and nxt.score < c.score:
+            ordered[i + 1] = replace(nxt, score=c.score)
+        ordered[i] = replace(c, score=c.score * HEADING_DISCOUNT)
+    return ordered
 
 
 def extract_offline(clause: ClauseType, retrieved: Sequence[ScoredChunk | ChunkView], *,
                     pages: PageTable | None = None, embed: Embed | None = None,
                     threshold: float | None = None, clause_id: str | None = None,
                     max_citations: int = 2, relative_cutoff: float = 0.9,
-                    max_window: int = 2) -> OfflineResult:
+                    max_window: int = 2, furniture: Spans = ()) -> OfflineResult:
     """Pick verbatim passage(s) for ``clause`` from ``retrieved`` chunks, or not_found.
 
     ``threshold=None`` takes ``default_threshold`` (depends on the signals present).
@@ -236,9 +274,13 @@ def extract_offline(clause: ClauseType, retrieved: Sequence[ScoredChunk | ChunkV
     sentences (in document order, across chunk edges) while a neighbour also
     scores at least ``relative_cutoff`` of the best; further passages (non-overlapping) are added
     up to ``max_citations`` when they score at least ``relative_cutoff`` of the best.
-    Value types with a pattern (dates, document title) are narrowed to the phrase.
+    Value types with a pattern (dates, document title, parties) answer with one phrase:
+    the pattern's match in the best sentence or, for what a contract states in its
+    preamble (title, parties, dates), its first match in the document's opening chunk, else
+    its first match in document order among the sentences within ``relative_cutoff`` of the best. ``furniture``: absolute spans of
+    running headers/footers, never quoted (a filing stamp's date is not the agreement's).
     """
-    cands = score_sentences(clause, retrieved, embed=embed)
+    cands = score_sentences(clause, retrieved, embed=embed, furniture=furniture)
     if threshold is None:
         threshold = default_threshold(retrieved, embed)
     cid = clause_id or clause.slug
@@ -249,6 +291,10 @@ def extract_offline(clause: ClauseType, retrieved: Sequence[ScoredChunk | ChunkV
     chunks = [r.chunk if isinstance(r, ScoredChunk) else r for r in retrieved]
     by_id = {c.chunk_id: c for c in chunks}
     floor = max(threshold, relative_cutoff * best)
+    narrow = NARROW_PATTERNS.get(clause.name)
+    if narrow is not None:
+        return OfflineResult(_value_answer(clause, cid, narrow, cands, floor, chunks, pages, furniture),
+                             best, threshold, tuple(cands))
     spans: list[tuple[str, int, int]] = []
     for cand in cands:
         if len(spans) >= max_citations or cand.score < floor:
@@ -260,18 +306,44 @@ def extract_offline(clause: ClauseType, retrieved: Sequence[ScoredChunk | ChunkV
             wide = (cand.chunk_id, cand.start, cand.end)
         spans.append(wide)
     citations, texts = [], []
-    narrow = NARROW_PATTERNS.get(clause.name)
     for chunk_id, a, b in sorted(spans, key=lambda x: x[1]):
         quote = _stitch(chunks, a, b)
-        if narrow is not None and (m := narrow.search(quote)):
-            phrase = m.group(0)
-            a, quote = a + m.start() + len(phrase) - len(phrase.lstrip()), phrase.strip()
         page = page_of(a, pages) if pages else by_id[chunk_id].page_start
         citations.append({"chunk_id": chunk_id, "page": page, "quote": quote})
         texts.append(quote)
     tool_input = {"clause_id": cid, "clause_type": clause.name, "clause_text": "\n\n".join(texts),
                   "citations": citations}
     return OfflineResult(tool_input, best, threshold, tuple(cands))
+
+
+def _value_answer(clause: ClauseType, cid: str, pattern: re.Pattern, cands: Sequence[Candidate], floor: float,
+                  chunks: Sequence[ChunkView], pages: PageTable | None, furniture: Spans) -> dict:
+    """One cited phrase for a value type (see :func:`extract_offline`); the best sentence whole
+    when no pattern match qualifies."""
+    opening = {c.chunk_id for c in chunks if c.ordinal == 0} if clause.name in PREAMBLE_TYPES else set()
+    matches = []  # (absolute start, phrase, candidate)
+    for cand in cands:
+        if cand.score < floor and cand.chunk_id not in opening:
+            continue
+        for m in pattern.finditer(cand.text):
+            phrase = m.group(0).strip()
+            start = cand.start + m.start() + len(m.group(0)) - len(m.group(0).lstrip())
+            if phrase and not _inside(start, start + len(phrase), furniture):
+                matches.append((start, phrase, cand))
+                break
+    in_opening = [m for m in matches if m[2].chunk_id in opening]
+    if in_opening:
+        start, quote, cand = min(in_opening, key=lambda m: m[0])
+    elif matches and clause.name in PREAMBLE_TYPES:
+        start, quote, cand = min(matches, key=lambda m: m[0])
+    elif matches:
+        start, quote, cand = matches[0]
+    else:
+        cand = cands[0]
+        start, quote = cand.start, _stitch(chunks, cand.start, cand.end)
+    page = page_of(start, pages) if pages else next(c for c in chunks if c.chunk_id == cand.chunk_id).page_start
+    return {"clause_id": cid, "clause_type": clause.name, "clause_text": quote,
+            "citations": [{"chunk_id": cand.chunk_id, "page": page, "quote": quote}]}
 
 
 def default_threshold(retrieved: Sequence[ScoredChunk | ChunkView], embed: Embed | None) -> float:
@@ -288,7 +360,7 @@ def _widen(best: Candidate, cands: Sequence[Candidate], floor: float, max_window
     lo = hi = i
 
     def adjacent(a: Candidate, b: Candidate) -> bool:
-        return 0 <= b.start - a.end <= 3
+        return 0 <= b.start - a.end <= ADJACENT_GAP
 
     while hi - lo + 1 < max_window:
         left = ordered[lo - 1] if lo > 0 and adjacent(ordered[lo - 1], ordered[lo]) else None

@@ -193,6 +193,11 @@ def split_blocks(text: str) -> list[Block]:
     return blocks
 
 
+def furniture_spans(text: str) -> list[tuple[int, int]]:
+    """``(start, end)`` of every page-furniture line: page numbers, running headers/footers."""
+    return [(line.start, line.end) for line in _lines(text) if line.kind == "furniture"]
+
+
 def _lines(text: str) -> list[_Line]:
     lines: list[_Line] = []
     page_starts = [0]  # index of the first line of each page

@@ -12,6 +12,7 @@ Its answer goes through the same citation verifier as Claude's.
 """
 from __future__ import annotations
 
+import functools
 import json
 from pathlib import Path
 from typing import Callable, Sequence
@@ -24,6 +25,7 @@ from extraction.presence import PresenceModel, features
 from extraction.types import ScoredChunk
 from extraction.usage import Usage
 from extraction.verify import verify_extraction
+from ingest.blocks import furniture_spans
 
 CALIBRATION_FILE = Path(__file__).resolve().parent.parent / "offline_calibration.json"
 
@@ -58,9 +60,14 @@ class OfflineSession:
         self.document = document
         self.usage = Usage()
 
+    @functools.cached_property
+    def furniture(self) -> list[tuple[int, int]]:
+        """The document's running headers/footers and page numbers: never quoted as an answer."""
+        return furniture_spans(self.document.text)
+
     def _pick(self, clause: ClauseType, clause_id: str, retrieved: Sequence[ScoredChunk], threshold: float):
         kwargs = dict(pages=self.document.pages, embed=self.engine.embed, threshold=threshold, clause_id=clause_id,
-                      **self.engine.options)
+                      furniture=self.furniture, **self.engine.options)
         try:
             return extract_offline(clause, retrieved, **kwargs)
         except ValueError:  # a widened window crossed a gap between retrieved chunks: take sentences alone

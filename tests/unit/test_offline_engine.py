@@ -188,3 +188,47 @@ def test_lexical_score_saturates():
     q = terms("governed by the laws of the state")
     assert lexical_score(q, "unrelated words") == 0.0
     assert 0 < lexical_score(q, "laws apply") < lexical_score(q, "governed by the laws of the State") < 1
+
+
+def _doc_chunks(text: str, size: int = 400) -> list[ChunkView]:
+    """Consecutive chunks of ``text`` on one page, ordinals from 0."""
+    return [ChunkView(f"d{i}", i, text[s:s + size], s, min(len(text), s + size), 1, 1, i, "")
+            for i, s in enumerate(range(0, len(text), size))]
+
+
+def test_a_heading_hands_its_score_to_the_clause_it_heads():
+    text = ("12. LIMITATION OF LIABILITY\n\n"
+            "Neither party shall be liable for indirect damages, and its aggregate liability shall not exceed the "
+            "fees paid in the twelve months before the claim.\n\n"
+            "13. NOTICES\n\nNotices shall be sent by courier.")
+    chunks = _doc_chunks(text, size=len(text))
+    r = extract_offline(catalog.get("Cap On Liability"), chunks, pages=[(1, 0, len(text))], threshold=0.0)
+    assert r.tool_input["clause_text"].startswith("Neither party shall be liable"), r.tool_input
+    heading = next(c for c in r.candidates if c.text == "12. LIMITATION OF LIABILITY")
+    body = next(c for c in r.candidates if c.text.startswith("Neither party"))
+    assert body.score > heading.score
+
+
+def test_page_furniture_is_never_an_answer():
+    footer = "Source: ACME CORP, 8-K, 1/23/2020"
+    text = f"{footer}\n\nThe parties signed this agreement on March 3, 2019 at the Company's offices."
+    chunks = _doc_chunks(text, size=len(text))
+    pages = [(1, 0, len(text))]
+    clause = catalog.get("Agreement Date")
+    plain = extract_offline(clause, chunks, pages=pages, threshold=0.0)
+    assert plain.tool_input["clause_text"] == "1/23/2020"  # without furniture spans the stamp's date comes first
+    r = extract_offline(clause, chunks, pages=pages, threshold=0.0, furniture=[(0, len(footer))])
+    assert r.tool_input["clause_text"] == "March 3, 2019"
+    assert all(footer not in c.text for c in r.candidates)
+
+
+def test_a_preamble_value_is_taken_from_the_opening_chunk():
+    opening = "SUPPLY AGREEMENT\n\nThis Supply Agreement is entered into as of July 26, 2013 by Acme Inc. and Beta LLC. "
+    later = ("The Initial Term shall commence on the Agreement Date and the First Renewal Term shall commence on "
+             "July 23, 2016 unless the agreement is terminated. ")
+    text = opening + "x " * 300 + later
+    chunks = _doc_chunks(text)
+    ranked = [ScoredChunk(chunks[-1], 1.0, cosine=0.9)] + [ScoredChunk(c, 0.5, cosine=0.1) for c in chunks[:-1]]
+    r = extract_offline(catalog.get("Agreement Date"), ranked, pages=[(1, 0, len(text))], threshold=0.0)
+    assert r.tool_input["clause_text"] == "July 26, 2013"
+    assert len(r.tool_input["citations"]) == 1 and r.tool_input["citations"][0]["chunk_id"] == "d0"
