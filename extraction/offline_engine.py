@@ -346,6 +346,19 @@ def _value_answer(clause: ClauseType, cid: str, pattern: re.Pattern, cands: Sequ
             "citations": [{"chunk_id": cand.chunk_id, "page": page, "quote": quote}]}
 
 
+def section_match(clause: ClauseType, retrieved: Sequence[ScoredChunk | ChunkView],
+                  candidates: Sequence[Candidate]) -> float:
+    """Share of the clause name's content words found in the retrieved chunks' section headings
+    (their section paths, and heading lines among the candidates): contracts title their clauses,
+    so "15. GOVERNING LAW" is evidence that a Governing Law clause is there."""
+    name_terms = set(terms(clause.name))
+    if not name_terms:
+        return 0.0
+    chunks = [r.chunk if isinstance(r, ScoredChunk) else r for r in retrieved]
+    headings = [c.section for c in chunks] + [c.text for c in candidates if is_heading(c.text)]
+    return len(name_terms & set(terms(" ".join(headings)))) / len(name_terms)
+
+
 def default_threshold(retrieved: Sequence[ScoredChunk | ChunkView], embed: Embed | None) -> float:
     """DEFAULT_THRESHOLD when an embedding signal is available, else LEXICAL_THRESHOLD."""
     has_cos = any(isinstance(r, ScoredChunk) and r.cosine is not None for r in retrieved)

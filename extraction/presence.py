@@ -3,8 +3,9 @@
 The offline engine always has a best sentence; whether to report it or say not_found is a
 yes/no decision on signals the engine and retrieval produce: the best and runner-up
 sentence scores, the best sentence's lexical and embedding similarity, the retrieved
-chunks' cosines, plus one bias per clause type (some clauses are in nearly every
-contract, some in few). ``fit`` learns the weights by L2-regularised logistic
+chunks' cosines, whether their section headings name the clause (on the held-out half of
+cuad-dev: +0.6 points silent-source at the same hit rate), plus one bias per clause type
+(some clauses are in nearly every contract, some in few). ``fit`` learns the weights by L2-regularised logistic
 regression (Newton steps, numpy) on one split of a labelled corpus; ``PresenceModel``
 applies them. The decision threshold on the probability is chosen on the same split
 by the ``evaluate --calibrate`` command and reported on the other split.
@@ -17,7 +18,7 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-FEATURES = ("best", "second", "margin", "lex", "emb", "top_cos", "mean_cos", "candidates")
+FEATURES = ("best", "second", "margin", "lex", "emb", "top_cos", "mean_cos", "candidates", "section_match")
 
 
 def features(detail: Mapping, cosines: Sequence[float | None]) -> dict[str, float]:
@@ -30,7 +31,8 @@ def features(detail: Mapping, cosines: Sequence[float | None]) -> dict[str, floa
     return {"best": best, "second": second, "margin": best - second, "lex": float(detail.get("best_lex") or 0.0),
             "emb": float(emb) if emb is not None else best, "top_cos": max(cos) if cos else 0.0,
             "mean_cos": sum(cos) / len(cos) if cos else 0.0,
-            "candidates": math.log1p(float(detail.get("candidates") or 0))}
+            "candidates": math.log1p(float(detail.get("candidates") or 0)),
+            "section_match": float(detail.get("section_match") or 0.0)}
 
 
 @dataclass

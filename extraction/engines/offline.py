@@ -20,7 +20,7 @@ from typing import Callable, Sequence
 from extraction.catalog import ClauseType
 from extraction.docview import DocumentView
 from extraction.engines.base import ClauseOutcome, outcome_from_verification
-from extraction.offline_engine import DEFAULT_THRESHOLD, NOT_FOUND, extract_offline
+from extraction.offline_engine import DEFAULT_THRESHOLD, NOT_FOUND, extract_offline, section_match
 from extraction.presence import PresenceModel, features
 from extraction.types import ScoredChunk
 from extraction.usage import Usage
@@ -79,6 +79,7 @@ class OfflineSession:
         threshold = 0.0 if model is not None else self.engine.threshold(clause)
         result = self._pick(clause, clause_id, retrieved, threshold)
         detail = _detail(result, threshold)
+        detail["section_match"] = round(section_match(clause, retrieved, result.candidates), 4)
         tool_input = result.tool_input
         if model is not None:
             feats = features(detail, [getattr(r, "cosine", None) for r in retrieved])

@@ -232,3 +232,16 @@ def test_a_preamble_value_is_taken_from_the_opening_chunk():
     r = extract_offline(catalog.get("Agreement Date"), ranked, pages=[(1, 0, len(text))], threshold=0.0)
     assert r.tool_input["clause_text"] == "July 26, 2013"
     assert len(r.tool_input["citations"]) == 1 and r.tool_input["citations"][0]["chunk_id"] == "d0"
+
+
+def test_section_match_reads_the_headings_of_what_was_retrieved():
+    from extraction.offline_engine import section_match
+
+    law = catalog.get("Governing Law")
+    titled = [ChunkView("s1", 0, "This Agreement is governed by the laws of Delaware.", 0, 52, 1, 1, 1,
+                        "ARTICLE 15 > 15.1 Governing Law")]
+    untitled = [ChunkView("s2", 0, "This Agreement is governed by the laws of Delaware.", 0, 52, 1, 1, 1, "ARTICLE 15")]
+    assert section_match(law, titled, []) == 1.0
+    assert section_match(law, untitled, []) == 0.0
+    heading_line = score_sentences(law, [ChunkView("s3", 0, "GOVERNING LAW\n\nDelaware law applies.", 0, 36, 1, 1, 1, "")])
+    assert section_match(law, untitled, heading_line) == 1.0
