@@ -6,10 +6,11 @@ Sections (JSON on stdout, also written to ``bench/results/bench_bulk.json``):
             model time is spent on them) x 5 clause types = 5,000 requests, built by the batch path
             (``bulk.build.Builder``: retrieval, CASE_FACTS, the agent's prompt and tools) and sized
             for the splitter -> requests/s. Then the whole submission (``submit_pending``: build,
-            split, write rows, serialise and POST through the SDK to a transport that only counts
-            bytes) -> requests/s and peak memory.
+            split, write rows, serialise and POST through the SDK to a transport that reads the body
+            piece by piece, as a socket does, and only counts bytes) -> requests/s and peak memory.
 ``harvest`` a 100,000-line results file on disk (the 5,000 requests above plus 95,000 more items
-            for 95 more clause types, every line a verifiable ``extract_clause`` answer, shuffled),
+            for 95 more clause types, every line a verifiable ``extract_clause`` answer, shuffled;
+            without the build section, the same run's items with no request built, so no retrieval),
             streamed through the SDK (``client.messages.batches.results``, JSONL decoded line by
             line from an HTTP body handed out in 64 KiB pieces) into ``bulk.harvest.harvest``:
             every line verified and stored. Peak memory by ``tracemalloc`` and RSS, sampled as it
@@ -20,7 +21,7 @@ Sections (JSON on stdout, also written to ``bench/results/bench_bulk.json``):
 ``project`` 1000 contracts of 200 pages on one 2-core machine, from the figures above.
 
 Usage: ``python -m bench.bench_bulk [--sections build harvest cuad project] [--docs 1000] [--types 5]
-[--lines 100000] [--cuad-types 5]``. Heavy: run once, on a quiet machine.
+[--lines 100000] [--cuad-types 5] [--results FILE]``. Heavy: run once, on a quiet machine.
 """
 from __future__ import annotations
 
@@ -221,16 +222,24 @@ def make_documents(engagement, n: int, pages: int = 12, per_page: int = 4, seed:
     return docs
 
 
-class CountingTransport:
-    """Stands in for the API's batch creation: counts the body's bytes, answers a batch object."""
+class CountingTransport(httpx2.BaseTransport):
+    """Stands in for the API's batch creation: reads the body as a network transport does, piece by
+    piece (nothing kept), counts its bytes and requests, and answers a batch object."""
+
+    MARK = b'"custom_id":'
 
     def __init__(self):
         self.bodies: list[int] = []
-        self.transport = httpx2.MockTransport(self.handle)
 
-    def handle(self, request):
-        self.bodies.append(len(request.content))
-        n = request.content.count(b'"custom_id":')
+    def handle_request(self, request):
+        size = n = 0
+        tail = b""
+        for piece in request.stream:
+            size += len(piece)
+            data = tail + piece
+            n += data.count(self.MARK)
+            tail = data[-(len(self.MARK) - 1):]
+        self.bodies.append(size)
         bid = f"msgbatch_bench{len(self.bodies):04d}"
         return httpx2.Response(200, json={
             "id": bid, "type": "message_batch", "processing_status": "in_progress",
@@ -239,18 +248,15 @@ class CountingTransport:
             "archived_at": None, "cancel_initiated_at": None, "results_url": None})
 
     def client(self):
-        return anthropic.Anthropic(api_key="sk-ant-bench", max_retries=0,
-                                   http_client=httpx2.Client(transport=self.transport))
+        return anthropic.Anthropic(api_key="sk-ant-bench", max_retries=0, http_client=httpx2.Client(transport=self))
 
 
 # --------------------------------------------------------------------------- build
 
-def bench_build(n_docs: int, n_types: int) -> dict:
-    from bulk.build import Builder
+def bulk_run(n_docs: int, n_types: int):
+    """A bulk run (anthropic engine, nothing enqueued) over ``n_docs`` synthetic contracts; returns it
+    with the seconds spent writing the contracts."""
     from bulk.service import start_bulk
-    from bulk.split import encoded_size
-    from bulk.submit import _items, claim_pending, submit_pending
-    from bulk.models import BatchItem
     from engagements.models import Engagement
     from extraction.catalog_sync import ensure_catalog
 
@@ -259,8 +265,17 @@ def bench_build(n_docs: int, n_types: int) -> dict:
     t0 = time.perf_counter()
     make_documents(engagement, n_docs)
     setup_s = time.perf_counter() - t0
+    return start_bulk(engagement, clause_types=FIVE[:n_types], engine="anthropic", enqueue=False), setup_s
+
+
+def bench_build(n_docs: int, n_types: int) -> dict:
+    from bulk.build import Builder
+    from bulk.split import encoded_size
+    from bulk.submit import _items, claim_pending, submit_pending
+    from bulk.models import BatchItem
+
+    run, setup_s = bulk_run(n_docs, n_types)
     types = FIVE[:n_types]
-    run = start_bulk(engagement, clause_types=types, engine="anthropic", enqueue=False)
     ids = claim_pending(run)
 
     builder = Builder(run)
@@ -396,6 +411,20 @@ class FileResults:
                                    http_client=httpx2.Client(transport=self.transport))
 
 
+def harvest_setup(n_docs: int, n_types: int) -> dict:
+    """For the harvest section alone: a bulk run whose items are all in one job, no request built
+    (a line for an item without a conversation is applied as the lines of the added clause types are)."""
+    from bulk.models import BatchItem, BatchJob
+    from extraction.models import ClauseTask
+
+    run, setup_s = bulk_run(n_docs, n_types)
+    job = BatchJob.objects.create(run=run, sequence=1, batch_id="msgbatch_bench_harvest")
+    BatchItem.objects.filter(run=run).update(job=job, state="submitted", batches=1)
+    ClauseTask.objects.filter(run=run).update(status="running")
+    return {"run_id": run.pk, "job_ids": [job.pk], "documents": n_docs,
+            "setup_seconds_documents": round(setup_s, 1)}
+
+
 def bench_harvest(build: dict, lines: int, folder: Path) -> dict:
     from bulk import harvest as harvest_mod
     from bulk.models import BatchJob
@@ -410,15 +439,16 @@ def bench_harvest(build: dict, lines: int, folder: Path) -> dict:
     source = FileResults(path, job.batch_id, made["lines"])
     client = source.client()
 
-    # count lines as they go, for memory samples every 10,000 lines
+    # count lines as they go, for ten memory samples along the file
     real_apply = harvest_mod.apply_line
     seen = {"n": 0}
+    step = max(1, made["lines"] // 10)
     peak = Peak(trace=True)
 
     def apply_line(*args, **kwargs):
         seen["n"] += 1
         out = real_apply(*args, **kwargs)
-        if seen["n"] % 10_000 == 0:
+        if seen["n"] % step == 0:
             peak.mark(seen["n"])
         return out
 
@@ -587,6 +617,7 @@ def project(results: dict, docs: int = 1000, pages: int = 200, cores: int = 2, n
 # --------------------------------------------------------------------------- main
 
 def main(argv: list[str] | None = None) -> dict:
+    global RESULTS
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sections", nargs="+", default=["build", "harvest", "cuad", "project"])
     parser.add_argument("--docs", type=int, default=1000)
@@ -596,7 +627,9 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--workers", type=int, nargs="+", default=[1, 2])
     parser.add_argument("--cuad-limit", type=int, default=None, help="only the first N cuad-dev contracts (smoke)")
     parser.add_argument("--keep", action="store_true", help="keep the embedded database afterwards")
+    parser.add_argument("--results", type=Path, default=RESULTS, help="JSON file the figures are saved into")
     args = parser.parse_args(argv)
+    RESULTS = args.results
     os.environ.setdefault("LOG_LEVEL", "WARNING")
     results = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
     need_db = {"build", "harvest", "cuad"} & set(args.sections)
@@ -605,17 +638,18 @@ def main(argv: list[str] | None = None) -> dict:
         from bench._django import bench_django
 
         with bench_django("bulk", keep=args.keep) as folder:
-            if "build" in args.sections or "harvest" in args.sections:
+            if "build" in args.sections:
                 build = bench_build(args.docs, args.types)
                 build["machine"] = machine()
                 results["build"] = build
                 save("build", build)
                 print(json.dumps({"build": build}, indent=2), flush=True)
-                if "harvest" in args.sections:
-                    harvest = bench_harvest(build, args.lines, folder)
-                    results["harvest"] = harvest
-                    save("harvest", harvest)
-                    print(json.dumps({"harvest": harvest}, indent=2), flush=True)
+            if "harvest" in args.sections:
+                source = build if "build" in args.sections else harvest_setup(args.docs, args.types)
+                harvest = {"machine": machine(), **bench_harvest(source, args.lines, folder)}
+                results["harvest"] = harvest
+                save("harvest", harvest)
+                print(json.dumps({"harvest": harvest}, indent=2), flush=True)
             if "cuad" in args.sections:
                 results["cuad"] = bench_cuad(args.workers, args.cuad_types, args.cuad_limit, folder)
                 print(json.dumps({"cuad": results["cuad"]}, indent=2), flush=True)

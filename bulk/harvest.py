@@ -152,7 +152,8 @@ def harvest(job: BatchJob, *, client=None, results: Iterable | None = None, buil
             close()
     tally = Tally()
     with transaction.atomic():
-        for item in BatchItem.objects.filter(job=job, state=BatchItem.State.SUBMITTED).only("id"):
+        missing = BatchItem.objects.filter(job=job, state=BatchItem.State.SUBMITTED).only("id")
+        for item in missing.iterator(chunk_size=GROUP_LINES):
             out.missing += 1
             label = apply_failure(job, item.pk, "errored", error_type="missing_result",
                                   error_message="the results file had no line for this request")

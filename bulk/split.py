@@ -5,8 +5,8 @@ Sizes are counted the way the SDK sends the body (``{"requests":[...]}``, compac
 separators, UTF-8, no ASCII escaping), so a batch closed here is never refused
 for its size. "256 MB" is read as 256,000,000 bytes, the stricter reading.
 
-``Splitter`` is fed one request at a time and hands back a group whenever adding
-the next request would cross a limit, so only one batch is ever held in memory.
+``Splitter`` is fed one request (its size, and whatever stands for it) at a time and
+hands back a group whenever adding the next request would cross a limit.
 """
 from __future__ import annotations
 
@@ -38,9 +38,14 @@ class RequestTooLarge(ValueError):
     """One request alone is over the size limit: it can never be sent in a batch."""
 
 
+def encode(request: Any) -> bytes:
+    """``request`` as the SDK encodes it in the body it sends (same encoder settings)."""
+    return json.dumps(request, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
+
+
 def encoded_size(request: Any) -> int:
-    """Bytes ``request`` takes in the body the SDK sends (same encoder settings)."""
-    return len(json.dumps(request, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode())
+    """Bytes ``request`` takes in the body the SDK sends."""
+    return len(encode(request))
 
 
 def body_size(sizes: Iterable[int]) -> int:
@@ -81,10 +86,6 @@ class Splitter(Generic[T]):
             return None
         group, self._items, self._bytes = self._items, [], ENVELOPE_BYTES
         return group
-
-    @property
-    def pending_bytes(self) -> int:
-        return self._bytes if self._items else 0
 
 
 def split(sized: Iterable[tuple[T, int]], limits: Limits = API_LIMITS) -> Iterator[list[T]]:

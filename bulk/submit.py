@@ -3,7 +3,9 @@
 ``submit_pending(run)`` claims the run's pending items (under a lock on the run row,
 so two submitters never send the same request twice), builds their requests one by
 one (``build.Builder``), cuts them into batches at the API limits (``split``) and
-creates each batch as soon as it is full: only one batch is held in memory.
+creates each batch as soon as it is full. Memory does not grow with a batch: each request
+is encoded as soon as it is built and appended to the batch's body on disk (``body``),
+its conversation snapshot is written to its row, and only ids are kept.
 
 Every batch is written as a ``BatchJob`` row, with its items pointing at it, BEFORE
 the API call; the batch id is saved right after. A batch the API refuses sends its
@@ -14,18 +16,20 @@ from __future__ import annotations
 
 import logging
 import time
-from typing import Iterable
+from typing import Iterable, NamedTuple
 
 import anthropic
+from anthropic.types.messages import MessageBatch
 from django.db import transaction
 from django.db.models import F, Max
 from django.utils import timezone
 
 from bulk import retry
-from bulk.build import Builder, Built
+from bulk.body import BatchBody
+from bulk.build import Builder
 from bulk.models import BatchItem, BatchJob
 from bulk.poll import apply_batch
-from bulk.split import API_LIMITS, Limits, RequestTooLarge, Splitter, body_size, encoded_size
+from bulk.split import API_LIMITS, Limits, RequestTooLarge, Splitter, encode
 from extraction import runs
 from extraction.models import ClauseTask, ExtractionRun
 
@@ -67,6 +71,63 @@ def fail_items(items: list[BatchItem], error: str) -> None:
             status=ClauseTask.Status.FAILED, error=error[:4000])
 
 
+class Member(NamedTuple):
+    id: int
+    retry: bool  # it was in an earlier batch
+
+
+class Outbox:
+    """The batch being filled. The splitter decides where it ends (the API limits); its requests'
+    bytes go to a ``BatchBody`` on disk and their snapshots to their rows every ``LOAD_CHUNK``
+    requests, so only ids are held, whatever the batch's size."""
+
+    def __init__(self, run, client, limits: Limits):
+        self.run, self.client = run, client
+        self.splitter: Splitter[Member] = Splitter(limits)
+        self.body = BatchBody()
+        self.snapshots: dict[int, dict] = {}
+        self.jobs: list[BatchJob] = []
+        self.opened = time.monotonic()
+
+    @property
+    def age(self) -> float:
+        """Seconds since the batch being filled got its first request (0 when empty)."""
+        return time.monotonic() - self.opened if self.body.count else 0.0
+
+    def add(self, item: BatchItem, snapshot: dict, encoded: bytes) -> None:
+        group = self.splitter.add(Member(item.pk, item.batches > 0), len(encoded))
+        if group:
+            self._send(group)
+        if not self.body.count:
+            self.opened = time.monotonic()
+        self.body.add(encoded)
+        self.snapshots[item.pk] = snapshot
+        if len(self.snapshots) >= LOAD_CHUNK:
+            self._save_snapshots()
+
+    def send(self) -> None:
+        """Send the batch being filled, if it has requests."""
+        group = self.splitter.flush()
+        if group:
+            self._send(group)
+
+    def close(self) -> None:
+        self.body.close()
+
+    def _send(self, group: list[Member]) -> None:
+        self._save_snapshots()
+        body, self.body = self.body, BatchBody()
+        with body:
+            self.jobs.append(send(self.run, group, body, self.client))
+
+    def _save_snapshots(self) -> None:
+        """The conversation each built request continues. Written while the items are still being
+        built: one that goes back to pending is rebuilt from it into the same request."""
+        rows = [BatchItem(pk=pk, snapshot=snapshot) for pk, snapshot in self.snapshots.items()]
+        BatchItem.objects.bulk_update(rows, ["snapshot"], batch_size=100)
+        self.snapshots = {}
+
+
 def submit_pending(run, *, client=None, limits: Limits = API_LIMITS, builder: Builder | None = None,
                    send_after_s: float = SEND_AFTER_S) -> list[BatchJob]:
     """Build and submit every pending request of ``run``; returns the BatchJobs created.
@@ -81,72 +142,64 @@ def submit_pending(run, *, client=None, limits: Limits = API_LIMITS, builder: Bu
 
         client = make_client()
     builder = builder or Builder(run)
-    splitter: Splitter[tuple[BatchItem, Built, int]] = Splitter(limits)
-    jobs: list[BatchJob] = []
-    opened = time.monotonic()
+    outbox = Outbox(run, client, limits)
     try:
         for n, item in enumerate(_items(ids), 1):
             if n % LOAD_CHUNK == 0:
                 renew_claim(run)
-                if splitter.pending_bytes and time.monotonic() - opened > send_after_s:
-                    jobs.append(send(run, splitter.flush(), client))
-                    opened = time.monotonic()
+                if outbox.age > send_after_s:
+                    outbox.send()
             try:
                 built = builder.build(item)
-                size = encoded_size(built.request)
-                if not splitter.fits_alone(size):
-                    raise RequestTooLarge(f"its request is {size:,} bytes, over the batch limit of "
+                encoded = encode(built.request)
+                if not outbox.splitter.fits_alone(len(encoded)):
+                    raise RequestTooLarge(f"its request is {len(encoded):,} bytes, over the batch limit of "
                                           f"{limits.max_bytes:,}")
             except Exception as exc:  # a document gone, an engine refusing: this request only
                 log.exception("bulk run %s: could not build %s", run.pk, item.custom_id)
                 fail_items([item], f"could not build the batch request: {type(exc).__name__}: {exc}")
                 continue
-            group = splitter.add((item, built, size), size)
-            if group:
-                jobs.append(send(run, group, client))
-                opened = time.monotonic()
-        group = splitter.flush()
-        if group:
-            jobs.append(send(run, group, client))
+            outbox.add(item, built.snapshot, encoded)
+        outbox.send()
     finally:
+        outbox.close()
         BatchItem.objects.filter(id__in=ids, state=BatchItem.State.BUILDING).update(
             state=BatchItem.State.PENDING, claimed_at=None)
     runs.refresh_status(ExtractionRun.objects.get(pk=run.pk))
-    return jobs
+    return outbox.jobs
 
 
-def send(run, group: list[tuple[BatchItem, Built, int]], client) -> BatchJob:
-    """Write the BatchJob and point its items at it, then create the batch through the API."""
-    requests = [built.request for _, built, _ in group]
-    size = body_size(n for _, _, n in group)
-    items = [item for item, _, _ in group]
+def send(run, group: list[Member], body: BatchBody, client) -> BatchJob:
+    """Write the BatchJob and point its items at it, then create the batch through the API, the
+    body streamed from its file."""
+    ids = [m.id for m in group]
     with transaction.atomic():
         ExtractionRun.objects.select_for_update().filter(pk=run.pk).first()
         seq = (BatchJob.objects.filter(run=run).aggregate(m=Max("sequence"))["m"] or 0) + 1
-        job = BatchJob.objects.create(run=run, sequence=seq, request_count=len(group), size_bytes=size,
-                                      retries=sum(1 for item in items if item.batches))
-        for item, built, _ in group:
-            item.job, item.state, item.snapshot = job, BatchItem.State.SUBMITTED, built.snapshot
-            item.batches += 1
-        BatchItem.objects.bulk_update(items, ["job", "state", "snapshot", "batches"], batch_size=200)
-        ClauseTask.objects.filter(id__in=[item.task_id for item in items]).update(
-            status=ClauseTask.Status.RUNNING, attempts=F("attempts") + 1)
+        job = BatchJob.objects.create(run=run, sequence=seq, request_count=len(ids), size_bytes=body.size,
+                                      retries=sum(m.retry for m in group))
+        BatchItem.objects.filter(id__in=ids).update(job=job, state=BatchItem.State.SUBMITTED,
+                                                    batches=F("batches") + 1)
+        ClauseTask.objects.filter(batch_item__job=job).update(status=ClauseTask.Status.RUNNING,
+                                                              attempts=F("attempts") + 1)
         runs.mark_running(run)
     try:
-        batch = client.messages.batches.create(requests=requests)
+        # ``messages.batches.create`` takes the requests as dicts only; this is the same POST
+        batch = client.post("/v1/messages/batches", cast_to=MessageBatch, content=body,
+                            options={"headers": {"Content-Length": str(body.size)}})
     except anthropic.APIError as exc:
-        refused(job, items, exc)
+        refused(job, exc)
         return job
     BatchJob.objects.filter(pk=job.pk).update(batch_id=batch.id, submitted_at=timezone.now())
     job.batch_id = batch.id
     job.submitted_at = timezone.now()
     apply_batch(job, batch)
     log.info("bulk run %s: batch %s (%s) submitted with %d requests, %d bytes", run.pk, seq, batch.id,
-             len(group), size)
+             len(ids), body.size)
     return job
 
 
-def refused(job: BatchJob, items: list[BatchItem], exc: Exception) -> None:
+def refused(job: BatchJob, exc: Exception) -> None:
     """The API did not take the batch: the job fails; its requests go back to pending (a 4xx
     refusal counts as one failed batch for each, with the API's message as their note)."""
     status = getattr(exc, "status_code", None)
@@ -158,20 +211,24 @@ def refused(job: BatchJob, items: list[BatchItem], exc: Exception) -> None:
     with transaction.atomic():
         BatchJob.objects.filter(pk=job.pk).update(state=BatchJob.State.FAILED, error=text[:4000])
         job.state, job.error = BatchJob.State.FAILED, text
+        ids = list(BatchItem.objects.filter(job=job, state=BatchItem.State.SUBMITTED).values_list("id", flat=True))
         failed: list[BatchItem] = []
-        for item in items:
-            item.batches = max(0, item.batches - 1)
-            item.state = BatchItem.State.PENDING
-            if counts:
-                note = retry.failure_note("errored", "", error_type=err.get("type", ""),
-                                          error_message=f"the batch was refused: {err.get('message') or exc}")
-                decision = retry.decide("errored", item.failures_in_row, note)
-                item.failures_in_row, item.error, item.last_result = decision.failures_in_row, decision.note, "refused"
-                if decision.action == retry.FAIL:
-                    failed.append(item)
-                else:
-                    item.snapshot = retry.add_note(item.snapshot, note)
-        BatchItem.objects.bulk_update(items, ["batches", "state", "failures_in_row", "error", "last_result",
-                                              "snapshot"], batch_size=200)
+        for start in range(0, len(ids), LOAD_CHUNK):
+            items = list(BatchItem.objects.filter(id__in=ids[start:start + LOAD_CHUNK]))
+            for item in items:
+                item.batches = max(0, item.batches - 1)
+                item.state = BatchItem.State.PENDING
+                if counts:
+                    note = retry.failure_note("errored", "", error_type=err.get("type", ""),
+                                              error_message=f"the batch was refused: {err.get('message') or exc}")
+                    decision = retry.decide("errored", item.failures_in_row, note)
+                    item.failures_in_row, item.error, item.last_result = (decision.failures_in_row, decision.note,
+                                                                          "refused")
+                    if decision.action == retry.FAIL:
+                        failed.append(item)
+                    else:
+                        item.snapshot = retry.add_note(item.snapshot, note)
+            BatchItem.objects.bulk_update(items, ["batches", "state", "failures_in_row", "error", "last_result",
+                                                  "snapshot"], batch_size=200)
         if failed:
             fail_items(failed, failed[0].error)

@@ -8,7 +8,9 @@ What it adds to the base mock (whose ``/v1/messages`` side is unchanged):
 
 * ``POST /v1/messages/batches`` -> a ``message_batch`` object, ``processing_status: in_progress``;
   ``limits=(max_requests, max_bytes)`` refuses a larger body the way the API does (HTTP 413
-  ``request_too_large``, or 400 for too many requests), so a test can cross small limits cheaply.
+  ``request_too_large``, or 400 for too many requests), so a test can cross small limits cheaply;
+  ``create_script`` (``ErrorReply``s) answers the next creations before any is accepted. Every
+  creation's body is kept in ``posted`` (raw bytes and the Content-Length header sent).
 * ``GET /v1/messages/batches/{id}`` -> ``in_progress`` for ``polls_to_end - 1`` polls, then ``ended``
   with ``request_counts`` matching the results and a ``results_url``.
 * ``GET .../results`` -> the JSONL file, one ``{"custom_id", "result"}`` line each, in an order other
@@ -49,10 +51,17 @@ class BatchAPI(MockAnthropic):
         self.created: list[dict] = []   # {"id", "requests", "bytes"} per accepted batch
         self.refused: list[dict] = []
         self.downloads: dict[str, int] = {}
+        self.create_script: deque = deque()  # ErrorReply for the next batch creations, in order
+        self.posted: list[dict] = []         # {"body": bytes, "content_length": str | None} per creation
 
     # ------------------------------------------------------------------ transport
     def _handle_httpx(self, request: httpx2.Request) -> httpx2.Response:
         path = request.url.path
+        if request.method == "POST" and path == "/v1/messages/batches":
+            self.posted.append({"body": request.content, "content_length": request.headers.get("content-length")})
+            if self.create_script:
+                status, headers, body = self.create_script.popleft().response()
+                return httpx2.Response(status, headers=headers, json=body)
         if request.method == "POST" and path == "/v1/messages/batches" and self.limits:
             refusal = self._over_limits(request.content)
             if refusal is not None:

@@ -4,6 +4,8 @@ error text in the next message, max_tokens checkpointed and resumed, three failu
 re-harvest that adds nothing, and a split at the size and count limits."""
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from bulk import poll
@@ -16,7 +18,7 @@ from bulk.submit import submit_pending
 from extraction.case_facts import parse_case_facts
 from extraction.models import Checkpoint, Citation, ClauseTask, Extraction
 from tests.integration.extraction_fixtures import ANSWERS, PAGE_OF, clause_types, make_contract
-from tests.mock_anthropic import FakeClaude
+from tests.mock_anthropic import FakeClaude, MockAnthropic
 from tests.mock_anthropic_batches import BatchAPI
 
 pytestmark = pytest.mark.django_db
@@ -292,6 +294,27 @@ def test_batches_are_split_at_the_size_and_count_limits(engagement):
     assert BatchItem.objects.filter(run=run3, state="pending").count() == 6
 
 
+def test_a_creation_turned_away_is_retried_whole_then_sent_again_from_the_saved_conversations(engagement):
+    make_contract(engagement)
+    run = _start(engagement)
+    api = BatchAPI(FakeClaude(dict(ANSWERS)))
+    api.create_script.extend([MockAnthropic.overloaded(), MockAnthropic.overloaded()])
+    (turned_away,) = submit_pending(run, client=api.client(max_retries=1))
+    # the SDK sent the body (streamed from its file) twice, whole both times, with its length
+    first, again = api.posted
+    assert first["body"] == again["body"] and json.loads(first["body"])["requests"]
+    assert first["content_length"] == str(len(first["body"])) == str(turned_away.size_bytes)
+    assert turned_away.state == BatchJob.State.FAILED and "overloaded_error" in turned_away.error
+    items = list(BatchItem.objects.filter(run=run))
+    assert {(i.state, i.batches, i.failures_in_row) for i in items} == {("pending", 0, 0)}  # overload: no failure
+    assert all(i.snapshot["history"] for i in items)  # each conversation was saved as its request was built
+
+    jobs = _round(run, api, api.client())
+    assert [(j.request_count, j.retries) for j in jobs] == [(5, 0)]
+    assert json.loads(api.posted[2]["body"]) == json.loads(first["body"])  # rebuilt from them: the same requests
+    assert Extraction.objects.filter(run=run).count() == 5
+
+
 def test_a_batch_filling_for_too_long_is_sent_as_it_is(engagement, monkeypatch):
     docs = [make_contract(engagement, title=f"Supply {n}") for n in range(3)]
     run = start_bulk(engagement, clause_types=clause_types(["Payment", "Governing Law"]), documents=docs,
@@ -328,3 +351,20 @@ def test_a_harvest_broken_midway_is_taken_up_again_without_duplicates(engagement
     job.refresh_from_db()
     assert (job.n_harvested, job.n_stored) == (5, 5)
     assert Extraction.objects.filter(run=run).count() == 5
+
+
+def test_a_request_with_no_line_in_the_results_file_goes_to_the_next_batch(engagement):
+    make_contract(engagement)
+    run = _start(engagement)
+    api = BatchAPI(FakeClaude(dict(ANSWERS)))
+    client = api.client()
+    (job,) = submit_pending(run, client=client)
+    poll.refresh(job, client)
+    lines = list(client.messages.batches.results(job.batch_id))
+    result = harvest(job, results=lines[1:])
+    assert result.missing == 1 and result.outcomes == {"stored": 4, "requeued": 1}
+    item = BatchItem.objects.get(custom_id=lines[0].custom_id)
+    assert (item.state, item.last_result, item.failures_in_row) == ("pending", "errored", 1)
+    assert "no line for this request" in item.error
+    job.refresh_from_db()
+    assert (job.state, job.n_harvested, job.n_stored, job.n_requeued) == ("harvested", 5, 4, 1)

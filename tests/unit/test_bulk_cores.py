@@ -6,10 +6,11 @@ import json
 import pytest
 
 from bulk import retry
+from bulk.body import BatchBody
 from bulk.custom_ids import API_PATTERN, custom_id, parse
 from bulk.relay import NextRequest, Relay
 from bulk.split import ENVELOPE_BYTES, MAX_BYTES, MAX_REQUESTS, Limits, RequestTooLarge, Splitter, body_size, \
-    encoded_size, split
+    encode, encoded_size, split
 
 
 # --------------------------------------------------------------------------- custom ids
@@ -71,6 +72,22 @@ def test_a_request_exactly_at_the_limit_fits_and_one_byte_more_does_not():
     limit = Limits(max_requests=5, max_bytes=ENVELOPE_BYTES + 100)
     assert list(split([("x", 50), ("y", 50)], limit)) == [["x"], ["y"]]
     assert list(split([("x", 50), ("y", 49)], limit)) == [["x", "y"]]
+
+
+def test_a_batch_body_on_disk_is_the_sdks_body_byte_for_byte_and_can_be_sent_again(monkeypatch):
+    from anthropic._utils._json import openapi_dumps
+
+    monkeypatch.setattr("bulk.body.PIECE", 16)  # read back in many pieces
+    requests = [{"custom_id": f"r1-d{i}-t3", "params": {"messages": [{"role": "user", "content": f"€ “{i}” ü"}]}}
+                for i in range(5)]
+    with BatchBody() as body:
+        assert b"".join(body) == openapi_dumps({"requests": []}) and body.size == ENVELOPE_BYTES
+        for req in requests:
+            body.add(encode(req))
+        first = b"".join(body)
+        assert first == openapi_dumps({"requests": requests})
+        assert body.count == 5 and body.size == len(first) == body_size(encoded_size(r) for r in requests)
+        assert len(list(body)) > 5 and b"".join(body) == first  # a second pass (an SDK retry) sends it all again
 
 
 def test_limits_must_allow_a_request():
