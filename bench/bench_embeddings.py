@@ -162,6 +162,7 @@ def main(argv: list[str] | None = None) -> dict:
     texts = sample_chunks(args.chunks)
     result = {
         "bench": "embeddings", "model": "all-MiniLM-L6-v2", "cores": os.cpu_count(), "torch_threads": torch.get_num_threads(),
+        "load_average_1m_at_start": round(os.getloadavg()[0], 2),
         "chunk_chars_mean": round(sum(map(len, texts)) / len(texts)),
         "torch_fp32": speed(texts, "torch"),
         "onnx_int8": speed(texts, "onnx"),

@@ -16,6 +16,11 @@ all-MiniLM-L6-v2 reads only the first 256 word pieces. A text longer than that i
 as overlapping windows whose vectors are averaged (then normalised), so no text is left
 unembedded whatever size the chunker produced.
 
+Speed on a few cores: the windows of all texts to embed are sorted by length before they are
+cut into batches (padding costs as much as text), and the ONNX backend runs one batch per
+core at once, each on a single thread (``EMBEDDING_THREADS`` batches; default: the cores
+this process may use).
+
 The model is loaded once per process (lazily, so a forking Celery worker loads it in the
 child that uses it) and shared by every task in that process.
 """
@@ -27,6 +32,7 @@ import hashlib
 import logging
 import os
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Sequence
@@ -44,7 +50,8 @@ DIMENSIONS = 384
 MAX_TOKENS = 256  # the model's max_seq_length, [CLS] and [SEP] included
 WINDOW_TOKENS = MAX_TOKENS - 2
 WINDOW_OVERLAP = 32  # word pieces shared by neighbouring windows of one long text
-BATCH_SIZE = 32
+BATCH_SIZE = 16  # windows per model call (measured: 16 beat 32 and 64 by ~5-10% on 2 cores)
+GROUP_SIZE = 128  # texts embedded (then cached, progress reported) together by embed_texts
 BACKENDS = ("torch", "onnx")
 DEFAULT_BACKEND = "onnx"
 
@@ -83,6 +90,7 @@ class Embedder:
     """Texts → normalised float32 vectors, shape ``(len(texts), 384)``."""
 
     backend = ""
+    workers = 1  # batches embedded at once, each on one thread (see OnnxEmbedder)
 
     def __init__(self):
         from tokenizers import Tokenizer
@@ -98,20 +106,29 @@ class Embedder:
         return MODEL_NAME if self.backend == "torch" else f"{MODEL_NAME}@{self.backend}-int8"
 
     def encode(self, texts: Sequence[str], *, batch_size: int = BATCH_SIZE) -> np.ndarray:
-        """Embed ``texts`` in batches; long texts are averaged over 256-piece windows."""
+        """Embed ``texts`` in batches; long texts are averaged over 256-piece windows.
+
+        All windows are sorted longest first before batching, so each batch holds windows of
+        similar length (little padding). Batches run on :attr:`workers` threads at once.
+        """
         texts = list(texts)
         if not texts:
             return np.zeros((0, DIMENSIONS), dtype=np.float32)
         pieces, owner, lengths = self._windows(texts)
-        # Longest first, so each batch holds pieces of similar length (little padding).
         order = np.argsort(-lengths, kind="stable")
+        batches = [order[start:start + batch_size] for start in range(0, len(order), batch_size)]
         out = np.zeros((len(texts), DIMENSIONS), dtype=np.float32)
         with self._lock:
-            for start in range(0, len(order), batch_size):
-                batch = order[start:start + batch_size]
-                vectors = self._encode_batch([pieces[i] for i in batch])
+            for batch, vectors in zip(batches, self._map(self._encode_batch, [[pieces[i] for i in b] for b in batches])):
                 np.add.at(out, owner[batch], vectors)
         return _normalise(out)
+
+    def _map(self, function, batches: list[list[str]]):
+        """``map(function, batches)``, on :attr:`workers` threads when there is more than one batch."""
+        if self.workers <= 1 or len(batches) <= 1:
+            return map(function, batches)
+        with ThreadPoolExecutor(min(self.workers, len(batches)), thread_name_prefix="embed") as pool:
+            return list(pool.map(function, batches))
 
     def _windows(self, texts: list[str]) -> tuple[list[str], np.ndarray, np.ndarray]:
         """Split texts over the model's window into overlapping pieces of whole word pieces.
@@ -166,7 +183,13 @@ class TorchEmbedder(Embedder):
 
 
 class OnnxEmbedder(Embedder):
-    """int8 ONNX Runtime session + the model's own tokenizer, mean pooling, L2 norm."""
+    """int8 ONNX Runtime session + the model's own tokenizer, mean pooling, L2 norm.
+
+    The session runs each batch on one thread, and :attr:`workers` batches run at once (one
+    per core): data parallelism with no per-operator synchronisation, which measured ~25%
+    less CPU than one batch on two intra-op threads, and degrades gracefully when other
+    processes share the cores.
+    """
 
     backend = "onnx"
 
@@ -177,8 +200,9 @@ class OnnxEmbedder(Embedder):
         model_file = model_file or ensure_onnx_model()
         options = ort.SessionOptions()
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-        options.intra_op_num_threads = threads or int(os.environ.get("EMBEDDING_THREADS", "0")) or (os.cpu_count() or 1)
+        options.intra_op_num_threads = 1
         options.inter_op_num_threads = 1
+        self.workers = threads or int(os.environ.get("EMBEDDING_THREADS", "0")) or _cores()
         self._session = ort.InferenceSession(str(model_file), options, providers=["CPUExecutionProvider"])
         self._inputs = {i.name for i in self._session.get_inputs()}
         self._batch_tokenizer = self._tokenizer.__class__.from_file(str(model_path() / "tokenizer.json"))
@@ -196,6 +220,14 @@ class OnnxEmbedder(Embedder):
         weights = mask[..., None].astype(np.float32)
         pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
         return _normalise(pooled.astype(np.float32))
+
+
+def _cores() -> int:
+    """CPU cores this process may run on (its affinity, which containers and taskset narrow)."""
+    try:
+        return len(os.sched_getaffinity(0)) or 1
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
 
 
 def _normalise(vectors: np.ndarray) -> np.ndarray:
@@ -311,14 +343,15 @@ class EmbedStats:
     embedded: int = 0
 
 
-def embed_texts(texts: Sequence[str], *, embedder: Embedder | None = None, batch_size: int = BATCH_SIZE,
+def embed_texts(texts: Sequence[str], *, embedder: Embedder | None = None, group_size: int = GROUP_SIZE,
                 on_progress: ProgressCallback | None = None) -> tuple[dict[str, list[float]], EmbedStats]:
     """Embeddings for ``texts`` keyed by :func:`content_hash`, through ``EmbeddingCache``.
 
-    Texts already cached under (model name, content hash) are not embedded again; the rest
-    are embedded in batches of ``batch_size`` and written to the cache batch by batch (so
-    a crash loses at most one batch of work). ``on_progress(done, total)`` is called after
-    each batch, counting cached texts as done.
+    Texts already cached under (model name, content hash) are not embedded again. The rest
+    are sorted by length and embedded in groups of ``group_size`` texts of similar length
+    (little padding inside the model's batches), each group written to the cache when done
+    (so a crash loses at most one group of work). ``on_progress(done, total)`` is called
+    after each group, counting cached texts as done.
     """
     from ingest.models import EmbeddingCache
 
@@ -333,19 +366,19 @@ def embed_texts(texts: Sequence[str], *, embedder: Embedder | None = None, batch
             model_name=embedder.name, content_hash__in=hashes[start:start + 1000]
         ).values_list("content_hash", "embedding")
         vectors.update((h, list(v)) for h, v in rows)
-    missing = [h for h in hashes if h not in vectors]
+    missing = sorted((h for h in hashes if h not in vectors), key=lambda h: -len(by_hash[h]))
     stats = EmbedStats(total=len(hashes), cached=len(hashes) - len(missing))
     if on_progress:
         on_progress(stats.cached, stats.total)
-    for start in range(0, len(missing), batch_size):
-        batch = missing[start:start + batch_size]
-        encoded = embedder.encode([by_hash[h] for h in batch], batch_size=batch_size)
+    for start in range(0, len(missing), group_size):
+        group = missing[start:start + group_size]
+        encoded = embedder.encode([by_hash[h] for h in group])
         EmbeddingCache.objects.bulk_create(
-            [EmbeddingCache(model_name=embedder.name, content_hash=h, embedding=v) for h, v in zip(batch, encoded)],
-            ignore_conflicts=True,  # a redelivered task may race a first attempt
+            [EmbeddingCache(model_name=embedder.name, content_hash=h, embedding=v) for h, v in zip(group, encoded)],
+            batch_size=500, ignore_conflicts=True,  # a redelivered task may race a first attempt
         )
-        vectors.update((h, v.tolist()) for h, v in zip(batch, encoded))
-        stats.embedded += len(batch)
+        vectors.update((h, v.tolist()) for h, v in zip(group, encoded))
+        stats.embedded += len(group)
         if on_progress:
             on_progress(stats.cached + stats.embedded, stats.total)
     return vectors, stats
