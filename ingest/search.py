@@ -19,6 +19,15 @@ fused by reciprocal rank.
 * Reciprocal rank fusion: ``score = Σ 1 / (RRF_K + rank)`` over the two lists (ranks from 1).
 * ``rerank(query, hits) -> hits`` may reorder (or drop) the fused candidates before the top
   ``k`` are taken; ``reading_order=True`` then returns those ``k`` in document order.
+
+Cost (bench/bench_search.py, 10k chunks in one document): :func:`search` makes two round
+trips (three when ``auto`` must weigh HNSW): one for the chunk count and the query's stems,
+one statement that runs both sides, fuses them (:data:`FUSED_SQL`, the same arithmetic and
+tie-breaks as :func:`fuse`) and returns only the ``k`` winning rows. :func:`vector_candidates`
+and :func:`text_candidates` run the very same SQL on their own (extraction calls them). The
+``tsvector`` of a chunk lives in TOAST (the inline vector fills the row), and each mention of
+``search`` in a query fetched it again: the text side copies it once (``tsvector_concat`` with
+an empty vector) and ranks that copy.
 """
 from __future__ import annotations
 
@@ -40,6 +49,61 @@ TEXT_POOL = 200  # over a large set, the text side ranks any-stem matches among 
 
 Rerank = Callable[[str, list["SearchHit"]], list["SearchHit"]]
 
+# --- the two sides as SQL (named parameters), shared by search() and the *_candidates functions.
+# Each yields (id, r): the rank from 1, best first.
+
+# Exact: ordering by an expression ("+ 0") rather than the bare operator keeps the planner off
+# the (global, approximate) HNSW index: the documents' rows are found through the document
+# btree and every distance is computed.
+VECTOR_EXACT_SQL = (
+    "SELECT id, row_number() OVER (ORDER BY d, id) AS r FROM ("
+    "SELECT id, (embedding <=> %(vec)s::vector) + 0 AS d FROM ingest_chunk "
+    "WHERE document_id = ANY(%(docs)s) AND embedding IS NOT NULL "
+    "ORDER BY (embedding <=> %(vec)s::vector) + 0, id LIMIT %(pool)s) s"
+)
+# HNSW with iterative scan (relaxed order, settings in HNSW_SETTINGS), re-ranked by true distance:
+# "+ 0" again, or the planner takes the index's order as sorted and only sorts ties of it.
+VECTOR_HNSW_SQL = (
+    "SELECT id, row_number() OVER (ORDER BY d, id) AS r FROM ("
+    "SELECT id, (embedding <=> %(vec)s::vector) + 0 AS d FROM ingest_chunk "
+    "WHERE document_id = ANY(%(docs)s) ORDER BY embedding <=> %(vec)s::vector LIMIT %(pool)s) s"
+)
+HNSW_SETTINGS = "SET LOCAL hnsw.iterative_scan = relaxed_order; SET LOCAL hnsw.ef_search = {ef}; "
+
+# Text over a document set: every chunk matching any stem, by ts_rank. The inner query (OFFSET 0:
+# not flattened) fetches each tsvector from TOAST once; ts_rank reads the copy.
+TEXT_ALL_SQL = (
+    "SELECT id, row_number() OVER (ORDER BY rank DESC, id) AS r FROM ("
+    "SELECT id, ts_rank(v, %(any)s::tsquery, 1) AS rank FROM ("
+    "SELECT id, tsvector_concat(search, ''::tsvector) AS v FROM ingest_chunk "
+    "WHERE document_id = ANY(%(docs)s) AND search @@ %(any)s::tsquery OFFSET 0) s0 "
+    "ORDER BY rank DESC, id LIMIT %(depth)s) s"
+)
+# Text bounded: chunks holding every stem (GIN), then the pool's chunks holding any stem; all-stem
+# matches first, then by ts_rank. {within}: an id array (literal or ARRAY(subquery)).
+TEXT_BOUNDED_SQL = (
+    "SELECT id, row_number() OVER (ORDER BY m DESC, rank DESC, id) AS r FROM ("
+    "SELECT id, m, ts_rank(v, %(any)s::tsquery, 1) AS rank FROM ("
+    "SELECT id, v, v @@ %(all)s::tsquery AS m FROM ("
+    "SELECT id, tsvector_concat(search, ''::tsvector) AS v FROM ingest_chunk "
+    "WHERE document_id = ANY(%(docs)s) AND (search @@ %(all)s::tsquery OR id = ANY({within})) OFFSET 0) s0) s1 "
+    "WHERE m OR v @@ %(any)s::tsquery "
+    "ORDER BY m DESC, rank DESC, id LIMIT %(depth)s) s"
+)
+NO_TEXT_SQL = "SELECT NULL::bigint AS id, NULL::bigint AS r WHERE false"
+
+# Both sides, reciprocal rank fusion (as fuse(): same float arithmetic, same tie-breaks) and the
+# winning rows, in one statement.
+FUSED_SQL = (
+    "WITH v AS MATERIALIZED ({vector}), t AS MATERIALIZED ({text}), "
+    "f AS (SELECT coalesce(v.id, t.id) AS id, v.r AS vr, t.r AS tr, "
+    "coalesce(1.0::float8 / (%(rrf_k)s + v.r), 0) + coalesce(1.0::float8 / (%(rrf_k)s + t.r), 0) AS score "
+    "FROM (SELECT id, r FROM v WHERE r <= %(depth)s) v FULL JOIN t ON t.id = v.id) "
+    "SELECT f.score, f.vr, f.tr, {columns} FROM f JOIN ingest_chunk c ON c.id = f.id "
+    "ORDER BY f.score DESC, coalesce(f.vr, 1073741824), f.id LIMIT %(limit)s"
+)
+_ROW_FIELDS = [f for f in Chunk._meta.concrete_fields if f.attname not in ("embedding", "search")]
+
 
 @dataclass
 class SearchHit:
@@ -59,19 +123,31 @@ def search(query: str, documents, k: int = 5, *, reading_order: bool = False, re
     document_ids = _ids(documents)
     if not document_ids or not query.strip() or k <= 0:
         return []
+    if method not in ("auto", "exact", "hnsw"):
+        raise ValueError(f"method must be auto, exact or hnsw, not {method!r}")
     depth = max(4 * k, MIN_CANDIDATES)
     vector = list(query_vector) if query_vector is not None else embed_query(query)
-    large = chunk_count(document_ids) > EXACT_MAX_ROWS
+    count, all_stems, table_rows = _prepare(query, document_ids)
+    large = count > EXACT_MAX_ROWS
     if method == "auto":
-        method = choose_method(document_ids, large=large)
+        method = choose_method(document_ids, large=large, table_rows=table_rows)
     # Over a large set the OR text query would rank most rows: bound it (see text_candidates).
-    pool = vector_candidates(vector, document_ids, max(depth, TEXT_POOL) if large else depth, method=method)
-    text_ids = text_candidates(query, document_ids, depth, within=pool if large else None)
-    fused = fuse(pool[:depth], text_ids)
-    if rerank is None:
-        fused = fused[:k]  # only the rerank hook needs the rows of every candidate
-    chunks = Chunk.objects.defer("embedding", "search").in_bulk([pk for pk, *_ in fused])
-    hits = [SearchHit(chunks[pk], score, v, t) for pk, score, v, t in fused if pk in chunks]
+    pool = max(depth, TEXT_POOL) if large else depth
+    if not all_stems:
+        text_sql = NO_TEXT_SQL
+    elif large:
+        text_sql = TEXT_BOUNDED_SQL.format(within="ARRAY(SELECT id FROM v)")
+    else:
+        text_sql = TEXT_ALL_SQL
+    sql = FUSED_SQL.format(vector=VECTOR_HNSW_SQL if method == "hnsw" else VECTOR_EXACT_SQL, text=text_sql,
+                           columns=", ".join(f"c.{connection.ops.quote_name(f.column)}" for f in _ROW_FIELDS))
+    params = {"vec": _vector_literal(vector), "docs": document_ids, "pool": pool, "depth": depth,
+              "all": all_stems, "any": all_stems.replace(" & ", " | "), "rrf_k": RRF_K,
+              # only the rerank hook needs the rows of every candidate
+              "limit": k if rerank is None else None}
+    rows = _fetch(sql, params, hnsw_ef=max(HNSW_EF_SEARCH, pool) if method == "hnsw" else None)
+    names = [f.attname for f in _ROW_FIELDS]
+    hits = [SearchHit(Chunk.from_db(connection.alias, names, row[3:]), row[0], row[1], row[2]) for row in rows]
     if rerank is not None:
         hits = list(rerank(query, hits))
     hits = hits[:k]
@@ -83,7 +159,8 @@ def search(query: str, documents, k: int = 5, *, reading_order: bool = False, re
 
 def fuse(*ranked: Sequence[int], rrf_k: int = RRF_K) -> list[tuple[int, float, int | None, int | None]]:
     """Reciprocal rank fusion of the vector and text lists: ``(pk, score, vector_rank, text_rank)``,
-    best first (ties: better vector rank, then lower pk, so results are deterministic)."""
+    best first (ties: better vector rank, then lower pk, so results are deterministic).
+    :data:`FUSED_SQL` does the same in the database for :func:`search`."""
     ranks: dict[int, list[int | None]] = {}
     for which, ids in enumerate(ranked):
         for rank, pk in enumerate(ids, start=1):
@@ -98,35 +175,13 @@ def fuse(*ranked: Sequence[int], rrf_k: int = RRF_K) -> list[tuple[int, float, i
 
 def vector_candidates(vector: Sequence[float], document_ids: list[int], limit: int, *, method: str = "auto") -> list[int]:
     """Chunk pks of ``document_ids`` nearest to ``vector`` by cosine distance, nearest first."""
-    literal = "[" + ",".join(f"{float(x):.7g}" for x in vector) + "]"
     if method == "auto":
         method = choose_method(document_ids)
-    if method == "exact":
-        # Ordering by an expression ("+ 0") rather than the bare operator keeps the planner
-        # off the (global, approximate) HNSW index: the document's rows are found through the
-        # (document, ordinal) btree and every distance is computed — a true exact scan.
-        sql = (
-            "SELECT id FROM ingest_chunk WHERE document_id = ANY(%s) AND embedding IS NOT NULL "
-            "ORDER BY (embedding <=> %s::vector) + 0, id LIMIT %s"
-        )
-        with connection.cursor() as cursor:
-            cursor.execute(sql, [document_ids, literal, limit])
-            return [row[0] for row in cursor.fetchall()]
-    if method != "hnsw":
+    if method not in ("exact", "hnsw"):
         raise ValueError(f"method must be auto, exact or hnsw, not {method!r}")
-    with transaction.atomic(), connection.cursor() as cursor:
-        cursor.execute(
-            "SET LOCAL hnsw.iterative_scan = relaxed_order; "
-            f"SET LOCAL hnsw.ef_search = {int(max(HNSW_EF_SEARCH, limit))}"
-        )
-        cursor.execute(
-            "SELECT id, embedding <=> %s::vector AS distance FROM ingest_chunk "
-            "WHERE document_id = ANY(%s) ORDER BY embedding <=> %s::vector LIMIT %s",
-            [literal, document_ids, literal, limit],
-        )
-        rows = cursor.fetchall()
-    rows.sort(key=lambda row: (row[1], row[0]))  # relaxed order: re-sort by true distance
-    return [row[0] for row in rows]
+    sql = (VECTOR_HNSW_SQL if method == "hnsw" else VECTOR_EXACT_SQL) + " ORDER BY r"
+    params = {"vec": _vector_literal(vector), "docs": list(document_ids), "pool": limit}
+    return [row[0] for row in _fetch(sql, params, hnsw_ef=max(HNSW_EF_SEARCH, limit) if method == "hnsw" else None)]
 
 
 def text_candidates(query: str, document_ids: list[int], limit: int, *, within: Sequence[int] | None = None) -> list[int]:
@@ -142,26 +197,16 @@ def text_candidates(query: str, document_ids: list[int], limit: int, *, within: 
     pool's chunks holding any stem; all-stem matches first, then by ``ts_rank``.
     """
     all_stems = _and_tsquery(query)
-    any_stem = all_stems.replace(" & ", " | ")
-    if not any_stem:
+    if not all_stems:
         return []
     # The tsqueries go in as literals (not a CTE) so the planner can use the GIN index.
+    params = {"docs": list(document_ids), "all": all_stems, "any": all_stems.replace(" & ", " | "), "depth": limit}
     if within is None:
-        sql = (
-            "SELECT id FROM ingest_chunk WHERE document_id = ANY(%s) AND search @@ %s::tsquery "
-            "ORDER BY ts_rank(search, %s::tsquery, 1) DESC, id LIMIT %s"
-        )
-        params = [document_ids, any_stem, any_stem, limit]
+        sql = TEXT_ALL_SQL
     else:
-        sql = (
-            "SELECT id FROM ingest_chunk WHERE document_id = ANY(%s) "
-            "AND (search @@ %s::tsquery OR (id = ANY(%s) AND search @@ %s::tsquery)) "
-            "ORDER BY (search @@ %s::tsquery) DESC, ts_rank(search, %s::tsquery, 1) DESC, id LIMIT %s"
-        )
-        params = [document_ids, all_stems, list(within), any_stem, all_stems, any_stem, limit]
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params)
-        return [row[0] for row in cursor.fetchall()]
+        sql = TEXT_BOUNDED_SQL.format(within="%(within)s")
+        params["within"] = list(within)
+    return [row[0] for row in _fetch(sql + " ORDER BY r", params)]
 
 
 def _and_tsquery(query: str) -> str:
@@ -171,22 +216,62 @@ def _and_tsquery(query: str) -> str:
         return cursor.fetchone()[0] or ""
 
 
-def choose_method(document_ids: list[int], *, large: bool | None = None) -> str:
+def _prepare(query: str, document_ids: list[int], *, cap: int = EXACT_MAX_ROWS + 1) -> tuple[int, str, float]:
+    """One round trip: the documents' chunks counted up to ``cap`` (:func:`chunk_count`), the
+    query's stems (:func:`_and_tsquery`) and the table's estimated rows (``reltuples``)."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT (SELECT count(*) FROM (SELECT 1 FROM ingest_chunk WHERE document_id = ANY(%s) LIMIT %s) s), "
+            "plainto_tsquery('english', %s)::text, "
+            "(SELECT reltuples FROM pg_class WHERE oid = 'ingest_chunk'::regclass)",
+            [document_ids, cap, query],
+        )
+        count, stems, table_rows = cursor.fetchone()
+    return count, stems or "", table_rows
+
+
+def _fetch(sql: str, params: dict, *, hnsw_ef: int | None = None) -> list[tuple]:
+    """Rows of ``sql``; with ``hnsw_ef``, after ``SET LOCAL`` of the HNSW search settings in the
+    same round trip (one simple-protocol query: an implicit transaction, which SET LOCAL needs)."""
+    if hnsw_ef is not None and connection.settings_dict.get("OPTIONS", {}).get("server_side_binding") is True:
+        # Server-side binding (extended protocol) takes one statement per query: a transaction.
+        with transaction.atomic(), connection.cursor() as cursor:
+            cursor.execute(HNSW_SETTINGS.format(ef=int(hnsw_ef)))
+            cursor.execute(sql, params)
+            return cursor.fetchall()
+    with connection.cursor() as cursor:
+        if hnsw_ef is None:
+            cursor.execute(sql, params)
+        else:
+            cursor.execute(HNSW_SETTINGS.format(ef=int(hnsw_ef)) + sql, params)
+            while cursor.description is None and cursor.nextset():
+                pass
+        return cursor.fetchall()
+
+
+def _vector_literal(vector: Sequence[float]) -> str:
+    """``[x,...]`` with 7 significant digits (the same text as ``f"{x:.7g}"``, formatted at once)."""
+    values = tuple(map(float, vector))
+    return "[" + ",".join(["%.7g"] * len(values)) % values + "]"
+
+
+def choose_method(document_ids: list[int], *, large: bool | None = None, table_rows: float | None = None) -> str:
     """``exact`` or ``hnsw`` for the vector side over these documents' chunks.
 
     Exact up to :data:`EXACT_MAX_ROWS` chunks. Above that, HNSW only when the documents hold
     at least :data:`HNSW_MIN_SHARE` of the table: a filtered HNSW walk must pass over the
     other documents' vectors (iterative scan) and was slower, and far less complete, than an
     exact scan of the document's own rows when those were 1-10% of a 1M-row table
-    (bench/bench_search.py).
+    (bench/bench_search.py). ``table_rows``: ``reltuples`` if the caller has it.
     """
     if large is None:
         large = chunk_count(document_ids) > EXACT_MAX_ROWS
     if not large:
         return "exact"
     with connection.cursor() as cursor:
-        cursor.execute("SELECT reltuples FROM pg_class WHERE oid = 'ingest_chunk'::regclass")
-        table_rows = cursor.fetchone()[0]
+        if table_rows is None:
+            cursor.execute("SELECT reltuples FROM pg_class WHERE oid = 'ingest_chunk'::regclass")
+            table_rows = cursor.fetchone()[0]
         if table_rows <= 0:  # never analysed: no basis for the approximate path
             return "exact"
         cursor.execute(
@@ -219,4 +304,3 @@ def _ids(documents) -> list[int]:
         if pk not in ids:
             ids.append(pk)
     return ids
-

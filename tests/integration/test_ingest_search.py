@@ -2,6 +2,7 @@
 come back in the top 5, filtering by document is exact, reading order and the rerank hook work."""
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from demo import make_contract_pdf, make_paper_markdown
@@ -104,3 +105,40 @@ def test_large_sets_take_the_bounded_path_and_still_filter_exactly(two_contracts
     exact_words = " ".join(planted.text.split()[:12])
     text_ids = search_module.text_candidates(exact_words, [msa_doc.pk, supply_doc.pk], 5, within=[])
     assert wanted <= set(text_ids)
+
+
+def test_one_statement_search_equals_the_two_sides_fused_in_python(two_contracts, monkeypatch):
+    """search() runs both sides, the fusion and the row fetch as one SQL statement; it must
+    give exactly what vector_candidates + text_candidates + fuse give (ids, scores, ranks),
+    on the small path, the bounded path and the HNSW path, and the HNSW side must come back
+    sorted by true distance (relaxed order is re-sorted)."""
+    import ingest.search as search_module
+    from ingest.embeddings import embed_query
+    from ingest.search import MIN_CANDIDATES, TEXT_POOL, text_candidates, vector_candidates
+
+    (_, msa_doc), (_, supply_doc), paper_doc = two_contracts
+    docs = [msa_doc.pk, supply_doc.pk, paper_doc.pk]
+
+    def reference(query, k, method, large):
+        vector = embed_query(query)
+        depth = max(4 * k, MIN_CANDIDATES)
+        pool = vector_candidates(vector, docs, max(depth, TEXT_POOL) if large else depth, method=method)
+        text_ids = text_candidates(query, docs, depth, within=pool if large else None)
+        return [tuple(row) for row in fuse(pool[:depth], text_ids)[:k]]
+
+    for large in (False, True):
+        if large:
+            monkeypatch.setattr(search_module, "EXACT_MAX_ROWS", 10)
+        for method in ("exact", "hnsw"):
+            for query in [*QUERIES.values(), "the of and", "indemnification"]:
+                hits = search(query, docs, k=7, method=method)
+                got = [(h.chunk.pk, h.score, h.vector_rank, h.text_rank) for h in hits]
+                assert got == reference(query, 7, method, large), (large, method, query)
+                assert all(h.chunk.text and h.chunk.document_id in docs for h in hits)
+
+    from ingest.models import Chunk
+    vector = embed_query(QUERIES["Non-Compete"])
+    ids = vector_candidates(vector, docs, 30, method="hnsw")
+    distances = {c.pk: float(1 - np.dot(c.embedding, vector) / np.linalg.norm(c.embedding) / np.linalg.norm(vector))
+                 for c in Chunk.objects.filter(pk__in=ids)}
+    assert [distances[pk] for pk in ids] == pytest.approx(sorted(distances[pk] for pk in ids), abs=1e-6)
