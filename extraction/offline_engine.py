@@ -10,7 +10,7 @@ Sentence score, in [0, 1] (a weighted mean over the signals available):
 - ``embed`` (optional, ``embed(list[str]) -> np.ndarray``): cosine between the
   query and the sentence embeddings, weight 0.60;
 - lexical overlap with the query and the type's name (saturating in the number
-  of distinct query stems and bigrams matched), weight 0.25;
+  of distinct query stems and bigrams matched), weight 0.40;
 - the chunk's own retrieval cosine (``ScoredChunk.cosine``) when given, weight 0.15.
 
 Default thresholds (priors; calibrate them with the evaluate command):
@@ -35,7 +35,7 @@ from ingest.headings import line_heading
 
 DEFAULT_THRESHOLD = 0.35          # when an embedding signal is present
 LEXICAL_THRESHOLD = 0.5           # lexical overlap alone
-W_EMBED, W_LEX, W_CHUNK = 0.60, 0.25, 0.15
+W_EMBED, W_LEX, W_CHUNK = 0.60, 0.40, 0.15  # lexical 0.25 -> 0.40 and cutoff 0.9 -> 0.95: see extract_offline
 LEX_SCALE = 3.0            # lexical = 1 - exp(-matches / LEX_SCALE)
 MAX_SENTENCE_CHARS = 700   # longer sentences are cut at "; " boundaries
 NOT_FOUND = "not_found"
@@ -264,21 +264,25 @@ def _pass_on_heading_scores(cands: list[Candidate]) -> list[Candidate]:
 def extract_offline(clause: ClauseType, retrieved: Sequence[ScoredChunk | ChunkView], *,
                     pages: PageTable | None = None, embed: Embed | None = None,
                     threshold: float | None = None, clause_id: str | None = None,
-                    max_citations: int = 2, relative_cutoff: float = 0.9,
+                    max_citations: int = 2, relative_cutoff: float = 0.95,
                     max_window: int = 2, furniture: Spans = ()) -> OfflineResult:
     """Pick verbatim passage(s) for ``clause`` from ``retrieved`` chunks, or not_found.
 
     ``threshold=None`` takes ``default_threshold`` (depends on the signals present).
 
     The best sentence is widened to a window of up to ``max_window`` adjacent
-    sentences (in document order, across chunk edges) while a neighbour also
-    scores at least ``relative_cutoff`` of the best; further passages (non-overlapping) are added
-    up to ``max_citations`` when they score at least ``relative_cutoff`` of the best.
+    sentences (in document order, across chunk edges) while a neighbour also scores at
+    least ``relative_cutoff`` of the best; further passages (non-overlapping) are added up
+    to ``max_citations`` when they score at least ``relative_cutoff`` of the best.
     Value types with a pattern (dates, document title, parties) answer with one phrase:
     the pattern's match in the best sentence or, for what a contract states in its
-    preamble (title, parties, dates), its first match in the document's opening chunk, else
-    its first match in document order among the sentences within ``relative_cutoff`` of the best. ``furniture``: absolute spans of
-    running headers/footers, never quoted (a filing stamp's date is not the agreement's).
+    preamble (title, parties, dates), its first match in the document's opening chunk,
+    else its first match in document order among the sentences within ``relative_cutoff``
+    of the best. ``furniture``: absolute spans of running headers/footers, never quoted
+    (a filing stamp's date is not the agreement's).
+
+    The cutoff (0.95) and the lexical weight (0.40) were chosen on the first half of
+    cuad-dev, every pair answered (hit rate 0.639 -> 0.647; held-out half 0.629 -> 0.641).
     """
     cands = score_sentences(clause, retrieved, embed=embed, furniture=furniture)
     if threshold is None:
