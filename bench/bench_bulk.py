@@ -21,7 +21,8 @@ Sections (JSON on stdout, also written to ``bench/results/bench_bulk.json``):
 ``project`` 1000 contracts of 200 pages on one 2-core machine, from the figures above.
 
 Usage: ``python -m bench.bench_bulk [--sections build harvest cuad project] [--docs 1000] [--types 5]
-[--lines 100000] [--cuad-types 5] [--results FILE]``. Heavy: run once, on a quiet machine.
+[--lines 100000] [--no-tracemalloc] [--group-lines N] [--cuad-types 5] [--results FILE]``.
+Heavy: run once, on a quiet machine.
 """
 from __future__ import annotations
 
@@ -64,6 +65,7 @@ class Peak:
     def __init__(self, trace: bool = False):
         self.trace = trace
         self.samples: list[tuple[float, float]] = []
+        self.rss_samples: list[tuple[float, float]] = []
 
     def __enter__(self):
         gc.collect()
@@ -84,7 +86,9 @@ class Peak:
         return self
 
     def mark(self, label):
-        """Record (label, current traced MB) — to see whether memory grows with the work done."""
+        """Record (label, current RSS MB) and (label, current traced MB) — to see whether memory grows
+        with the work done."""
+        self.rss_samples.append((label, round(rss_mb(), 1)))
         if self.trace:
             cur, _ = tracemalloc.get_traced_memory()
             self.samples.append((label, round(cur / 2**20, 2)))
@@ -107,6 +111,8 @@ class Peak:
                        tracemalloc_end_mb=round(self.traced_end_mb, 2))
             if self.samples:
                 out["tracemalloc_current_mb_by_lines"] = dict(self.samples)
+        if self.rss_samples:
+            out["rss_mb_by_lines"] = dict(self.rss_samples)
         return out
 
 
@@ -425,13 +431,14 @@ def harvest_setup(n_docs: int, n_types: int) -> dict:
             "setup_seconds_documents": round(setup_s, 1)}
 
 
-def bench_harvest(build: dict, lines: int, folder: Path) -> dict:
+def bench_harvest(build: dict, lines: int, folder: Path, trace: bool = True, group: int | None = None) -> dict:
     from bulk import harvest as harvest_mod
     from bulk.models import BatchJob
     from extraction.models import Citation, Extraction, ExtractionRun
 
     run = ExtractionRun.objects.get(pk=build["run_id"])
     job = BatchJob.objects.get(pk=build["job_ids"][0])
+    harvest_mod.GROUP_LINES = group or harvest_mod.GROUP_LINES
     path = folder / "results-100k.jsonl"
     t0 = time.perf_counter()
     made = write_results_file(path, run, job, lines)
@@ -443,7 +450,7 @@ def bench_harvest(build: dict, lines: int, folder: Path) -> dict:
     real_apply = harvest_mod.apply_line
     seen = {"n": 0}
     step = max(1, made["lines"] // 10)
-    peak = Peak(trace=True)
+    peak = Peak(trace=trace)
 
     def apply_line(*args, **kwargs):
         seen["n"] += 1
@@ -459,12 +466,15 @@ def bench_harvest(build: dict, lines: int, folder: Path) -> dict:
     finally:
         harvest_mod.apply_line = real_apply
     stored = Extraction.objects.filter(run=run).count()
+    rate = "lines_per_s_under_tracemalloc" if trace else "lines_per_s"
     return {
         "results_file": {**made, "megabytes": round(made["bytes"] / 1e6, 1), "seconds_to_write": round(gen_s, 1)},
         "harvest": {"lines": result.lines, "outcomes": result.outcomes, "missing": result.missing,
-                    "lines_per_s_under_tracemalloc": round(result.lines / peak.seconds, 1), **peak.as_dict()},
+                    "group_lines": harvest_mod.GROUP_LINES, rate: round(result.lines / peak.seconds, 1),
+                    **peak.as_dict(), "loadavg_1m_after": round(os.getloadavg()[0], 2)},
         "stored_extractions": stored, "citations": Citation.objects.filter(extraction__run=run).count(),
-        "note": "tracemalloc slows Python code ~2x: lines/s here is a lower bound",
+        "note": ("tracemalloc slows Python code ~2x: lines/s here is a lower bound" if trace
+                 else "RSS only (no tracemalloc): lines/s at full speed"),
     }
 
 
@@ -601,8 +611,8 @@ def project(results: dict, docs: int = 1000, pages: int = 200, cores: int = 2, n
                      "(24 h at most)")
     harvest = (results.get("harvest") or {}).get("harvest") or {}
     if harvest:
-        lines.append(f"  harvesting {tasks:,} results at >= {harvest['lines_per_s_under_tracemalloc']} lines/s "
-                     f"= {tasks / harvest['lines_per_s_under_tracemalloc']:,.0f} s")
+        rate = harvest.get("lines_per_s") or harvest["lines_per_s_under_tracemalloc"]
+        lines.append(f"  harvesting {tasks:,} results at >= {rate} lines/s = {tasks / rate:,.0f} s")
     per_doc = ing["pages"] / max(1, ing["ready"])
     return {"contracts": docs, "pages_each": pages, "cores": cores, "clause_types": n_types,
             "dedicated_hours": round(dedicated_h, 2), "shared_machine_hours": round(shared_h, 2), "goal_hours": 8,
@@ -627,6 +637,9 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--workers", type=int, nargs="+", default=[1, 2])
     parser.add_argument("--cuad-limit", type=int, default=None, help="only the first N cuad-dev contracts (smoke)")
     parser.add_argument("--keep", action="store_true", help="keep the embedded database afterwards")
+    parser.add_argument("--no-tracemalloc", dest="trace", action="store_false",
+                        help="harvest: RSS only, lines/s at full speed")
+    parser.add_argument("--group-lines", type=int, default=None, help="harvest: lines per group (GROUP_LINES)")
     parser.add_argument("--results", type=Path, default=RESULTS, help="JSON file the figures are saved into")
     args = parser.parse_args(argv)
     RESULTS = args.results
@@ -646,7 +659,8 @@ def main(argv: list[str] | None = None) -> dict:
                 print(json.dumps({"build": build}, indent=2), flush=True)
             if "harvest" in args.sections:
                 source = build if "build" in args.sections else harvest_setup(args.docs, args.types)
-                harvest = {"machine": machine(), **bench_harvest(source, args.lines, folder)}
+                harvest = {"machine": machine(), **bench_harvest(source, args.lines, folder, args.trace,
+                                                                 args.group_lines)}
                 results["harvest"] = harvest
                 save("harvest", harvest)
                 print(json.dumps({"harvest": harvest}, indent=2), flush=True)

@@ -1,8 +1,8 @@
 """Harvest an ended batch: stream its results file, one line at a time, into clauses.
 
 Memory stays flat whatever the file's size: the SDK's ``batches.results`` decodes
-the JSONL body line by line from the HTTP stream, each line is handled in its own
-transaction and dropped, and only a few recent documents are kept loaded.
+the JSONL body line by line from the HTTP stream, lines are handled in groups of
+``GROUP_LINES`` and dropped, and only a few recent documents are kept loaded.
 
 Each ``succeeded`` line goes back into the agent that built its request (the
 session reopened from the item's snapshot, the message fed through a ``Relay``):
@@ -19,9 +19,11 @@ the item (done) with its ``Extraction`` row is the record of progress; a max_tok
 is checkpointed (CASE_FACTS, the conversation with its raised budget).
 
 Lines are applied in groups of ``GROUP_LINES``, one transaction per group with a
-savepoint per line: the job's counters and tokens and the run's tokens move in the
-same transaction as the lines they count, and a crash loses at most one group, which
-the next harvest applies again.
+savepoint per line: the group's items are locked in one query, its lines are taken
+document by document (results come back in any order; each document is loaded once
+per group, not once per line), the job's counters and tokens and the run's tokens
+move in the same transaction as the lines they count, and a crash loses at most one
+group, which the next harvest applies again.
 
 Idempotent: a line is applied only while its item is ``submitted`` in this job, under
 a row lock, so harvesting a file twice (or a crashed harvest taken up again) adds
@@ -31,6 +33,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
+from itertools import islice
 from typing import Any, Iterable
 
 from django.db import transaction
@@ -51,7 +54,7 @@ from extraction.usage import Usage, cost_usd
 
 log = logging.getLogger(__name__)
 STORED, REQUEUED, FAILED_ITEM, SKIPPED = "stored", "requeued", "failed", "skipped"
-GROUP_LINES = 100
+GROUP_LINES = 500
 _COUNTER = {STORED: "n_stored", REQUEUED: "n_requeued", FAILED_ITEM: "n_failed"}
 
 
@@ -129,17 +132,13 @@ def harvest(job: BatchJob, *, client=None, results: Iterable | None = None, buil
         results = client.messages.batches.results(job.batch_id)
     lines = iter(results)
     try:
-        more = True
-        while more:
+        while group := list(islice(lines, GROUP_LINES)):
             tally = Tally()
             with transaction.atomic():
-                for _ in range(GROUP_LINES):
-                    line = next(lines, None)
-                    if line is None:
-                        more = False
-                        break
+                items = _locked_items(job, [line.custom_id for line in group])
+                for line in _by_document(group, items):
                     out.lines += 1
-                    label = apply_line(job, run, line, builder, tally)
+                    label = apply_line(job, run, line, builder, tally, items.get(line.custom_id))
                     out.add(label)
                     tally.count(label)
                 tally.flush(job, run)
@@ -170,25 +169,37 @@ def finish(run) -> None:
     runs.refresh_status(ExtractionRun.objects.get(pk=run.pk))
 
 
-def _locked_item(job: BatchJob, custom_id: str = "", pk: int | None = None) -> BatchItem | None:
-    qs = (BatchItem.objects.select_for_update(of=("self",))
-          .select_related("task__document", "task__clause_type").defer("task__document__text"))
-    item = qs.filter(pk=pk).first() if pk is not None else qs.filter(custom_id=custom_id).first()
-    if item is None or item.job_id != job.pk or item.state != BatchItem.State.SUBMITTED:
-        return None
-    return item
+def _items_for_update(job: BatchJob):
+    """The job's items still waiting for their result, locked, with their task, document (no text) and
+    clause type."""
+    return (BatchItem.objects.select_for_update(of=("self",)).filter(job=job, state=BatchItem.State.SUBMITTED)
+            .select_related("task__document", "task__clause_type").defer("task__document__text"))
 
 
-def apply_line(job: BatchJob, run, line: Any, builder: Builder, tally: Tally | None = None) -> str:
-    """One line of the results file (``{custom_id, result}``), in a savepoint. Returns what became of it."""
-    tally = tally if tally is not None else Tally()
+def _locked_items(job: BatchJob, custom_ids: list[str]) -> dict[str, BatchItem]:
+    """The items of one group of lines, locked in one query, by custom id (a line with none is skipped)."""
+    return {item.custom_id: item for item in _items_for_update(job).filter(custom_id__in=custom_ids)}
+
+
+def _by_document(group: list, items: dict[str, BatchItem]) -> list:
+    """The group's lines, those of one document together (each document is loaded once per group), in
+    the file's order within a document."""
+    def document_of(line) -> int:
+        item = items.get(line.custom_id)
+        return item.task.document_id if item is not None else 0
+
+    return sorted(group, key=document_of)
+
+
+def apply_line(job: BatchJob, run, line: Any, builder: Builder, tally: Tally, item: BatchItem | None) -> str:
+    """One line of the results file (``{custom_id, result}``), in a savepoint; ``item`` is its item, locked
+    (None when it is not waiting for a result in this job). Returns what became of the line."""
     result = line.result
     kind = result.type
+    if item is None or item.state != BatchItem.State.SUBMITTED:  # (a line given twice in one group)
+        return SKIPPED
     try:
         with transaction.atomic():
-            item = _locked_item(job, line.custom_id)
-            if item is None:
-                return SKIPPED
             if kind == "succeeded":
                 usage = Usage()
                 label = _succeeded(job, run, item, result.message, builder, usage)
@@ -199,16 +210,13 @@ def apply_line(job: BatchJob, run, line: Any, builder: Builder, tally: Tally | N
                            error_message=getattr(err, "message", "") or "")
     except Exception as exc:  # one bad line never stops the harvest: it goes to the next batch
         log.exception("batch %s: could not apply the result for %s", job.batch_id, line.custom_id)
-        item = BatchItem.objects.filter(custom_id=line.custom_id).only("id").first()
-        if item is None:
-            return SKIPPED
         return apply_failure(job, item.pk, "errored", error_type="harvest_error",
                              error_message=f"the server could not process the result ({type(exc).__name__}: {exc})")
 
 
 def apply_failure(job: BatchJob, item_pk: int, kind: str, *, error_type: str, error_message: str) -> str:
     with transaction.atomic():
-        item = _locked_item(job, pk=item_pk)
+        item = _items_for_update(job).filter(pk=item_pk).first()
         if item is None:
             return SKIPPED
         return _failed(job, item, kind, error_type=error_type, error_message=error_message)

@@ -26,8 +26,11 @@ class NextRequest(Exception):
 class Relay:
     def __init__(self, reply: Any = None):
         self._reply = reply
-        self.messages = self  # client.messages.create(...)
         self.replies_given = 0
+
+    @property
+    def messages(self) -> "Relay":  # client.messages.create(...): a property, as an attribute pointing
+        return self                 # at itself would make each Relay a cycle left to the cyclic collector
 
     def create(self, **params):
         if self._reply is not None:
