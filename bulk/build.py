@@ -20,7 +20,7 @@ from typing import Callable, Sequence
 
 from extraction import checkpoints, retrieval, runs
 from extraction.catalog_sync import as_plain
-from extraction.docview import DocumentView, chunk_view, page_table_from_text
+from extraction.docview import DocumentView, load_document
 from extraction.engines.anthropic import AnthropicEngine
 
 from bulk.relay import NextRequest, Relay
@@ -72,26 +72,6 @@ class Lazy(Sequence):
         return iter(self._get())
 
 
-_CHUNK_FIELDS = ("chunk_id", "ordinal", "text", "char_start", "char_end", "page_start", "page_end", "paragraph",
-                 "section")
-
-
-def load_view(document_id: int) -> DocumentView:
-    """``docview.load_document`` in three queries (text, pages, chunks), whatever the document's size:
-    plain values, never embeddings or search vectors, and no lazy loading of a deferred field (its
-    ``pages.only(...)`` leaves out ``document_id``, which Django then fetches row by row)."""
-    from ingest.models import Chunk, Document, Page
-
-    source, title, text, doc_type, engagement_id = Document.objects.filter(pk=document_id).values_list(
-        "original_name", "title", "text", "doc_type", "engagement_id").get()
-    pages = tuple(Page.objects.filter(document_id=document_id).order_by("number")
-                  .values_list("number", "char_start", "char_end"))
-    chunks = tuple(chunk_view(row) for row in Chunk.objects.filter(document_id=document_id).order_by("ordinal")
-                   .values_list(*_CHUNK_FIELDS, named=True))
-    return DocumentView(document_id, source or title, text, pages or page_table_from_text(text), chunks,
-                        doc_type or "", engagement_id)
-
-
 class Builder:
     """Builds the requests of one run: engine, clause types and recent documents are loaded once."""
 
@@ -107,7 +87,7 @@ class Builder:
         self._cap = documents_cached
 
     def view(self, document) -> DocumentView:
-        view = self._views.pop(document.pk, None) or load_view(document.pk)
+        view = self._views.pop(document.pk, None) or load_document(document)
         self._views[document.pk] = view
         while len(self._views) > self._cap:
             self._views.popitem(last=False)

@@ -42,11 +42,16 @@ def page_table_from_text(text: str) -> tuple[PageSpan, ...]:
     return tuple(out)
 
 
+CHUNK_FIELDS = ("chunk_id", "ordinal", "text", "char_start", "char_end", "page_start", "page_end", "paragraph",
+                "section")
+
+
 def load_document(document) -> DocumentView:
-    """Load an ``ingest.Document`` with its pages and chunks."""
-    pages = tuple((p.number, p.char_start, p.char_end)
-                  for p in document.pages.order_by("number").only("number", "char_start", "char_end"))
-    chunks = tuple(chunk_view(c) for c in document.chunks.order_by("ordinal").defer("embedding", "search"))
+    """Load an ``ingest.Document`` with its pages and chunks: one query each, plain values only
+    (never the embeddings or search vectors, and no field left to load row by row)."""
+    pages = tuple(document.pages.order_by("number").values_list("number", "char_start", "char_end"))
+    chunks = tuple(chunk_view(row) for row in document.chunks.order_by("ordinal").values_list(*CHUNK_FIELDS,
+                                                                                                named=True))
     return DocumentView(document.pk, document.original_name or document.title, document.text,
                         pages or page_table_from_text(document.text), chunks, document.doc_type or "",
                         document.engagement_id)
