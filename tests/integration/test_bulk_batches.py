@@ -326,13 +326,18 @@ def test_a_batch_filling_for_too_long_is_sent_as_it_is(engagement, monkeypatch):
     assert BatchItem.objects.filter(run=run, state="submitted").count() == 6
 
 
-def test_a_harvest_broken_midway_is_taken_up_again_without_duplicates(engagement):
+def _one_ended_batch(engagement):
+    """One contract's five requests submitted as one batch that has ended: (run, client, job)."""
     make_contract(engagement)
     run = _start(engagement)
-    api = BatchAPI(FakeClaude(dict(ANSWERS)))
-    client = api.client()
+    client = BatchAPI(FakeClaude(dict(ANSWERS))).client()
     (job,) = submit_pending(run, client=client)
     poll.refresh(job, client)
+    return run, client, job
+
+
+def test_a_harvest_broken_midway_is_taken_up_again_without_duplicates(engagement):
+    run, client, job = _one_ended_batch(engagement)
 
     def broken():
         for n, line in enumerate(client.messages.batches.results(job.batch_id)):
@@ -354,12 +359,7 @@ def test_a_harvest_broken_midway_is_taken_up_again_without_duplicates(engagement
 
 
 def test_a_request_with_no_line_in_the_results_file_goes_to_the_next_batch(engagement):
-    make_contract(engagement)
-    run = _start(engagement)
-    api = BatchAPI(FakeClaude(dict(ANSWERS)))
-    client = api.client()
-    (job,) = submit_pending(run, client=client)
-    poll.refresh(job, client)
+    run, client, job = _one_ended_batch(engagement)
     lines = list(client.messages.batches.results(job.batch_id))
     result = harvest(job, results=lines[1:])
     assert result.missing == 1 and result.outcomes == {"stored": 4, "requeued": 1}
