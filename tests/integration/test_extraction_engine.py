@@ -48,7 +48,8 @@ def _system_facts(body) -> dict:
 # --------------------------------------------------------------------------- schema
 
 def test_no_extraction_tool_schema_lets_a_found_clause_through_without_citation():
-    jsonschema = pytest.importorskip("jsonschema")
+    import jsonschema
+
     found = {"clause_id": "1:payment", "clause_type": "Payment", "clause_text": "pay $5", "citations": []}
     not_found = {"clause_id": "1:payment", "clause_type": "Payment", "clause_text": "not_found", "citations": []}
     cited = dict(found, citations=[{"chunk_id": "c1", "page": 1, "quote": "pay $5"}])

@@ -1,6 +1,5 @@
 """Clause catalog and skills."""
 import json
-from pathlib import Path
 
 import pytest
 
@@ -9,19 +8,8 @@ from extraction.skills_loader import all_skills, list_skills, load_skill, parse_
 
 
 
-def _gold_path():
-    for base in [Path(__file__).resolve().parents[2], *Path(__file__).resolve().parents]:
-        p = base / ".." / "shared" / "eval" / "cuad-dev" / "gold.jsonl"
-        if p.exists():
-            return p.resolve()
-    return None
-
-
-def test_cuad_names_match_gold_exactly():
-    path = _gold_path()
-    if path is None:
-        pytest.skip("shared/eval/cuad-dev is absent")
-    with path.open(encoding="utf-8") as fh:
+def test_cuad_names_match_gold_exactly(cuad_dir):
+    with (cuad_dir / "gold.jsonl").open(encoding="utf-8") as fh:
         gold = {json.loads(line)["clause_type"] for line in fh if line.strip()}
     assert len(gold) == 41
     assert set(catalog.cuad_names()) == gold

@@ -200,8 +200,9 @@ def test_clause_question_carries_tagged_context_and_rules():
 def test_prompt_and_tools_go_through_the_real_sdk():
     import json
 
-    httpx = pytest.importorskip("httpx2")  # the transport package anthropic 2.x uses
-    anthropic = pytest.importorskip("anthropic")
+    import anthropic
+    import httpx2 as httpx  # the transport package anthropic 2.x uses
+
     from extraction import catalog
     from extraction.case_facts import CaseFacts
     from extraction.prompts import build_system, clause_question

@@ -54,7 +54,6 @@ def test_parallel_batches_give_the_same_vectors(workers):
 
 def test_onnx_parallel_equals_serial_and_a_text_alone():
     """Same batches on one or two threads give the same vectors; batching does not change them meaningfully."""
-    pytest.importorskip("onnxruntime")
     from ingest.embeddings import OnnxEmbedder
 
     texts = _texts()[:40]

@@ -1,6 +1,7 @@
 """Tool schemas: a found clause without a citation must never get through."""
 import copy
 
+import jsonschema
 import pytest
 
 from extraction import catalog
@@ -14,8 +15,6 @@ from extraction.tool_schemas import (
     load_skill_tool,
     validate_extract_clause,
 )
-
-jsonschema = pytest.importorskip("jsonschema")
 
 GOOD = {
     "clause_id": "cap-on-liability-1",
