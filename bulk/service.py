@@ -9,7 +9,7 @@
 """
 from __future__ import annotations
 
-from typing import Iterable, Sequence
+from typing import Callable, Iterable, Sequence
 
 from django.conf import settings
 from django.db import transaction
@@ -27,23 +27,30 @@ class BulkError(ValueError):
     """The bulk run cannot start; the message says why."""
 
 
-def resolve_clause_types(values: Iterable[str | ClauseType]) -> list[ClauseType]:
-    """Clause types by row, name (exact, then case-insensitive) or slug; BulkError for unknown ones."""
-    out: list[ClauseType] = []
-    unknown: list[str] = []
+def _resolve(values: Iterable, find: Callable, missing_message: str) -> list:
+    """``find(value)`` for each value, first occurrences in order; BulkError naming what was not found."""
+    out, missing = [], []
     for value in values:
-        if isinstance(value, ClauseType):
-            row = value
-        else:
-            text = str(value).strip()
-            row = (ClauseType.objects.filter(name=text).first() or ClauseType.objects.filter(name__iexact=text).first()
-                   or ClauseType.objects.filter(slug=text).first())
+        row = find(value)
         if row is None:
-            unknown.append(str(value))
+            missing.append(str(value))
         elif row not in out:
             out.append(row)
-    if unknown:
-        raise BulkError(f"unknown clause type(s): {', '.join(unknown)}")
+    if missing:
+        raise BulkError(f"{missing_message}: {', '.join(missing)}")
+    return out
+
+
+def resolve_clause_types(values: Iterable[str | ClauseType]) -> list[ClauseType]:
+    """Clause types by row, name (exact, then case-insensitive) or slug; BulkError for unknown ones."""
+    def find(value):
+        if isinstance(value, ClauseType):
+            return value
+        text = str(value).strip()
+        return (ClauseType.objects.filter(name=text).first() or ClauseType.objects.filter(name__iexact=text).first()
+                or ClauseType.objects.filter(slug=text).first())
+
+    out = _resolve(values, find, "unknown clause type(s)")
     if not out:
         raise BulkError("choose at least one clause type")
     return out
@@ -57,22 +64,15 @@ def resolve_documents(engagement: Engagement, values: Sequence[str | int | Docum
         if not docs:
             raise BulkError(f"engagement {engagement.name!r} has no ready documents")
         return docs
-    out: list[Document] = []
-    missing: list[str] = []
-    for value in values:
+
+    def find(value):
         if isinstance(value, Document):
-            row = value if value.engagement_id == engagement.pk and value.status == Document.Status.READY else None
-        else:
-            text = str(value).strip()
-            row = ((ready.filter(pk=int(text)).first() if text.isdigit() else None)
-                   or ready.filter(original_name=text).first() or ready.filter(title=text).first())
-        if row is None:
-            missing.append(str(value))
-        elif row not in out:
-            out.append(row)
-    if missing:
-        raise BulkError(f"not ready documents of {engagement.name!r}: {', '.join(missing)}")
-    return out
+            return value if value.engagement_id == engagement.pk and value.status == Document.Status.READY else None
+        text = str(value).strip()
+        return ((ready.filter(pk=int(text)).first() if text.isdigit() else None)
+                or ready.filter(original_name=text).first() or ready.filter(title=text).first())
+
+    return _resolve(values, find, f"not ready documents of {engagement.name!r}")
 
 
 def usable_engine(engine: str | None) -> str:

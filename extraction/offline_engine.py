@@ -344,7 +344,7 @@ def _value_answer(clause: ClauseType, cid: str, pattern: re.Pattern, cands: Sequ
         start, quote, cand = matches[0]
     else:
         cand = cands[0]
-        start, quote = cand.start, _stitch(chunks, cand.start, cand.end)
+        start, quote = cand.start, cand.text
     page = page_of(start, pages) if pages else next(c for c in chunks if c.chunk_id == cand.chunk_id).page_start
     return {"clause_id": cid, "clause_type": clause.name, "clause_text": quote,
             "citations": [{"chunk_id": cand.chunk_id, "page": page, "quote": quote}]}

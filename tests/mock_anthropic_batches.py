@@ -115,13 +115,6 @@ class BatchAPI(MockAnthropic):
                              "custom_ids": ids})
         return 200, {"content-type": "application/json"}, self._batch_view(self._batches[bid])
 
-    def _batch_retrieve(self, bid: str):
-        b = self._batches.get(bid)
-        if b is None:
-            return ErrorReply(404, "not_found_error", f"batch {bid} not found", None).response()
-        b["polls"] += 1
-        return 200, {"content-type": "application/json"}, self._batch_view(b)
-
     def _batch_view(self, b: dict) -> dict:
         ended = b["polls"] >= self.polls_to_end
         n = len(b["requests"])
