@@ -7,7 +7,7 @@ from extraction.models import Checkpoint, Citation, ClauseTask, ClauseType, Extr
 class ClauseTypeAdmin(admin.ModelAdmin):
     list_display = ("name", "kind", "source", "active")
     list_filter = ("source", "kind", "active")
-    search_fields = ("name", "description", "query")
+    search_fields = ("name", "description", "query", "example")
     prepopulated_fields = {"slug": ("name",)}
 
 

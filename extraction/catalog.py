@@ -1,14 +1,16 @@
 """The clause catalog as plain data.
 
 Five seed types (indemnification, termination, payment, ip, other) plus the 41
-CUAD categories under their exact CUAD names. Descriptions and retrieval queries
-are our own wording. ``kind`` is ``"value"`` where the answer is a short value
+CUAD categories under their exact CUAD names. Descriptions, retrieval queries and
+example clauses (``catalog_examples``) are our own wording. ``kind`` is ``"value"`` where the answer is a short value
 (a date, a name, a law, a period) and ``"text"`` where it is a clause.
 """
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+
+from extraction.catalog_examples import EXAMPLES
 
 TEXT = "text"
 VALUE = "value"
@@ -22,6 +24,7 @@ class ClauseType:
     description: str
     query: str
     source: str  # "seed" or "cuad"
+    example: str = ""  # a model clause of this type, searched as one more query (catalog_examples)
 
 
 def slugify(name: str) -> str:
@@ -30,7 +33,8 @@ def slugify(name: str) -> str:
 
 
 def _ct(name: str, kind: str, source: str, description: str, query: str) -> ClauseType:
-    return ClauseType(name, slugify(name), kind, " ".join(description.split()), " ".join(query.split()), source)
+    return ClauseType(name, slugify(name), kind, " ".join(description.split()), " ".join(query.split()), source,
+                      EXAMPLES[name])
 
 
 _SEED = [

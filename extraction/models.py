@@ -23,6 +23,8 @@ class ClauseType(models.Model):
     slug = models.SlugField(max_length=100, unique=True)
     description = models.TextField()
     query = models.TextField(help_text="Retrieval query used to find candidate passages.")
+    example = models.TextField(blank=True, help_text="A model clause of this type, written in contract language; "
+                                                     "searched as one more retrieval query.")
     kind = models.CharField(max_length=16, default="text")  # text | value
     source = models.CharField(max_length=16, choices=Source.choices, default=Source.CUSTOM)
     active = models.BooleanField(default=True)

@@ -59,7 +59,11 @@ _DATE = re.compile(
     r"Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)\.?\s+\d{1,2}(?:st|nd|rd|th)?,?\s+\d{4}"
     r"|\d{1,2}(?:st|nd|rd|th)?\s+(?:day\s+)?(?:of\s+)?(?:January|February|March|April|May|June|July|August|"
     r"September|October|November|December),?\s+\d{4}"
-    r"|\d{1,2}/\d{1,2}/\d{2,4}|\d{4}-\d{2}-\d{2})\b")
+    r"|\d{1,2}/\d{1,2}/\d{2,4}|\d{4}-\d{2}-\d{2})\b"
+    # a date left blank in a draft or a filed form: "[ ] day of [ ], 2020", "[·], 2019", "March __, 2020"
+    r"|(?:\[[^\]\n]{0,15}\]|_{2,})(?:\s+day\s+of\s+(?:\[[^\]\n]{0,15}\]|_{2,}|[A-Z][a-z]{2,8}))?,?\s+(?:\d{4}|20_+)"
+    r"|\b(?:January|February|March|April|May|June|July|August|September|October|November|December)\s+"
+    r"(?:\[[^\]\n]{0,15}\]|_{2,}),?\s+(?:\d{4}|20_+)")
 _TITLE = re.compile(r"^[^a-z\n]{0,80}\b(?:AGREEMENT|CONTRACT|LICENSE|LICENCE|AMENDMENT|ADDENDUM|MEMORANDUM|"
                     r"ARRANGEMENT|TERMS|DEED|NOTE|PLAN|STATEMENT OF WORK)\b[^a-z\n]{0,80}$", re.M)
 # a party: one to six capitalised words ending in a company form ("Eton Pharmaceuticals, Inc.", "ADAMS GOLF, LTD.")
@@ -180,14 +184,16 @@ class OfflineResult:
         return self.tool_input["clause_text"] == NOT_FOUND
 
 
-def _cosines(embed: Embed, query: str, sentences: list[str]) -> list[float]:
+def _cosines(embed: Embed, queries: Sequence[str], sentences: list[str]) -> list[float]:
+    """Each sentence's best cosine to any of ``queries`` (one embedding call)."""
     import numpy as np
 
-    vecs = np.asarray(embed([query] + sentences), dtype=float)
+    vecs = np.asarray(embed(list(queries) + sentences), dtype=float)
     norms = np.linalg.norm(vecs, axis=1)
     norms[norms == 0] = 1.0
     vecs = vecs / norms[:, None]
-    return [float(x) for x in vecs[1:] @ vecs[0]]
+    q = len(queries)
+    return [float(x) for x in (vecs[q:] @ vecs[:q].T).max(axis=1)]
 
 
 def score_sentences(clause: ClauseType, retrieved: Sequence[ScoredChunk | ChunkView], *,
@@ -199,7 +205,9 @@ def score_sentences(clause: ClauseType, retrieved: Sequence[ScoredChunk | ChunkV
     inside page ``furniture`` (absolute spans of running headers/footers) is never a
     candidate. A heading ("12. LIMITATION OF LIABILITY") names a clause without being it:
     for clause (not value) types the sentence right after it takes the heading's score
-    when that is higher, and the heading keeps ``HEADING_DISCOUNT`` of its own.
+    when that is higher, and the heading keeps ``HEADING_DISCOUNT`` of its own. A sentence's
+    embedding similarity is its best cosine to the clause's query or its example clause (every
+    pair answered, first half of cuad-dev: hit rate 0.647 -> 0.654; held-out half 0.641 -> 0.656).
     """
     scored = [r if isinstance(r, ScoredChunk) else ScoredChunk(r) for r in retrieved]
     q_terms = terms(f"{clause.name} {clause.query}")
@@ -214,7 +222,8 @@ def score_sentences(clause: ClauseType, retrieved: Sequence[ScoredChunk | ChunkV
            and not _inside(k[0], k[1], furniture)]
     if not raw:
         return []
-    cos = _cosines(embed, clause.query, [r[4] for r in raw]) if embed is not None else [None] * len(raw)
+    queries = [clause.query] + ([clause.example] if clause.example.strip() else [])
+    cos = _cosines(embed, queries, [r[4] for r in raw]) if embed is not None else [None] * len(raw)
     narrow = NARROW_PATTERNS.get(clause.name)
     out = []
     for (rank, sc, s, e, text), emb in zip(raw, cos):

@@ -73,3 +73,15 @@ def test_parse_skill_errors():
         parse_skill("---\nname: x\n---\nbody")
     s = parse_skill("---\nname: x\ndescription: d\nversion: 2\n---\n\nBody\n")
     assert (s.name, s.description, s.version, s.body) == ("x", "d", "2", "Body\n")
+
+
+def test_every_type_has_an_example_clause_searched_as_a_query():
+    from extraction.retrieval import DEFAULT_STRATEGY, query_text
+
+    assert "example" in DEFAULT_STRATEGY.variants
+    for t in catalog.CATALOG:
+        words = len(t.example.split())
+        assert words >= (2 if t.name == "Document Name" else 8), t.name
+        assert query_text(t, "example") == t.example
+    blank = catalog.ClauseType("X", "x", catalog.TEXT, "d", "q", "custom")
+    assert query_text(blank, "example") == ""                          # no example: no such query

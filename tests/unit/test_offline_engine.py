@@ -127,15 +127,18 @@ def test_embeddings_are_used_when_given():
 
     clause = catalog.get("Governing Law")
     r = extract_offline(clause, retrieved(), pages=PAGES, embed=embed)
-    assert len(calls) == 1 and calls[0][0] == clause.query
+    assert len(calls) == 1 and calls[0][:2] == [clause.query, clause.example]   # one call: queries, sentences
     assert r.candidates[0].embedding is not None
     check_output(r, clause)
 
     # an embedding that only likes the notices sentence makes it win
-    def biased(texts):
-        return np.array([[1.0, 0.0]] + [[1.0, 0.0] if "Notices" in t else [0.0, 1.0] for t in texts[1:]])
+    other = catalog.get("Other")
 
-    r2 = extract_offline(catalog.get("Other"), retrieved(), pages=PAGES, embed=biased)
+    def biased(texts):
+        return np.array([[1.0, 0.0] if "Notices" in t or t in (other.query, other.example) else [0.0, 1.0]
+                         for t in texts])
+
+    r2 = extract_offline(other, retrieved(), pages=PAGES, embed=biased)
     assert r2.candidates[0].text == "Notices must be in writing."
 
 
@@ -232,6 +235,15 @@ def test_a_preamble_value_is_taken_from_the_opening_chunk():
     r = extract_offline(catalog.get("Agreement Date"), ranked, pages=[(1, 0, len(text))], threshold=0.0)
     assert r.tool_input["clause_text"] == "July 26, 2013"
     assert len(r.tool_input["citations"]) == 1 and r.tool_input["citations"][0]["chunk_id"] == "d0"
+
+
+def test_a_date_left_blank_in_a_draft_is_the_answer_not_a_later_date():
+    for blank in ("[ ] day of [ ], 2020", "[\u00b7], 2019", "March __, 2021", "__________, 20__"):
+        text = (f"LICENSE AGREEMENT\n\nThis License Agreement is made as of {blank} by Acme Inc. and Beta LLC. "
+                + "x " * 300 + "The first royalty report is due on June 30, 2021. ")
+        r = extract_offline(catalog.get("Agreement Date"), [ScoredChunk(c, 0.5) for c in _doc_chunks(text)],
+                            pages=[(1, 0, len(text))], threshold=0.0)
+        assert r.tool_input["clause_text"] == blank
 
 
 def test_section_match_reads_the_headings_of_what_was_retrieved():
