@@ -50,7 +50,7 @@ onto over per via also only own same both either neither whether between during 
 agreement party parties section clause contract
 """.split())
 
-_ABBREV = re.compile(r"(?:\b(?:Inc|Corp|Co|Ltd|No|Nos|Mr|Mrs|Ms|Dr|St|Sec|Art|vs|etc|approx|Jr|Sr|L\.P|"
+_ABBREV = re.compile(r"(?:\b(?:Inc|Corp|Co|Ltd|No|NO|Nos|NOS|Mr|Mrs|Ms|Dr|St|Sec|Art|vs|etc|approx|Jr|Sr|L\.P|"
                      r"U\.S|e\.g|i\.e|N\.A|S\.A)|\b[A-Z])\.$")
 # a clause number alone before its full stop ("12. INDEMNIFICATION", "4.1. The term"): no sentence end
 _ENUMERATOR = re.compile(r"\(?(?:\d{1,3}(?:\.\d{1,3})*|[ivxlcIVXLC]{1,6}|[A-Za-z])\)?")
@@ -64,8 +64,14 @@ _DATE = re.compile(
     r"|(?:\[[^\]\n]{0,15}\]|_{2,})(?:\s+day\s+of\s+(?:\[[^\]\n]{0,15}\]|_{2,}|[A-Z][a-z]{2,8}))?,?\s+(?:\d{4}|20_+)"
     r"|\b(?:January|February|March|April|May|June|July|August|September|October|November|December)\s+"
     r"(?:\[[^\]\n]{0,15}\]|_{2,}),?\s+(?:\d{4}|20_+)")
+_TITLE_WORD = r"(?:[A-Z][\w&'’\-]*,?|and|of|for|to|the|on|in)"
+_TITLE_NOUN = r"(?:Agreement|Contract|License|Licence|Amendment|Addendum|Memorandum|Deed)"
+# The title: an upper-case heading line, a Title Case line ending in a document noun, or the name the
+# preamble gives the contract ("This Consulting and Product Development Agreement (the ...").
 _TITLE = re.compile(r"^[^a-z\n]{0,80}\b(?:AGREEMENT|CONTRACT|LICENSE|LICENCE|AMENDMENT|ADDENDUM|MEMORANDUM|"
-                    r"ARRANGEMENT|TERMS|DEED|NOTE|PLAN|STATEMENT OF WORK)\b[^a-z\n]{0,80}$", re.M)
+                    r"ARRANGEMENT|TERMS|DEED|NOTE|PLAN|STATEMENT OF WORK)\b[^a-z\n]{0,80}$"
+                    rf"|^[ \t]*(?P<line>(?:{_TITLE_WORD}[ \t]+){{1,8}}{_TITLE_NOUN})[ \t]*$"
+                    rf"|\bThis\s+(?P<preamble>(?:{_TITLE_WORD}\s+){{1,8}}{_TITLE_NOUN})\b", re.M)
 # a party: one to six capitalised words ending in a company form ("Eton Pharmaceuticals, Inc.", "ADAMS GOLF, LTD.")
 _PARTY = re.compile(r"\b(?:[A-Z][A-Za-z0-9&'’.\-]*,?[ \t]+){1,6}?(?i:Inc\.?|Incorporated|Corp\.|Corporation|Company|"
                     r"Co\.|L\.?L\.?C\.?|Ltd\.?|Limited|L\.P\.|LLP|PLC|GmbH|S\.A\.|N\.V\.|B\.V\.|S\.p\.A\.)(?![A-Za-z])")
@@ -339,8 +345,9 @@ def _value_answer(clause: ClauseType, cid: str, pattern: re.Pattern, cands: Sequ
         if cand.score < floor and cand.chunk_id not in opening:
             continue
         for m in pattern.finditer(cand.text):
-            phrase = m.group(0).strip()
-            start = cand.start + m.start() + len(m.group(0)) - len(m.group(0).lstrip())
+            group = m.lastgroup or 0          # a pattern's named group is the value inside its match
+            phrase = m.group(group).strip()
+            start = cand.start + m.start(group) + len(m.group(group)) - len(m.group(group).lstrip())
             if phrase and not _inside(start, start + len(phrase), furniture):
                 matches.append((start, phrase, cand))
                 break

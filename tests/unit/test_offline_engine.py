@@ -162,6 +162,19 @@ def test_document_name_is_the_title():
     assert r.tool_input["citations"][0]["quote"] == "DISTRIBUTION AGREEMENT"
 
 
+def test_document_name_in_title_case_or_named_by_the_preamble():
+    for text, title in (
+            ("Exhibit 10.3\nRoad Transportation Agreement\nbetween Acme Inc. and Beta LLC.\n\n", "Road Transportation Agreement"),
+            ("This Consulting and Product Development Agreement (the \u201cAgreement\u201d) is made by Acme Inc. "
+             "and Beta LLC. ", "Consulting and Product Development Agreement"),
+            ("AMENDMENT NO. 3 TO THE DISTRIBUTOR AGREEMENT\n\nThis Amendment is made by Acme Inc. ",
+             "AMENDMENT NO. 3 TO THE DISTRIBUTOR AGREEMENT")):
+        text += "x " * 300 + "The headings of this Agreement are for convenience only. "
+        r = extract_offline(catalog.get("Document Name"), [ScoredChunk(c, 0.5) for c in _doc_chunks(text)],
+                            pages=[(1, 0, len(text))], threshold=0.0)
+        assert r.tool_input["clause_text"] == title
+
+
 def test_values_in_the_answer_are_verbatim():
     clause = catalog.get("Payment")
     r = extract_offline(clause, retrieved(), pages=PAGES, threshold=0.0)
