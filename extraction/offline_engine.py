@@ -73,8 +73,11 @@ _TITLE = re.compile(r"^[^a-z\n]{0,80}\b(?:AGREEMENT|CONTRACT|LICENSE|LICENCE|AME
                     rf"|^[ \t]*(?P<line>(?:{_TITLE_WORD}[ \t]+){{1,8}}{_TITLE_NOUN})[ \t]*$"
                     rf"|\bThis\s+(?P<preamble>(?:{_TITLE_WORD}\s+){{1,8}}{_TITLE_NOUN})\b", re.M)
 # a party: one to six capitalised words ending in a company form ("Eton Pharmaceuticals, Inc.", "ADAMS GOLF, LTD.")
-_PARTY = re.compile(r"\b(?:[A-Z][A-Za-z0-9&'’.\-]*,?[ \t]+){1,6}?(?i:Inc\.?|Incorporated|Corp\.|Corporation|Company|"
-                    r"Co\.|L\.?L\.?C\.?|Ltd\.?|Limited|L\.P\.|LLP|PLC|GmbH|S\.A\.|N\.V\.|B\.V\.|S\.p\.A\.)(?![A-Za-z])")
+# (the form in Title or upper case: "a Delaware corporation" describes a party, it does not name one)
+_FORMS = ("Inc.?", "Incorporated", "Corp.", "Corporation", "Company", "Co.", "Ltd.?", "Limited", "GmbH", "AG")
+_PARTY = re.compile(r"\b(?:[A-Z][A-Za-z0-9&'’.\-]*,?[ \t]+){1,6}?(?:"
+                    + "|".join(f.replace(".", r"\.") for form in _FORMS for f in dict.fromkeys((form, form.upper())))
+                    + r"|L\.?L\.?C\.?|L\.P\.|LLP|PLC|S\.A\.|N\.V\.|B\.V\.|S\.p\.A\.)(?![A-Za-z])")
 # value types whose answer is a phrase inside a sentence
 NARROW_PATTERNS: dict[str, re.Pattern] = {
     "Agreement Date": _DATE,

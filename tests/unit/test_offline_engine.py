@@ -175,6 +175,15 @@ def test_document_name_in_title_case_or_named_by_the_preamble():
         assert r.tool_input["clause_text"] == title
 
 
+def test_a_party_is_named_by_its_name_not_by_its_legal_form():
+    text = ("CONSULTING AGREEMENT\n\nThe Consultant, a Virginia limited liability company, and the Manager, a "
+            "Delaware corporation, agree with Medalist Diversified REIT, Inc. as follows. "
+            + "x " * 300 + "Each party shall perform its obligations in good faith. ")
+    r = extract_offline(catalog.get("Parties"), [ScoredChunk(c, 0.5) for c in _doc_chunks(text)],
+                        pages=[(1, 0, len(text))], threshold=0.0)
+    assert r.tool_input["clause_text"] == "Medalist Diversified REIT, Inc."
+
+
 def test_values_in_the_answer_are_verbatim():
     clause = catalog.get("Payment")
     r = extract_offline(clause, retrieved(), pages=PAGES, threshold=0.0)
