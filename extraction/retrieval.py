@@ -4,8 +4,8 @@
 
 1. candidates: for each query variant of the clause (its name with its retrieval query,
    its description, its bare query, its example clause), the nearest chunks by embedding
-   (pgvector) and the best full-text matches (PostgreSQL ``ts_rank_cd``), ``Strategy.depth`` each
-   (``ingest.search``'s two candidate lists);
+   (pgvector, ``ingest.search``) and the best lexical matches (BM25 over the document's
+   chunks, ``extraction.bm25``), ``Strategy.depth`` each;
 2. a sentence-level list: chunks ranked by their best sentence's cosine to the query
    (all-MiniLM-L6-v2 reads 256 word pieces; a clause is one or two sentences, so the
    best sentence says more than the whole-chunk vector);
@@ -26,6 +26,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
+from extraction.bm25 import Bm25Index
 from extraction.catalog import ClauseType
 from extraction.docview import chunk_view
 from extraction.types import ScoredChunk
@@ -48,7 +49,8 @@ class Strategy:
     full-text lists): 0.859 -> 0.868 on that half, 0.830 -> 0.840 on the held-out half; without its
     full-text list the gain is gone. A learned second stage over these lists' ranks, chunk and
     sentence cosines, heading match and position (logistic, fitted on the first half) added 0.006
-    on the held-out half, gradient-boosted trees nothing: not kept. Held-out half: see metrics.json."""
+    on the held-out half, gradient-boosted trees nothing: not kept. BM25 instead of ``ts_rank`` for
+    the lexical lists: 0.868 -> 0.878 (held-out 0.840 -> 0.846). Held-out half: see metrics.json."""
 
     variants: tuple[str, ...] = ("name_query", "description", "query", "example")
     text_variants: tuple[str, ...] | None = None   # full-text lists for these variants (None: all)
@@ -120,10 +122,12 @@ def _sentence_ranking(pks: Sequence[int], texts: dict[int, str], query_vec: Sequ
 def retrieve(document, clause: ClauseType, k: int = DEFAULT_K, *,
              strategy: Strategy = DEFAULT_STRATEGY) -> list[ScoredChunk]:
     """The context candidates for one clause question on one document, best first."""
+    from extraction.offline_engine import terms
     from ingest.models import Chunk
-    from ingest.search import text_candidates, vector_candidates
+    from ingest.search import vector_candidates
 
     doc_ids = [document.pk]
+    lexical = lexical_index(document)
     lists: list[list[int]] = []
     main_vec = _query_vector(clause_query(clause))
     for variant in strategy.variants:
@@ -132,7 +136,7 @@ def retrieve(document, clause: ClauseType, k: int = DEFAULT_K, *,
             continue
         lists.append(vector_candidates(list(_query_vector(q)), doc_ids, strategy.depth))
         if strategy.text_variants is None or variant in strategy.text_variants:
-            lists.append(text_candidates(q, doc_ids, strategy.depth))
+            lists.append(lexical.rank(terms(q), strategy.depth))
     pool = [pk for pk, _ in rrf(lists, strategy.rrf_k)][: strategy.depth]
     rows = {c.pk: c for c in Chunk.objects.filter(pk__in=pool).defer("search")}
     if strategy.sentence_list and pool:
@@ -151,6 +155,25 @@ def retrieve(document, clause: ClauseType, k: int = DEFAULT_K, *,
         rows.update({c.pk: c for c in Chunk.objects.filter(pk__in=missing).defer("search")})
     return [ScoredChunk(chunk_view(rows[pk]), scores.get(pk, 0.0), _cosine(rows[pk].embedding, main_vec))
             for pk in top]
+
+
+def lexical_index(document) -> Bm25Index:
+    """The document's BM25 index, built once per process and rebuilt when its chunks change."""
+    from django.db.models import Count, Max
+
+    from ingest.models import Chunk
+
+    stats = Chunk.objects.filter(document_id=document.pk).aggregate(n=Count("pk"), last=Max("pk"))
+    return _build_lexical_index(document.pk, stats["n"], stats["last"])
+
+
+@functools.lru_cache(maxsize=16)
+def _build_lexical_index(document_pk: int, n_chunks: int, last_pk: int | None) -> Bm25Index:
+    from extraction.offline_engine import terms
+    from ingest.models import Chunk
+
+    rows = Chunk.objects.filter(document_id=document_pk).order_by("ordinal").values_list("pk", "text")
+    return Bm25Index.build(rows.iterator(), terms)
 
 
 def search_chunks(document, query: str, k: int = DEFAULT_K) -> list[ScoredChunk]:
