@@ -36,6 +36,9 @@ from ingest.headings import line_heading
 DEFAULT_THRESHOLD = 0.35          # when an embedding signal is present
 LEXICAL_THRESHOLD = 0.5           # lexical overlap alone
 W_EMBED, W_LEX, W_CHUNK = 0.60, 0.40, 0.15  # lexical 0.25 -> 0.40 and cutoff 0.9 -> 0.95: see extract_offline
+# The retrieval rank of a sentence's chunk as a prior, weight W_RANK on 1/sqrt(1 + rank): every pair
+# answered, hit rate 0.675 -> 0.683 on the first half of cuad-dev, 0.674 -> 0.681 held out.
+W_RANK = 0.10
 LEX_SCALE = 3.0            # lexical = 1 - exp(-matches / LEX_SCALE)
 MAX_SENTENCE_CHARS = 700   # longer sentences are cut at "; " boundaries
 NOT_FOUND = "not_found"
@@ -247,6 +250,7 @@ def score_sentences(clause: ClauseType, retrieved: Sequence[ScoredChunk | ChunkV
             parts.append((W_EMBED, max(0.0, emb)))
         if sc.cosine is not None:
             parts.append((W_CHUNK, max(0.0, sc.cosine)))
+        parts.append((W_RANK, (1.0 + rank) ** -0.5))
         score = sum(w * v for w, v in parts) / sum(w for w, _ in parts)
         if narrow is not None and not narrow.search(text):
             score *= 0.5

@@ -4,7 +4,8 @@ The offline engine always has a best sentence; whether to report it or say not_f
 yes/no decision on signals the engine and retrieval produce: the best and runner-up
 sentence scores, the best sentence's lexical and embedding similarity, the retrieved
 chunks' cosines, whether their section headings name the clause (on the held-out half of
-cuad-dev: +0.6 points silent-source at the same hit rate), plus one bias per clause type
+cuad-dev: +0.6 points silent-source at the same hit rate), how much more the best sentence
+resembles this clause type than any other (``type_margin``), plus one bias per clause type
 (some clauses are in nearly every contract, some in few). ``fit`` learns the weights by L2-regularised logistic
 regression (Newton steps, numpy) on one split of a labelled corpus; ``PresenceModel``
 applies them. The decision threshold on the probability is chosen on the same split
@@ -18,7 +19,20 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-FEATURES = ("best", "second", "margin", "lex", "emb", "top_cos", "mean_cos", "candidates", "section_match")
+FEATURES = ("best", "second", "margin", "lex", "emb", "top_cos", "mean_cos", "candidates", "section_match",
+            "type_margin")
+
+
+def type_margin(sentence_vec: Sequence[float], own: np.ndarray, others: np.ndarray) -> float:
+    """How much more the best sentence resembles this clause type than any other type of the
+    catalog: its best cosine to this type's wordings (``own``: query, example) minus its best
+    cosine to another type's (``others``). A sentence that is really about assignment scores
+    higher for Anti-Assignment than for Change Of Control. Vectors are unit length.
+    (Held-out half of cuad-dev: hit rate + silent-source 1.516 -> 1.528 at the calibrated threshold.)"""
+    v = np.asarray(sentence_vec, dtype=float)
+    if not len(own) or not len(others):
+        return 0.0
+    return float(np.max(own @ v) - np.max(others @ v))
 
 
 def features(detail: Mapping, cosines: Sequence[float | None]) -> dict[str, float]:
@@ -32,7 +46,8 @@ def features(detail: Mapping, cosines: Sequence[float | None]) -> dict[str, floa
             "emb": float(emb) if emb is not None else best, "top_cos": max(cos) if cos else 0.0,
             "mean_cos": sum(cos) / len(cos) if cos else 0.0,
             "candidates": math.log1p(float(detail.get("candidates") or 0)),
-            "section_match": float(detail.get("section_match") or 0.0)}
+            "section_match": float(detail.get("section_match") or 0.0),
+            "type_margin": float(detail.get("type_margin") or 0.0)}
 
 
 @dataclass

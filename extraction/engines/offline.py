@@ -17,11 +17,14 @@ import json
 from pathlib import Path
 from typing import Callable, Sequence
 
+import numpy as np
+
+from extraction import catalog
 from extraction.catalog import ClauseType
 from extraction.docview import DocumentView
 from extraction.engines.base import ClauseOutcome, outcome_from_verification
 from extraction.offline_engine import DEFAULT_THRESHOLD, NOT_FOUND, extract_offline, section_match
-from extraction.presence import PresenceModel, features
+from extraction.presence import PresenceModel, features, type_margin
 from extraction.types import ScoredChunk
 from extraction.usage import Usage
 from extraction.verify import verify_extraction
@@ -41,6 +44,12 @@ def threshold_for(calibration: dict, clause: ClauseType) -> float:
     """Per-kind score threshold when calibrated, else the global one."""
     per_kind = calibration.get("per_kind") or {}
     return float(per_kind.get(clause.kind, calibration.get("threshold", DEFAULT_THRESHOLD)))
+
+
+def _unit(vectors) -> np.ndarray:
+    v = np.asarray(vectors, dtype=float)
+    norms = np.linalg.norm(v, axis=1, keepdims=True)
+    return v / np.where(norms == 0, 1.0, norms)
 
 
 def _detail(result, threshold: float) -> dict:
@@ -81,6 +90,8 @@ class OfflineSession:
         detail = _detail(result, threshold)
         detail["section_match"] = round(section_match(clause, retrieved, result.candidates), 4)
         tool_input = result.tool_input
+        if model is not None and result.candidates and self.engine.embed is not None:
+            detail["type_margin"] = round(self.engine.type_margin(clause, result.candidates[0].text), 4)
         if model is not None:
             feats = features(detail, [getattr(r, "cosine", None) for r in retrieved])
             p = model.probability(feats, clause.name)
@@ -119,6 +130,24 @@ class OfflineEngine:
 
     def threshold(self, clause: ClauseType) -> float:
         return threshold_for(self.calibration, clause)
+
+    @functools.cached_property
+    def _catalog_vectors(self) -> tuple[list[str], np.ndarray]:
+        """Each built-in catalog type's wordings (query, example) as unit vectors, with their type names."""
+        owners, texts = [], []
+        for c in catalog.CATALOG:
+            for text in (f"{c.name}: {c.query}", c.example):
+                owners.append(c.name)
+                texts.append(text)
+        return owners, _unit(self.embed(texts))
+
+    def type_margin(self, clause: ClauseType, sentence: str) -> float:
+        """``presence.type_margin`` of ``sentence`` for ``clause`` against the other catalog types."""
+        owners, vectors = self._catalog_vectors
+        own_texts = [f"{clause.name}: {clause.query}"] + ([clause.example] if clause.example.strip() else [])
+        own_and_sentence = _unit(self.embed(own_texts + [sentence]))
+        others = vectors[[i for i, name in enumerate(owners) if name != clause.name]]
+        return type_margin(own_and_sentence[-1], own_and_sentence[:-1], others)
 
     def open_session(self, document, *, facts=None, types=(), search=None, snapshot=None, on_checkpoint=None):
         return OfflineSession(self, document)

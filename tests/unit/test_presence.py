@@ -32,3 +32,16 @@ def test_fit_learns_that_higher_scores_mean_present_and_type_priors():
     again = PresenceModel.from_dict(model.as_dict())
     assert again.probability(mid, "Common") == model.probability(mid, "Common")
     assert 0 < model.probability(mid, "never seen type") < 1
+
+
+def test_type_margin_says_which_type_a_sentence_resembles_most():
+    import numpy as np
+
+    from extraction.presence import type_margin
+
+    own = np.array([[1.0, 0.0, 0.0], [0.8, 0.6, 0.0]])      # this type's query and example
+    others = np.array([[0.0, 1.0, 0.0], [0.0, 0.0, 1.0]])   # the other types' wordings
+    assert type_margin([0.96, 0.28, 0.0], own, others) > 0.5    # about this type
+    assert type_margin([0.0, 0.6, 0.8], own, others) < 0          # about another type
+    assert type_margin([1.0, 0.0, 0.0], own, np.zeros((0, 3))) == 0.0
+    assert features({"type_margin": 0.25}, [])["type_margin"] == 0.25
