@@ -25,6 +25,7 @@ from extraction.docview import DocumentView
 from extraction.engines.base import ClauseOutcome, outcome_from_verification
 from extraction.offline_engine import DEFAULT_THRESHOLD, NOT_FOUND, extract_offline, section_match
 from extraction.presence import PresenceModel, features, type_margin
+from extraction.retrieval import clause_query
 from extraction.types import ScoredChunk
 from extraction.usage import Usage
 from extraction.verify import verify_extraction
@@ -90,7 +91,7 @@ class OfflineSession:
         detail = _detail(result, threshold)
         detail["section_match"] = round(section_match(clause, retrieved, result.candidates), 4)
         tool_input = result.tool_input
-        if model is not None and result.candidates and self.engine.embed is not None:
+        if result.candidates and self.engine.embed is not None:  # a signal for calibration too
             detail["type_margin"] = round(self.engine.type_margin(clause, result.candidates[0].text), 4)
         if model is not None:
             feats = features(detail, [getattr(r, "cosine", None) for r in retrieved])
@@ -136,7 +137,7 @@ class OfflineEngine:
         """Each built-in catalog type's wordings (query, example) as unit vectors, with their type names."""
         owners, texts = [], []
         for c in catalog.CATALOG:
-            for text in (f"{c.name}: {c.query}", c.example):
+            for text in (clause_query(c), c.example):
                 owners.append(c.name)
                 texts.append(text)
         return owners, _unit(self.embed(texts))
@@ -144,7 +145,7 @@ class OfflineEngine:
     def type_margin(self, clause: ClauseType, sentence: str) -> float:
         """``presence.type_margin`` of ``sentence`` for ``clause`` against the other catalog types."""
         owners, vectors = self._catalog_vectors
-        own_texts = [f"{clause.name}: {clause.query}"] + ([clause.example] if clause.example.strip() else [])
+        own_texts = [clause_query(clause)] + ([clause.example] if clause.example.strip() else [])
         own_and_sentence = _unit(self.embed(own_texts + [sentence]))
         others = vectors[[i for i, name in enumerate(owners) if name != clause.name]]
         return type_margin(own_and_sentence[-1], own_and_sentence[:-1], others)

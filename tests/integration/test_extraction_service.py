@@ -81,3 +81,19 @@ def test_offline_engine_says_not_found_for_an_absent_clause(ingested, make_membe
     ex = find_clause(ingested, user=auditor, clause_type="Source Code Escrow", engine="offline")
     assert ex.status == "not_found" and not ex.citations.exists()
     assert ANSWERS["Non-Compete"] is None
+
+
+def test_offline_engine_records_its_presence_signals_even_before_calibration(ingested):
+    """``evaluate --calibrate`` fits the presence model on what an uncalibrated engine records."""
+    from extraction.catalog import get
+    from extraction.docview import load_document
+    from extraction.engines.offline import OfflineEngine
+    from extraction.retrieval import retrieve
+
+    engine = OfflineEngine(calibration={"threshold": 0.0, "version": "uncalibrated"})
+    session = engine.open_session(load_document(ingested))
+    law, insurance = get("Governing Law"), get("Insurance")
+    about_law = session.extract(law, "law", retrieve(ingested, law, 5)).detail
+    not_about_insurance = session.extract(insurance, "ins", retrieve(ingested, insurance, 5)).detail
+    assert {"best_score", "section_match", "type_margin"} <= set(about_law)
+    assert about_law["type_margin"] > 0 > not_about_insurance["type_margin"]
