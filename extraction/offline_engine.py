@@ -58,15 +58,17 @@ _ABBREV = re.compile(r"(?:\b(?:Inc|Corp|Co|Ltd|No|NO|Nos|NOS|Mr|Mrs|Ms|Dr|St|Sec
 # a clause number alone before its full stop ("12. INDEMNIFICATION", "4.1. The term"): no sentence end
 _ENUMERATOR = re.compile(r"\(?(?:\d{1,3}(?:\.\d{1,3})*|[ivxlcIVXLC]{1,6}|[A-Za-z])\)?")
 _DATE = re.compile(
-    r"\b(?:(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|Sep(?:t(?:ember)?)?|"
-    r"Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)\.?\s+\d{1,2}(?:st|nd|rd|th)?,?\s+\d{4}"
-    r"|\d{1,2}(?:st|nd|rd|th)?\s+(?:day\s+)?(?:of\s+)?(?:January|February|March|April|May|June|July|August|"
-    r"September|October|November|December),?\s+\d{4}"
+    r"\b(?:(?i:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|Sep(?:t(?:ember)?)?|"
+    r"Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)\.?\s+\d{1,2}(?:st|nd|rd|th)?\s?,?\s+\d{4}"
+    r"|\d{1,2}(?:st|nd|rd|th)?\s+(?:day\s+)?(?:of\s+)?(?i:January|February|March|April|May|June|July|August|"
+    r"September|October|November|December)\s?,?\s+\d{4}"
     r"|\d{1,2}/\d{1,2}/\d{2,4}|\d{4}-\d{2}-\d{2})\b"
     # a date left blank in a draft or a filed form: "[ ] day of [ ], 2020", "[·], 2019", "March __, 2020"
     r"|(?:\[[^\]\n]{0,15}\]|_{2,})(?:\s+day\s+of\s+(?:\[[^\]\n]{0,15}\]|_{2,}|[A-Z][a-z]{2,8}))?,?\s+(?:\d{4}|20_+)"
     r"|\b(?:January|February|March|April|May|June|July|August|September|October|November|December)\s+"
-    r"(?:\[[^\]\n]{0,15}\]|_{2,}),?\s+(?:\d{4}|20_+)")
+    r"(?:\[[^\]\n]{0,15}\]|_{2,}),?\s+(?:\d{4}|20_+)"
+    # ...or with its blanks lost in text extraction: "this day of , 2009"
+    r"|\bday\s+of\s*,\s*\d{4}\b")
 _TITLE_WORD = r"(?:[A-Z][\w&'’\-]*,?|and|of|for|to|the|on|in)"
 _TITLE_NOUN = r"(?:Agreement|Contract|License|Licence|Amendment|Addendum|Memorandum|Deed)"
 # The title: an upper-case heading line, a Title Case line ending in a document noun, or the name the
@@ -88,6 +90,15 @@ NARROW_PATTERNS: dict[str, re.Pattern] = {
     "Document Name": _TITLE,
     "Parties": _PARTY,
 }
+# a value whose sentence names it: "effective as of July 15, 2005" is the effective date even when the
+# preamble opens with another date ("dated May 3, 2005")
+VALUE_CUES: dict[str, str] = {"Effective Date": r"effective|commenc\w*"}
+_LINK = r"[\s\"'“”‘’:,(]*"                # quotes, brackets and punctuation between a cue and its value
+_CUE_WORDS = r"(?:as|of|on|from|upon|is|shall|be|will|become|means|date|the|this)"
+# recitals tell the background: "WHEREAS, the parties entered into a Letter of Intent dated May 3, 2005" dates
+# another document, not this one
+RECITAL = re.compile(r"^\W*(?:WITNESSETH\W*)?(?:[A-Z0-9]{1,3}[.)]\s+)?(?:WHEREAS|Whereas|RECITALS?|Recitals?|BACKGROUND)\b")
+NOT_IN_RECITALS = {"Agreement Date", "Effective Date"}
 PATTERN_BONUS = 2.0        # a pattern match counts as two query-term matches
 PREAMBLE_TYPES = {"Document Name", "Parties", "Agreement Date", "Effective Date"}
 PREAMBLE_BONUS = 1.0       # ...and being in the document's first chunk as one more
@@ -190,6 +201,7 @@ class OfflineResult:
     best_score: float
     threshold: float
     candidates: tuple[Candidate, ...]  # best first
+    value_cued: bool = False           # the answer is a value its sentence names ("effective as of <date>")
 
     @property
     def not_found(self) -> bool:
@@ -319,8 +331,8 @@ def extract_offline(clause: ClauseType, retrieved: Sequence[ScoredChunk | ChunkV
     floor = max(threshold, relative_cutoff * best)
     narrow = NARROW_PATTERNS.get(clause.name)
     if narrow is not None:
-        return OfflineResult(_value_answer(clause, cid, narrow, cands, floor, chunks, pages, furniture),
-                             best, threshold, tuple(cands))
+        tool_input, cued = _value_answer(clause, cid, narrow, cands, floor, chunks, pages, furniture)
+        return OfflineResult(tool_input, best, threshold, tuple(cands), value_cued=cued)
     spans: list[tuple[str, int, int]] = []
     for cand in cands:
         if len(spans) >= max_citations or cand.score < floor:
@@ -343,23 +355,33 @@ def extract_offline(clause: ClauseType, retrieved: Sequence[ScoredChunk | ChunkV
 
 
 def _value_answer(clause: ClauseType, cid: str, pattern: re.Pattern, cands: Sequence[Candidate], floor: float,
-                  chunks: Sequence[ChunkView], pages: PageTable | None, furniture: Spans) -> dict:
+                  chunks: Sequence[ChunkView], pages: PageTable | None, furniture: Spans) -> tuple[dict, bool]:
     """One cited phrase for a value type (see :func:`extract_offline`); the best sentence whole
-    when no pattern match qualifies."""
+    when no pattern match qualifies. Also says whether the phrase was named by the type's cue
+    (``VALUE_CUES``): the earliest such value wins over the preamble's first date."""
     opening = {c.chunk_id for c in chunks if c.ordinal == 0} if clause.name in PREAMBLE_TYPES else set()
-    matches = []  # (absolute start, phrase, candidate)
+    cue = VALUE_CUES.get(clause.name)
+    matches, cued = [], []  # (absolute start, phrase, candidate)
     for cand in cands:
         if cand.score < floor and cand.chunk_id not in opening:
             continue
+        if clause.name in NOT_IN_RECITALS and RECITAL.match(cand.text):
+            continue
+        found = []
         for m in pattern.finditer(cand.text):
             group = m.lastgroup or 0          # a pattern's named group is the value inside its match
             phrase = m.group(group).strip()
             start = cand.start + m.start(group) + len(m.group(group)) - len(m.group(group).lstrip())
             if phrase and not _inside(start, start + len(phrase), furniture):
-                matches.append((start, phrase, cand))
-                break
+                found.append((start, phrase, cand))
+        if found:
+            matches.append(found[0])
+        if cue is not None:
+            cued += [f for f in found if _next_to_cue(cue, cand.text, f[0] - cand.start, len(f[1]))][:1]
     in_opening = [m for m in matches if m[2].chunk_id in opening]
-    if in_opening:
+    if cued:
+        start, quote, cand = min(cued, key=lambda m: m[0])
+    elif in_opening:
         start, quote, cand = min(in_opening, key=lambda m: m[0])
     elif matches and clause.name in PREAMBLE_TYPES:
         start, quote, cand = min(matches, key=lambda m: m[0])
@@ -370,7 +392,17 @@ def _value_answer(clause: ClauseType, cid: str, pattern: re.Pattern, cands: Sequ
         start, quote = cand.start, cand.text
     page = page_of(start, pages) if pages else next(c for c in chunks if c.chunk_id == cand.chunk_id).page_start
     return {"clause_id": cid, "clause_type": clause.name, "clause_text": quote,
-            "citations": [{"chunk_id": cand.chunk_id, "page": page, "quote": quote}]}
+            "citations": [{"chunk_id": cand.chunk_id, "page": page, "quote": quote}]}, bool(cued)
+
+
+def _next_to_cue(cue: str, text: str, start: int, length: int) -> bool:
+    """Is the value at ``text[start:start+length]`` named by a cue word (``VALUE_CUES``) right before
+    it ("effective as of <date>", "“Effective Date” means <date>") or right after it ("<date> (the
+    “Effective Date”)")? Only linking words may stand between: "commence on the Effective Date and
+    last until <date>" does not name the date."""
+    before = re.search(rf"\b(?:{cue}){_LINK}(?:{_CUE_WORDS}\b{_LINK}){{0,4}}$", text[max(0, start - 80):start], re.I)
+    after = re.match(rf"{_LINK}(?:(?:the|this)\s+{_LINK})?(?:{cue})\b", text[start + length:start + length + 80], re.I)
+    return bool(before or after)
 
 
 def section_match(clause: ClauseType, retrieved: Sequence[ScoredChunk | ChunkView],

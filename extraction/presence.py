@@ -5,7 +5,9 @@ yes/no decision on signals the engine and retrieval produce: the best and runner
 sentence scores, the best sentence's lexical and embedding similarity, the retrieved
 chunks' cosines, whether their section headings name the clause (on the held-out half of
 cuad-dev: +0.6 points silent-source at the same hit rate), how much more the best sentence
-resembles this clause type than any other (``type_margin``), plus one bias per clause type
+resembles this clause type than any other (``type_margin``), whether the answer is a value its
+sentence names (``value_cue``: "effective as of <date>"; nearly every Effective Date that cuad-dev's
+lawyers found absent had none), plus one bias per clause type
 (some clauses are in nearly every contract, some in few). ``fit`` learns the weights by L2-regularised logistic
 regression (Newton steps, numpy) on one split of a labelled corpus; ``PresenceModel``
 applies them. The decision threshold on the probability is chosen on the same split
@@ -20,7 +22,7 @@ from typing import Mapping, Sequence
 import numpy as np
 
 FEATURES = ("best", "second", "margin", "lex", "emb", "top_cos", "mean_cos", "candidates", "section_match",
-            "type_margin")
+            "type_margin", "value_cue")
 
 
 def type_margin(sentence_vec: Sequence[float], own: np.ndarray, others: np.ndarray) -> float:
@@ -47,7 +49,8 @@ def features(detail: Mapping, cosines: Sequence[float | None]) -> dict[str, floa
             "mean_cos": sum(cos) / len(cos) if cos else 0.0,
             "candidates": math.log1p(float(detail.get("candidates") or 0)),
             "section_match": float(detail.get("section_match") or 0.0),
-            "type_margin": float(detail.get("type_margin") or 0.0)}
+            "type_margin": float(detail.get("type_margin") or 0.0),
+            "value_cue": float(detail.get("value_cue") or 0.0)}
 
 
 @dataclass

@@ -61,7 +61,7 @@ def _detail(result, threshold: float) -> dict:
             "second_score": round(cands[1].score, 4) if len(cands) > 1 else 0.0,
             "best_lex": round(best.lexical, 4) if best else 0.0,
             "best_emb": round(best.embedding, 4) if best and best.embedding is not None else None,
-            "candidates": len(cands)}
+            "candidates": len(cands), "value_cue": float(result.value_cued)}
 
 
 class OfflineSession:

@@ -268,6 +268,44 @@ def test_a_date_left_blank_in_a_draft_is_the_answer_not_a_later_date():
         assert r.tool_input["clause_text"] == blank
 
 
+def test_a_date_whose_blanks_were_lost_in_text_extraction_and_upper_case_months():
+    for written, value in (("this day of , 2009", "day of , 2009"), ("on JULY 15, 2005", "JULY 15, 2005"),
+                           ("on the 1st day of JUNE , 2006", "1st day of JUNE , 2006")):
+        text = f"SERVICES AGREEMENT\n\nThis Services Agreement is made {written} by Acme Inc. and Beta LLC. "
+        r = extract_offline(catalog.get("Agreement Date"), _doc_chunks(text, size=len(text)),
+                            pages=[(1, 0, len(text))], threshold=0.0)
+        assert r.tool_input["clause_text"] == value
+
+
+def _opening(text: str, clause_name: str):
+    return extract_offline(catalog.get(clause_name), _doc_chunks(text, size=len(text)),
+                           pages=[(1, 0, len(text))], threshold=0.0)
+
+
+def test_the_effective_date_is_the_date_the_contract_calls_effective():
+    text = ("DISTRIBUTION AGREEMENT\n\nThis Distribution Agreement is dated May 3, 2005 and is made by Acme Inc. "
+            "and Beta LLC. It shall be effective as of July 15, 2005 and shall continue for two years.")
+    effective = _opening(text, "Effective Date")
+    assert effective.tool_input["clause_text"] == "July 15, 2005" and effective.value_cued
+    # the agreement date is still the preamble's first date
+    assert _opening(text, "Agreement Date").tool_input["clause_text"] == "May 3, 2005"
+    named_after = ("LICENSE AGREEMENT\n\nSigned on March 1, 2019 by Acme Inc. and Beta LLC. This License "
+                   "Agreement is entered into on 1st day of September 2016 (\u201cEffective Date\u201d).")
+    assert _opening(named_after, "Effective Date").tool_input["clause_text"] == "1st day of September 2016"
+    # a date that merely follows a mention of the Effective Date is not named by it
+    unnamed = ("SUPPLY AGREEMENT\n\nThis Supply Agreement is made on March 1, 2019 by Acme Inc. and Beta LLC. "
+               "The term shall commence on the Effective Date until December 31, 2025.")
+    r = _opening(unnamed, "Effective Date")
+    assert r.tool_input["clause_text"] == "March 1, 2019" and not r.value_cued
+
+
+def test_dates_in_recitals_belong_to_other_documents():
+    text = ("WHEREAS, Acme Inc. and Beta LLC entered into a Letter of Intent dated May 3, 2005, and now wish to set "
+            "out their relationship.\n\nNOW, THEREFORE, the parties sign this Agreement on July 15, 2005.")
+    for name in ("Agreement Date", "Effective Date"):
+        assert _opening(text, name).tool_input["clause_text"] == "July 15, 2005"
+
+
 def test_section_match_reads_the_headings_of_what_was_retrieved():
     from extraction.offline_engine import section_match
 
