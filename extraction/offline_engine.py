@@ -165,8 +165,11 @@ def _stem(w: str) -> str:
 
 
 def terms(text: str) -> list[str]:
-    """Content-word stems of ``text`` in order (stop words removed)."""
-    return [_stem(w) for w in re.findall(r"[a-z][a-z'-]*[a-z]|[a-z]", text.lower()) if w not in _STOP and len(w) > 1]
+    """Content-word stems of ``text`` in order (stop words removed). Hyphenated words are split, so
+    "non-transferable", "non- transferable" (a compound broken at a line end in the PDF) and "non
+    transferable" read alike, and "non" stays a term (every pair answered, cuad-dev: hit rate 0.688 ->
+    0.690 on the first half, 0.681 -> 0.687 held-out; BM25 recall@5 held-out 0.846 -> 0.844)."""
+    return [_stem(w) for w in re.findall(r"[a-z][a-z']*[a-z]|[a-z]", text.lower()) if w not in _STOP and len(w) > 1]
 
 
 def lexical_score(query_terms: Sequence[str], sentence: str, bonus: float = 0.0) -> float:

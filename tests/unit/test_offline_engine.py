@@ -215,6 +215,14 @@ def test_lexical_score_saturates():
     assert 0 < lexical_score(q, "laws apply") < lexical_score(q, "governed by the laws of the State") < 1
 
 
+def test_hyphenated_words_read_alike_however_the_pdf_broke_them():
+    assert terms("a non-transferable licence") == terms("a non- transferable licence") == ["non", "transferable",
+                                                                                            "licence"]
+    q = terms("non-transferable non-sublicensable license")
+    assert lexical_score(q, "a non- transferable, non-sublicensable license") > lexical_score(
+        q, "a transferable and sublicensable license")
+
+
 def _doc_chunks(text: str, size: int = 400) -> list[ChunkView]:
     """Consecutive chunks of ``text`` on one page, ordinals from 0."""
     return [ChunkView(f"d{i}", i, text[s:s + size], s, min(len(text), s + size), 1, 1, i, "")
