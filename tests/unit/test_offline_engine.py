@@ -215,6 +215,14 @@ def test_lexical_score_saturates():
     assert 0 < lexical_score(q, "laws apply") < lexical_score(q, "governed by the laws of the State") < 1
 
 
+def test_the_operative_clause_wins_over_the_definition_of_its_words():
+    text = ("“Net Sales” means the gross revenues invoiced on which the royalty percentage, revenue share and "
+            "commission are payable.\n\nLicensee shall pay Licensor a royalty of five percent (5%) of Net Sales.")
+    r = extract_offline(catalog.get("Revenue/Profit Sharing"), _doc_chunks(text, size=len(text)),
+                        pages=[(1, 0, len(text))], embed=hashed_embed, threshold=0.0)
+    assert r.tool_input["clause_text"].startswith("Licensee shall pay Licensor a royalty"), r.candidates[:2]
+
+
 def test_hyphenated_words_read_alike_however_the_pdf_broke_them():
     assert terms("a non-transferable licence") == terms("a non- transferable licence") == ["non", "transferable",
                                                                                             "licence"]
