@@ -223,6 +223,15 @@ def test_the_operative_clause_wins_over_the_definition_of_its_words():
     assert r.tool_input["clause_text"].startswith("Licensee shall pay Licensor a royalty"), r.candidates[:2]
 
 
+def test_a_clause_binds_someone_a_contents_entry_does_not():
+    text = ("TABLE OF CONTENTS\n\nArticle 3. Exclusive Distributor in the Territory; Exclusivity of Supply; No Other "
+            "Distributors; Direct Sales in the Territory.\n\nARTICLE 3\n\nSupplier shall not appoint any other "
+            "distributor in the Territory.")
+    r = extract_offline(catalog.get("Exclusivity"), _doc_chunks(text, size=len(text)), pages=[(1, 0, len(text))],
+                        embed=hashed_embed, threshold=0.0)
+    assert r.tool_input["clause_text"] == "Supplier shall not appoint any other distributor in the Territory."
+
+
 def test_hyphenated_words_read_alike_however_the_pdf_broke_them():
     assert terms("a non-transferable licence") == terms("a non- transferable licence") == ["non", "transferable",
                                                                                             "licence"]
