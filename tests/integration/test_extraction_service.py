@@ -97,3 +97,6 @@ def test_offline_engine_records_its_presence_signals_even_before_calibration(ing
     not_about_insurance = session.extract(insurance, "ins", retrieve(ingested, insurance, 5)).detail
     assert {"best_score", "section_match", "type_margin"} <= set(about_law)
     assert about_law["type_margin"] > 0 > not_about_insurance["type_margin"]
+    # "entered into as of March 3, 2021 ... starts on the Effective Date": no date is called effective
+    effective = get("Effective Date")
+    assert session.extract(effective, "eff", retrieve(ingested, effective, 5)).detail["value_cue"] == 0.0
