@@ -252,11 +252,11 @@ def score_sentences(clause: ClauseType, retrieved: Sequence[ScoredChunk | ChunkV
     inside page ``furniture`` (absolute spans of running headers/footers) is never a
     candidate. A heading ("12. LIMITATION OF LIABILITY") names a clause without being it:
     for clause (not value) types the sentence right after it takes the heading's score
-    when that is higher, and the heading keeps ``HEADING_DISCOUNT`` of its own; a definition ("“Net
-    Sales” means ...") keeps ``DEFINITION_DISCOUNT`` of its score, and a sentence of a text clause with no
-    operative word ``OPERATIVE_DISCOUNT``. A sentence's
-    embedding similarity is its best cosine to the clause's query or its example clause (every
-    pair answered, first half of cuad-dev: hit rate 0.647 -> 0.654; held-out half 0.641 -> 0.656).
+    when that is higher, and the heading keeps ``HEADING_DISCOUNT`` of its own. A definition
+    ("“Net Sales” means ...") keeps ``DEFINITION_DISCOUNT`` of its score; a sentence of a text
+    clause with no operative word keeps ``OPERATIVE_DISCOUNT``. A sentence's embedding
+    similarity is its best cosine to the clause's query or its example clause (every pair
+    answered, first half of cuad-dev: hit rate 0.647 -> 0.654; held-out half 0.641 -> 0.656).
     """
     scored = [r if isinstance(r, ScoredChunk) else ScoredChunk(r) for r in retrieved]
     q_terms = terms(f"{clause.name} {clause.query}")
