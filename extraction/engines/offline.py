@@ -23,7 +23,7 @@ from extraction import catalog
 from extraction.catalog import ClauseType
 from extraction.docview import DocumentView
 from extraction.engines.base import ClauseOutcome, outcome_from_verification
-from extraction.offline_engine import DEFAULT_THRESHOLD, NOT_FOUND, extract_offline, section_match
+from extraction.offline_engine import DEFAULT_THRESHOLD, NOT_FOUND, extract_offline, section_match, unit_rows
 from extraction.presence import PresenceModel, features, type_margin
 from extraction.retrieval import clause_query
 from extraction.types import ScoredChunk
@@ -45,12 +45,6 @@ def threshold_for(calibration: dict, clause: ClauseType) -> float:
     """Per-kind score threshold when calibrated, else the global one."""
     per_kind = calibration.get("per_kind") or {}
     return float(per_kind.get(clause.kind, calibration.get("threshold", DEFAULT_THRESHOLD)))
-
-
-def _unit(vectors) -> np.ndarray:
-    v = np.asarray(vectors, dtype=float)
-    norms = np.linalg.norm(v, axis=1, keepdims=True)
-    return v / np.where(norms == 0, 1.0, norms)
 
 
 def _detail(result, threshold: float) -> dict:
@@ -140,13 +134,13 @@ class OfflineEngine:
             for text in (clause_query(c), c.example):
                 owners.append(c.name)
                 texts.append(text)
-        return owners, _unit(self.embed(texts))
+        return owners, unit_rows(self.embed(texts))
 
     def type_margin(self, clause: ClauseType, sentence: str) -> float:
         """``presence.type_margin`` of ``sentence`` for ``clause`` against the other catalog types."""
         owners, vectors = self._catalog_vectors
         own_texts = [clause_query(clause)] + ([clause.example] if clause.example.strip() else [])
-        own_and_sentence = _unit(self.embed(own_texts + [sentence]))
+        own_and_sentence = unit_rows(self.embed(own_texts + [sentence]))
         others = vectors[[i for i, name in enumerate(owners) if name != clause.name]]
         return type_margin(own_and_sentence[-1], own_and_sentence[:-1], others)
 
