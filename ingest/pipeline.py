@@ -35,6 +35,7 @@ from ingest import embeddings
 from ingest.chunker import chunk_document
 from ingest.convert import convert_file
 from ingest.convert_errors import ConversionError
+from ingest.doctype import classify as classify_doc_type
 from ingest.models import Chunk, Document, DocumentStage, Page
 from ingest.pages import PageSpan
 
@@ -192,9 +193,15 @@ def convert_stage(document: Document, report: _Reporter) -> str:
             text=converted.text, kind=converted.kind, page_count=len(converted.pages),
             pages_estimated=converted.pages_estimated, error="", error_code="",
         )
+        # a document uploaded without a type takes the one its title names (ingest.doctype)
+        titled = classify_doc_type(converted.text) if not document.doc_type else None
+        if titled:
+            Document.objects.filter(pk=document.pk, doc_type="").update(doc_type=titled)
     estimated = " (estimated)" if converted.pages_estimated else ""
     warnings = f"; {'; '.join(converted.warnings)}" if converted.warnings else ""
-    return f"{converted.kind}: {len(converted.pages)} pages{estimated}, {len(converted.text):,} characters{warnings}"
+    typed = f"; type {titled}, read from its title" if titled else ""
+    return (f"{converted.kind}: {len(converted.pages)} pages{estimated}, {len(converted.text):,} characters"
+            f"{typed}{warnings}")
 
 
 def chunk_stage(document: Document, report: _Reporter) -> str:

@@ -191,3 +191,18 @@ def test_text_past_the_model_window_is_embedded_not_dropped():
     assert np.isclose(np.linalg.norm(whole), 1.0, atol=1e-5)
     law = embedder.encode(["Which state's law governs the agreement?"])[0]
     assert float(whole @ law) > float(first_window_only @ law) + 0.05  # the tail counts
+
+
+def test_a_document_uploaded_without_a_type_takes_the_one_its_title_names(celery_worker, engagement, tmp_path):
+    body = ("# EXCLUSIVE DISTRIBUTOR AGREEMENT\n\nThis Exclusive Distributor Agreement is made between Acme Corp. "
+            "and Beta Ltd. Distributor shall buy the Products from Acme at the prices in Schedule 1.\n")
+    untyped, typed = tmp_path / "untyped.md", tmp_path / "typed.md"
+    untyped.write_text(body)
+    typed.write_text(body.replace("Acme", "Gamma"))
+    docs = wait_terminal([intake_file(engagement, untyped, filename=untyped.name).document,
+                          intake_file(engagement, typed, filename=typed.name, doc_type="Supply").document],
+                         worker=celery_worker)
+    assert [d.status for d in docs] == ["ready", "ready"]
+    assert docs[0].doc_type == "Distributor"
+    assert "type Distributor, read from its title" in stage(docs[0], "convert").detail
+    assert docs[1].doc_type == "Supply"  # the admin's type is never overwritten
