@@ -343,3 +343,13 @@ def test_section_match_reads_the_headings_of_what_was_retrieved():
     assert section_match(law, untitled, []) == 0.0
     heading_line = score_sentences(law, [ChunkView("s3", 0, "GOVERNING LAW\n\nDelaware law applies.", 0, 36, 1, 1, 1, "")])
     assert section_match(law, untitled, heading_line) == 1.0
+
+
+def test_termination_for_convenience_is_not_termination_for_breach():
+    text = ("Either party may terminate this Agreement at any time upon thirty (30) days' prior written notice if the "
+            "other party materially breaches this Agreement and fails to cure the breach within that period.\n\n"
+            "Customer may end this Agreement on ninety (90) days' prior written notice, for any reason.")
+    r = extract_offline(catalog.get("Termination For Convenience"), _doc_chunks(text, size=len(text)),
+                        pages=[(1, 0, len(text))], embed=hashed_embed, threshold=0.0)
+    assert r.tool_input["clause_text"] == ("Customer may end this Agreement on ninety (90) days' prior written notice, "
+                                           "for any reason."), r.candidates[:2]
