@@ -50,7 +50,10 @@ class Strategy:
     full-text list the gain is gone. A learned second stage over these lists' ranks, chunk and
     sentence cosines, heading match and position (logistic, fitted on the first half) added 0.006
     on the held-out half, gradient-boosted trees nothing: not kept. BM25 instead of ``ts_rank`` for
-    the lexical lists: 0.868 -> 0.878 (held-out 0.840 -> 0.846). Held-out half: see metrics.json."""
+    the lexical lists: 0.868 -> 0.878 (held-out 0.840 -> 0.846). Not kept either: a BM25 list over
+    the chunks' section headings (0.878 -> 0.879 at weight 1, lower at 2), sentence lists for the
+    example or the description as well (at most 0.881, ~25 ms more per question and list), a list
+    from the top chunks' own vectors (pseudo-relevance feedback: 0.873). Held-out half: see metrics.json."""
 
     variants: tuple[str, ...] = ("name_query", "description", "query", "example")
     text_variants: tuple[str, ...] | None = None   # full-text lists for these variants (None: all)
