@@ -2,9 +2,9 @@
 
 Managers read accuracy per document type × clause type × page section; a document the admin
 uploaded without a type would land in "unclassified". Most contracts name their type in the
-title ("EXCLUSIVE DISTRIBUTOR AGREEMENT", "Mutual Non-Disclosure Agreement"), so the type is the
-one named last (the head of the compound) in the first title-like line of the opening text; when there is none,
-the opening sentence that names the agreement ("This Hosting Agreement (the "Agreement") ...").
+title ("EXCLUSIVE DISTRIBUTOR AGREEMENT", "Mutual Non-Disclosure Agreement"), so the type is the one
+named last (the head of the compound) before "Agreement" in the first title line of the opening text
+that names one; when none does, the sentence that names the agreement ("This Hosting Agreement ...").
 The names are CUAD's 25 contract types (CUAD v1, The Atticus Project, CC BY 4.0) plus
 non-disclosure agreements. Measured with ``bench/doctype_accuracy.py``.
 """
@@ -62,11 +62,14 @@ def type_in(text: str) -> str | None:
 def classify(text: str) -> str | None:
     """The contract type named by the title of ``text`` (a document's text), or None."""
     opening = text[:OPENING_CHARS]
+    previous = ""
     for line in opening.splitlines():
         line = line.strip(" #*\t")
         if line and len(line) <= TITLE_MAX_CHARS and _TITLE_LINE.search(line):
-            found = type_in(_TITLE_LINE.split(line)[0] or line)
+            # the words before "Agreement"; a title broken before it ("SUPPLY\nAGREEMENT") reads the line above
+            found = type_in(_TITLE_LINE.split(line)[0].strip() or previous)
             if found:
                 return found
+        previous = line or previous
     m = _NAMING_SENTENCE.search(opening)
     return type_in(m.group(1)) if m else None

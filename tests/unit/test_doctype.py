@@ -21,3 +21,7 @@ def test_without_a_title_the_sentence_that_names_the_agreement_is_read():
 def test_no_type_is_made_up():
     assert classify("Minutes of the board meeting held on 3 May 2021.\n\nPresent: the directors.") is None
     assert classify("") is None
+
+
+def test_a_title_broken_before_agreement_reads_the_line_above():
+    assert classify("EXCLUSIVE SUPPLY\nAGREEMENT\n\nThis Agreement is made with a distributor ...") == "Supply"
