@@ -31,9 +31,7 @@ DEFAULT_CORPUS = ROOT.parent / "shared" / "eval" / "cuad-dev"
 def same_type(ours: str | None, cuad: str) -> bool:
     """CUAD writes "License_Agreements", "Co_Branding", "Agency Agreements": compare the stems."""
     def stem(s: str) -> str:
-        s = re.sub(r"agreements?", "", s.lower())
-        s = re.sub(r"[^a-z]", "", s)
-        return {"licenseagreements": "license", "services": "service"}.get(s, s)
+        return re.sub(r"[^a-z]", "", re.sub(r"agreements?", "", s.lower()))
     return ours is not None and stem(ours) == stem(cuad)
 
 
