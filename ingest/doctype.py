@@ -6,7 +6,8 @@ title ("EXCLUSIVE DISTRIBUTOR AGREEMENT", "Mutual Non-Disclosure Agreement"), so
 named last (the head of the compound) before "Agreement" in the first title line of the opening text
 that names one; when none does, the sentence that names the agreement ("This Hosting Agreement ...").
 The names are CUAD's 25 contract types (CUAD v1, The Atticus Project, CC BY 4.0) plus
-non-disclosure agreements. Measured with ``bench/doctype_accuracy.py``.
+non-disclosure agreements. ``bench/doctype_accuracy.py``: 0.955 of cuad-dev's 89 contracts get
+CUAD's type from their text alone (always naming the most common type: 0.090).
 """
 from __future__ import annotations
 

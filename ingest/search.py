@@ -24,7 +24,8 @@ Cost (bench/bench_search.py, 10k chunks in one document): :func:`search` makes t
 trips (three when ``auto`` must weigh HNSW): one for the chunk count and the query's stems,
 one statement that runs both sides, fuses them (:data:`FUSED_SQL`, the same arithmetic and
 tie-breaks as :func:`fuse`) and returns only the ``k`` winning rows. :func:`vector_candidates`
-and :func:`text_candidates` run the very same SQL on their own (extraction calls them). The
+and :func:`text_candidates` run the very same SQL on their own (extraction's vector lists, the
+benchmarks; extraction's lexical lists are BM25, ``extraction.bm25``). The
 ``tsvector`` of a chunk lives in TOAST (the inline vector fills the row), and each mention of
 ``search`` in a query fetched it again: the text side copies it once (``tsvector_concat`` with
 an empty vector) and ranks that copy.
