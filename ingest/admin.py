@@ -14,11 +14,13 @@ class DocumentStageInline(admin.TabularInline):
 
 @admin.register(Document)
 class DocumentAdmin(admin.ModelAdmin):
-    list_display = ("title", "engagement", "kind", "status", "progress", "page_count", "error_code", "created_at")
-    list_filter = ("status", "kind", "engagement")
+    list_display = ("title", "engagement", "doc_type", "doc_type_source", "kind", "status", "progress", "page_count",
+                    "error_code", "created_at")
+    list_filter = ("status", "kind", "doc_type_source", "engagement")
     search_fields = ("title", "original_name", "sha256")
-    readonly_fields = ("sha256", "size_bytes", "kind", "status", "progress", "error", "error_code", "page_count",
-                       "pages_estimated", "created_at", "updated_at")
+    # the type changes on the document page, where each change is kept (reviewer.doc_types)
+    readonly_fields = ("doc_type", "doc_type_source", "sha256", "size_bytes", "kind", "status", "progress", "error",
+                       "error_code", "page_count", "pages_estimated", "created_at", "updated_at")
     exclude = ("text",)
     inlines = [DocumentStageInline]
 

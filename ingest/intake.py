@@ -85,7 +85,8 @@ def intake_file(engagement, source, *, filename: str, uploaded_by=None, doc_type
 def _create(engagement, handle, name, digest, size, uploaded_by, doc_type, enqueue) -> IntakeResult:
     document = Document(
         engagement=engagement, original_name=name, sha256=digest, size_bytes=size, title=PurePath(name).stem[:300],
-        doc_type=doc_type, uploaded_by=uploaded_by, status=Document.Status.QUEUED,
+        doc_type=doc_type, doc_type_source=Document.TypeSource.UPLOAD if doc_type else "", uploaded_by=uploaded_by,
+        status=Document.Status.QUEUED,
     )
     handle.seek(0)
     document.file.save(name, File(handle, name=name), save=False)
@@ -114,12 +115,18 @@ def _replace(document: Document, handle, name, digest, size, doc_type, enqueue) 
     from ingest.pipeline import reset_stages
 
     old_file = document.file.name
+    if doc_type:
+        typed = {"doc_type": doc_type, "doc_type_source": Document.TypeSource.UPLOAD}
+    elif document.doc_type_source == Document.TypeSource.TITLE:
+        typed = {"doc_type": "", "doc_type_source": ""}  # the new file's title is read again
+    else:
+        typed = {}
     handle.seek(0)
     document.file.save(name, File(handle, name=name), save=False)
     with transaction.atomic():
         Document.objects.filter(pk=document.pk).update(
-            file=document.file.name, sha256=digest, size_bytes=size, doc_type=doc_type or document.doc_type,
-            status=Document.Status.QUEUED, progress=0, error="", error_code="",
+            file=document.file.name, sha256=digest, size_bytes=size, status=Document.Status.QUEUED, progress=0,
+            error="", error_code="", **typed,
         )
         reset_stages(document)
         if enqueue:

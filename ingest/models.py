@@ -27,6 +27,12 @@ class Document(models.Model):
         FAILED = "failed"
         NEEDS_OCR = "needs_ocr", "needs OCR"
 
+    class TypeSource(models.TextChoices):
+        """Where ``doc_type`` came from; a type read from the title may be wrong (ingest.doctype)."""
+        UPLOAD = "upload", "given at upload"
+        TITLE = "title", "read from its title"
+        ADMIN = "admin", "set by an admin"
+
     engagement = models.ForeignKey(Engagement, on_delete=models.CASCADE, related_name="documents")
     file = models.FileField(upload_to="documents/%Y/%m/", max_length=500)
     original_name = models.CharField(max_length=300)
@@ -34,6 +40,7 @@ class Document(models.Model):
     size_bytes = models.BigIntegerField(default=0)
     title = models.CharField(max_length=300)
     doc_type = models.CharField(max_length=100, blank=True)
+    doc_type_source = models.CharField(max_length=8, choices=TypeSource.choices, blank=True)
     kind = models.CharField(max_length=16, blank=True)  # pdf, docx, xlsx, pptx, epub, html, markdown, text
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED, db_index=True)
     progress = models.PositiveSmallIntegerField(default=0)  # percent of the whole pipeline

@@ -196,7 +196,8 @@ def convert_stage(document: Document, report: _Reporter) -> str:
         # a document uploaded without a type takes the one its title names (ingest.doctype)
         titled = classify_doc_type(converted.text) if not document.doc_type else None
         if titled:
-            Document.objects.filter(pk=document.pk, doc_type="").update(doc_type=titled)
+            Document.objects.filter(pk=document.pk, doc_type="").update(
+                doc_type=titled, doc_type_source=Document.TypeSource.TITLE)
     estimated = " (estimated)" if converted.pages_estimated else ""
     warnings = f"; {'; '.join(converted.warnings)}" if converted.warnings else ""
     typed = f"; type {titled}, read from its title" if titled else ""

@@ -41,7 +41,7 @@ class UploadForm(forms.Form):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["files"].widget.attrs.update(multiple=True, id="upload-files")
-        self.fields["doc_type"].widget.attrs.update(list="doc-types", placeholder="e.g. MSA, NDA, Supply")
+        self.fields["doc_type"].widget.attrs.update(list="doc-types", placeholder="blank: read from each title")
         self.max_bytes = settings.MAX_UPLOAD_BYTES
 
 

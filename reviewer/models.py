@@ -1,15 +1,33 @@
-"""Reviews are append-only: the current state of a clause is derived from its latest review."""
+"""Reviewers' records, append-only: the current state of a clause is derived from its latest review,
+and a document's type changes are kept beside the type they replaced."""
 from django.conf import settings
 from django.db import models
 
 from extraction.models import Extraction
+from ingest.models import Document
 
 
 class AppendOnlyError(Exception):
     pass
 
 
-class Review(models.Model):
+class AppendOnly(models.Model):
+    """A row that is written once: never edited, never deleted."""
+
+    class Meta:
+        abstract = True
+
+    def save(self, *args, **kwargs):
+        if self.pk is not None:
+            raise AppendOnlyError(f"{self._meta.verbose_name_plural.capitalize()} are append-only: "
+                                  "record a new one instead of editing one.")
+        super().save(*args, **kwargs)
+
+    def delete(self, *args, **kwargs):
+        raise AppendOnlyError(f"{self._meta.verbose_name_plural.capitalize()} are append-only and cannot be deleted.")
+
+
+class Review(AppendOnly):
     ENGAGEMENT_PATH = "extraction__document__engagement"
 
     class Decision(models.TextChoices):
@@ -29,10 +47,18 @@ class Review(models.Model):
         ordering = ["extraction", "-created_at", "-id"]
         indexes = [models.Index(fields=["extraction", "-id"])]
 
-    def save(self, *args, **kwargs):
-        if self.pk is not None:
-            raise AppendOnlyError("Reviews are append-only: record a new decision instead of editing one.")
-        super().save(*args, **kwargs)
 
-    def delete(self, *args, **kwargs):
-        raise AppendOnlyError("Reviews are append-only and cannot be deleted.")
+class DocumentTypeChange(AppendOnly):
+    """An admin changed a document's type (the managers' accuracy is broken down by it)."""
+
+    ENGAGEMENT_PATH = "document__engagement"
+
+    document = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="type_changes")
+    old_type = models.CharField(max_length=100, blank=True)
+    old_source = models.CharField(max_length=8, choices=Document.TypeSource.choices, blank=True)
+    new_type = models.CharField(max_length=100)
+    changed_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="type_changes")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["document", "-created_at", "-id"]

@@ -1,6 +1,6 @@
 from django.urls import path, register_converter
 
-from reviewer.views import catalog, engagements, exports, find, members, review, upload
+from reviewer.views import catalog, doc_type, engagements, exports, find, members, review, upload
 
 
 class ExportFormat:
@@ -24,6 +24,7 @@ urlpatterns = [
     path("engagements/<int:engagement_id>/members/", members.members, name="engagement-members"),
     path("engagements/<int:engagement_id>/export.<fmt:fmt>", exports.engagement_export, name="engagement-export"),
     path("documents/<int:document_id>/", review.document, name="document"),
+    path("documents/<int:document_id>/type/", doc_type.change_type, name="document-type"),
     path("documents/<int:document_id>/file", engagements.document_file, name="document-file"),
     path("documents/<int:document_id>/pages/<int:number>/", review.document_page, name="document-page"),
     path("documents/<int:document_id>/find/", find.find, name="find"),

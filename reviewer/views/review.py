@@ -13,10 +13,13 @@ from django.utils.cache import patch_vary_headers
 from django.views.decorators.http import require_POST
 
 from reviewer import access, clauses, workspace
+from reviewer.doc_types import type_choices
 from reviewer.decisions import DecisionError, InvalidDecision, StaleDecision, record_decision
 from reviewer.forms import DecisionForm, FindForm
 from reviewer.htmx import is_fragment
 from reviewer.timing import server_timing
+
+TYPE_CHANGES_SHOWN = 5
 
 
 def document(request, document_id: int):
@@ -129,6 +132,9 @@ def respond(request, doc, role, ws, *, status=200, extra=None, refresh_item=Fals
     else:
         context["groups"] = clauses.groups(doc)
         context["find_form"] = extra.get("find_form") if extra and extra.get("find_form") else FindForm()
+        if role == access.ADMIN:
+            context["doc_type_choices"] = type_choices(doc.engagement)
+            context["type_changes"] = doc.type_changes.select_related("changed_by")[:TYPE_CHANGES_SHOWN]
         response = render(request, "reviewer/document.html", context, status=status)
     patch_vary_headers(response, ("HX-Request", "HX-History-Restore-Request"))
     return response

@@ -6,10 +6,9 @@ from dataclasses import dataclass
 from django.shortcuts import render
 
 from reviewer import access
+from reviewer.doc_types import type_choices
 from reviewer.forms import UploadForm
 from reviewer.views.engagements import _documents
-
-DOC_TYPES = ("MSA", "NDA", "Supply", "License", "Distribution", "Services", "Lease", "Employment")
 
 
 @dataclass
@@ -36,7 +35,7 @@ def upload(request, engagement_id: int):
     documents = _documents(engagement)
     context = {
         "engagement": engagement, "role": engagement.my_role, "form": form, "results": results,
-        "documents": documents, "polling": any(not d.is_terminal for d in documents), "doc_types": DOC_TYPES,
+        "documents": documents, "polling": any(not d.is_terminal for d in documents), "doc_types": type_choices(engagement),
     }
     template = "reviewer/_upload_results.html" if request.headers.get("HX-Request") == "true" else "reviewer/upload.html"
     return render(request, template, context, status=status)

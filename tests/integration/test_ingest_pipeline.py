@@ -203,6 +203,13 @@ def test_a_document_uploaded_without_a_type_takes_the_one_its_title_names(celery
                           intake_file(engagement, typed, filename=typed.name, doc_type="Supply").document],
                          worker=celery_worker)
     assert [d.status for d in docs] == ["ready", "ready"]
-    assert docs[0].doc_type == "Distributor"
+    assert (docs[0].doc_type, docs[0].doc_type_source) == ("Distributor", "title")
     assert "type Distributor, read from its title" in stage(docs[0], "convert").detail
-    assert docs[1].doc_type == "Supply"  # the admin's type is never overwritten
+    assert (docs[1].doc_type, docs[1].doc_type_source) == ("Supply", "upload")  # the admin's type is kept
+
+    # a new version of the untyped file is typed by its own title, not by the old file's
+    untyped.write_text(body.replace("DISTRIBUTOR AGREEMENT", "RESELLER AGREEMENT").replace("Distributor", "Reseller"))
+    again = intake_file(engagement, untyped, filename=untyped.name, replace=True)
+    assert again.replaced and again.document.pk == docs[0].pk
+    [replaced] = wait_terminal([again.document], worker=celery_worker)
+    assert (replaced.doc_type, replaced.doc_type_source) == ("Reseller", "title")

@@ -1,0 +1,47 @@
+"""A document's type: the names offered, and an admin's change of it (kept, never overwritten).
+
+Managers read accuracy per document type, so one engagement should name each type one way:
+the upload form and the change form offer the same names, the types already used in the
+engagement first, then the contract types ``ingest.doctype`` reads from titles.
+"""
+from __future__ import annotations
+
+from django.db import transaction
+
+from ingest.doctype import TYPES
+from ingest.models import Document
+from reviewer.models import DocumentTypeChange
+
+MAX_CHARS = Document._meta.get_field("doc_type").max_length
+
+
+class TypeChangeError(ValueError):
+    """The change was refused; the message says why, in words for the admin."""
+
+
+def type_choices(engagement) -> list[str]:
+    """Names to offer: the engagement's own types, then the title reader's, without repeats."""
+    used = (Document.objects.filter(engagement=engagement).exclude(doc_type="")
+            .order_by("doc_type").values_list("doc_type", flat=True).distinct())
+    names = list(used)
+    seen = {n.casefold() for n in names}
+    return names + sorted(name for name, _ in TYPES if name.casefold() not in seen)
+
+
+def change_doc_type(document: Document, new_type: str, user) -> DocumentTypeChange:
+    """Set ``document``'s type to ``new_type`` as ``user`` (an admin) and keep the old one."""
+    new_type = " ".join((new_type or "").split())
+    if not new_type:
+        raise TypeChangeError("Type a document type.")
+    if len(new_type) > MAX_CHARS:
+        raise TypeChangeError(f"A document type has at most {MAX_CHARS} characters.")
+    with transaction.atomic():
+        current = Document.objects.select_for_update().only("doc_type", "doc_type_source").get(pk=document.pk)
+        if current.doc_type == new_type and current.doc_type_source == Document.TypeSource.ADMIN:
+            raise TypeChangeError(f"The type is already “{new_type}”.")
+        change = DocumentTypeChange.objects.create(
+            document_id=document.pk, old_type=current.doc_type, old_source=current.doc_type_source,
+            new_type=new_type, changed_by=user)
+        Document.objects.filter(pk=document.pk).update(doc_type=new_type, doc_type_source=Document.TypeSource.ADMIN)
+    document.doc_type, document.doc_type_source = new_type, Document.TypeSource.ADMIN
+    return change

@@ -1,0 +1,23 @@
+"""An admin corrects or confirms a document's type (the form sits in the document page's header)."""
+from __future__ import annotations
+
+from django.contrib import messages
+from django.shortcuts import redirect
+from django.views.decorators.http import require_POST
+
+from reviewer import access
+from reviewer.doc_types import TypeChangeError, change_doc_type
+
+
+@require_POST
+def change_type(request, document_id: int):
+    doc = access.document_for(request.user, document_id, access.MANAGE_ROLES)
+    old = doc.doc_type
+    try:
+        change_doc_type(doc, request.POST.get("doc_type", ""), request.user)
+    except TypeChangeError as exc:
+        messages.error(request, str(exc))
+    else:
+        said = f"from “{old}” to “{doc.doc_type}”" if old and old != doc.doc_type else f"“{doc.doc_type}”"
+        messages.success(request, f"Document type set {said}. Managers' figures use it from their next refresh.")
+    return redirect("document", doc.pk)
