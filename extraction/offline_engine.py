@@ -83,23 +83,12 @@ _FORMS = ("Inc.?", "Incorporated", "Corp.", "Corporation", "Company", "Co.", "Lt
 _PARTY = re.compile(r"\b(?:[A-Z][A-Za-z0-9&'’.\-]*,?[ \t]+){1,6}?(?:"
                     + "|".join(f.replace(".", r"\.") for form in _FORMS for f in dict.fromkeys((form, form.upper())))
                     + r"|L\.?L\.?C\.?|L\.P\.|LLP|PLC|S\.A\.|N\.V\.|B\.V\.|S\.p\.A\.)(?![A-Za-z])")
-# value types whose answer is a phrase inside a sentence
-NARROW_PATTERNS: dict[str, re.Pattern] = {
-    "Agreement Date": _DATE,
-    "Effective Date": _DATE,
-    "Document Name": _TITLE,
-    "Parties": _PARTY,
-}
-# a value whose sentence names it: "effective as of July 15, 2005" is the effective date even when the
-# preamble opens with another date ("dated May 3, 2005")
-VALUE_CUES: dict[str, str] = {"Effective Date": r"effective|commenc\w*"}
 _LINK = r"[\s\"'“”‘’:,(]*"                # quotes, brackets and punctuation between a cue and its value
 _CUE_WORDS = r"(?:as|of|on|from|upon|is|shall|be|will|become|means|date|the|this)"
 # recitals tell the background: "WHEREAS, the parties entered into a Letter of Intent dated May 3, 2005" dates
 # another document, not this one
 RECITAL = re.compile(r"^\W*(?:WITNESSETH\W*)?(?:[A-Z0-9]{1,3}[.)]\s+)?"
                      r"(?:WHEREAS|Whereas|RECITALS?|Recitals?|BACKGROUND)\b")
-NOT_IN_RECITALS = {"Agreement Date", "Effective Date"}
 # a definition says what a word means, not what the parties agreed: the royalty clause is "Licensee shall
 # pay 5% of Net Sales", not "“Net Sales” means ..." (every pair answered, cuad-dev first half: hit rate
 # 0.690 -> 0.699 at 0.8, the same at 0.7; held-out half 0.687 -> 0.688; unquoted terms ("Net Sales shall
@@ -125,14 +114,35 @@ OPERATIVE = re.compile(r"\b(?:shall|may|will|must|agrees?|hereby|can|cannot|enti
 # answered, cuad-dev: Termination For Convenience first half 0.33 -> 0.42 (0.9, 0.8, 0.6 alike; 0.7 one
 # pair fewer), held-out half 0.61 -> 0.78; recalibrated, its hit rate on all 89 went 0.10 -> 0.23
 CAUSE_DISCOUNT = 0.8
-CAUSE_TYPES = {"Termination For Convenience"}
 CAUSE = re.compile(r"\b(?:breach\w*|insolven\w*|bankrupt\w*|force\s+majeure|default\w*|receiver\w*|liquidat\w*|"
                    r"change\s+(?:of|in)\s+control|fail\w*\s+to\s+(?:cure|pay|perform|remedy))\b", re.I)
 NO_CAUSE = re.compile(r"\b(?:without\s+(?:any\s+)?(?:cause|reason)|for\s+(?:its\s+)?convenience|for\s+any\s+reason|"
                       r"for\s+no\s+reason|(?:sole|absolute)\s+discretion|for\s+whatever\s+reason)\b", re.I)
 PATTERN_BONUS = 2.0        # a pattern match counts as two query-term matches
-PREAMBLE_TYPES = {"Document Name", "Parties", "Agreement Date", "Effective Date"}
 PREAMBLE_BONUS = 1.0       # ...and being in the document's first chunk as one more
+
+
+@dataclass(frozen=True)
+class TypeRules:
+    """What the engine knows of a clause type beyond its wordings; most types have no rules."""
+
+    value: re.Pattern | None = None  # a value type: the answer is this phrase inside a sentence
+    cue: str | None = None           # a value its sentence names ("effective as of <date>") wins
+    preamble: bool = False           # stated in the opening lines: the first chunk scores more
+    not_in_recitals: bool = False    # a recital's value belongs to another document (RECITAL)
+    needs_no_cause: bool = False     # a sentence naming a cause (CAUSE) is not this clause
+
+
+# "effective as of July 15, 2005" is the effective date even when the preamble opens with another date
+# ("dated May 3, 2005")
+RULES: dict[str, TypeRules] = {
+    "Document Name": TypeRules(value=_TITLE, preamble=True),
+    "Parties": TypeRules(value=_PARTY, preamble=True),
+    "Agreement Date": TypeRules(value=_DATE, preamble=True, not_in_recitals=True),
+    "Effective Date": TypeRules(value=_DATE, cue=r"effective|commenc\w*", preamble=True, not_in_recitals=True),
+    "Termination For Convenience": TypeRules(needs_no_cause=True),
+}
+NO_RULES = TypeRules()
 HEADING_DISCOUNT = 0.5     # a heading names a clause; its score passes to the text it heads
 ADJACENT_GAP = 4           # characters (whitespace) between two sentences that follow each other
 
@@ -288,13 +298,14 @@ def score_sentences(clause: ClauseType, retrieved: Sequence[ScoredChunk | ChunkV
         return []
     queries = [clause.query] + ([clause.example] if clause.example.strip() else [])
     cos = _cosines(embed, queries, [r[4] for r in raw]) if embed is not None else [None] * len(raw)
-    narrow = NARROW_PATTERNS.get(clause.name)
+    rules = RULES.get(clause.name, NO_RULES)
+    narrow = rules.value
     out = []
     for (rank, sc, s, e, text), emb in zip(raw, cos):
         bonus = 0.0
         if narrow is not None:
             bonus += PATTERN_BONUS if narrow.search(text) else 0.0
-        if clause.name in PREAMBLE_TYPES and sc.chunk.ordinal == 0:
+        if rules.preamble and sc.chunk.ordinal == 0:
             bonus += PREAMBLE_BONUS
         lex = lexical_score(q_terms, text, bonus)
         parts = [(W_LEX, lex)]
@@ -310,7 +321,7 @@ def score_sentences(clause: ClauseType, retrieved: Sequence[ScoredChunk | ChunkV
             score *= DEFINITION_DISCOUNT
         if clause.kind == TEXT and not OPERATIVE.search(text):
             score *= OPERATIVE_DISCOUNT
-        if clause.name in CAUSE_TYPES and CAUSE.search(text) and not NO_CAUSE.search(text):
+        if rules.needs_no_cause and CAUSE.search(text) and not NO_CAUSE.search(text):
             score *= CAUSE_DISCOUNT
         out.append(Candidate(sc.chunk.chunk_id, rank, s, e, text, score, lex, emb))
     if narrow is None:
@@ -375,9 +386,9 @@ def extract_offline(clause: ClauseType, retrieved: Sequence[ScoredChunk | ChunkV
     chunks = [r.chunk if isinstance(r, ScoredChunk) else r for r in retrieved]
     by_id = {c.chunk_id: c for c in chunks}
     floor = max(threshold, relative_cutoff * best)
-    narrow = NARROW_PATTERNS.get(clause.name)
-    if narrow is not None:
-        tool_input, cued = _value_answer(clause, cid, narrow, cands, floor, chunks, pages, furniture)
+    rules = RULES.get(clause.name, NO_RULES)
+    if rules.value is not None:
+        tool_input, cued = _value_answer(clause, cid, rules, cands, floor, chunks, pages, furniture)
         return OfflineResult(tool_input, best, threshold, tuple(cands), value_cued=cued)
     spans: list[tuple[str, int, int]] = []
     for cand in cands:
@@ -400,18 +411,18 @@ def extract_offline(clause: ClauseType, retrieved: Sequence[ScoredChunk | ChunkV
     return OfflineResult(tool_input, best, threshold, tuple(cands))
 
 
-def _value_answer(clause: ClauseType, cid: str, pattern: re.Pattern, cands: Sequence[Candidate], floor: float,
+def _value_answer(clause: ClauseType, cid: str, rules: TypeRules, cands: Sequence[Candidate], floor: float,
                   chunks: Sequence[ChunkView], pages: PageTable | None, furniture: Spans) -> tuple[dict, bool]:
     """One cited phrase for a value type (see :func:`extract_offline`); the best sentence whole
     when no pattern match qualifies. Also says whether the phrase was named by the type's cue
-    (``VALUE_CUES``): the earliest such value wins over the preamble's first date."""
-    opening = {c.chunk_id for c in chunks if c.ordinal == 0} if clause.name in PREAMBLE_TYPES else set()
-    cue = VALUE_CUES.get(clause.name)
+    (``TypeRules.cue``): the earliest such value wins over the preamble's first date."""
+    opening = {c.chunk_id for c in chunks if c.ordinal == 0} if rules.preamble else set()
+    pattern, cue = rules.value, rules.cue
     matches, cued = [], []  # (absolute start, phrase, candidate)
     for cand in cands:
         if cand.score < floor and cand.chunk_id not in opening:
             continue
-        if clause.name in NOT_IN_RECITALS and RECITAL.match(cand.text):
+        if rules.not_in_recitals and RECITAL.match(cand.text):
             continue
         found = []
         for m in pattern.finditer(cand.text):
@@ -429,7 +440,7 @@ def _value_answer(clause: ClauseType, cid: str, pattern: re.Pattern, cands: Sequ
         start, quote, cand = min(cued, key=lambda m: m[0])
     elif in_opening:
         start, quote, cand = min(in_opening, key=lambda m: m[0])
-    elif matches and clause.name in PREAMBLE_TYPES:
+    elif matches and rules.preamble:
         start, quote, cand = min(matches, key=lambda m: m[0])
     elif matches:
         start, quote, cand = matches[0]
@@ -442,7 +453,7 @@ def _value_answer(clause: ClauseType, cid: str, pattern: re.Pattern, cands: Sequ
 
 
 def _next_to_cue(cue: str, text: str, start: int, length: int) -> bool:
-    """Is the value at ``text[start:start+length]`` named by a cue word (``VALUE_CUES``) right before
+    """Is the value at ``text[start:start+length]`` named by a cue word (``TypeRules.cue``) right before
     it ("effective as of <date>", "“Effective Date” means <date>") or right after it ("<date> (the
     “Effective Date”)")? Only linking words may stand between: "commence on the Effective Date and
     last until <date>" does not name the date."""

@@ -41,7 +41,8 @@ class UploadForm(forms.Form):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["files"].widget.attrs.update(multiple=True, id="upload-files")
-        self.fields["doc_type"].widget.attrs.update(list="doc-types", placeholder="blank: read from each title")
+        self.fields["doc_type"].widget.attrs.update({"list": "doc-types", "placeholder": "e.g. Distributor",
+                                                     "aria-describedby": "doc-type-help"})
         self.max_bytes = settings.MAX_UPLOAD_BYTES
 
 
