@@ -16,7 +16,7 @@ from django.db.models import Prefetch, QuerySet
 from reviewer.decisions import STATE_LABELS, derive_state
 
 COLUMNS = (
-    "document_id", "document", "extraction_id", "clause", "type", "status", "engine", "model",
+    "document_id", "document", "document_type", "extraction_id", "clause", "type", "status", "engine", "model",
     "extraction_version", "citation_ordinal", "chunk_id", "page", "span_start", "span_end", "quote",
     "current_decision", "reviewer", "decided_at", "reason",
 )
@@ -55,6 +55,7 @@ def export_records(extractions: Iterable[Any]) -> list[dict]:
         records.append({
             "document_id": ex.document_id,
             "document": ex.document.title,
+            "document_type": ex.document.doc_type,
             "extraction_id": ex.id,
             "clause": state.text,
             "engine_text": ex.clause_text,

@@ -8,7 +8,7 @@ from openpyxl import load_workbook
 from reviewer.exports import COLUMNS, flat_rows, safe_cell, to_csv, to_json, to_xlsx
 
 RECORDS = [
-    {"document_id": 1, "document": "MSA", "extraction_id": 10, "clause": "=HYPERLINK(\"http://x\")", "engine_text": "",
+    {"document_id": 1, "document": "MSA", "document_type": "Service", "extraction_id": 10, "clause": "=HYPERLINK(\"http://x\")", "engine_text": "",
      "type": "Governing Law", "status": "found", "engine": "offline", "model": "", "extraction_version": 1,
      "citations": [{"citation_id": 5, "ordinal": 0, "chunk_id": "abc", "page": 3, "span": [10, 20], "quote": "+1 555"},
                    {"citation_id": 6, "ordinal": 1, "chunk_id": "def", "page": 4, "span": [30, 40], "quote": "q2"}],
@@ -23,6 +23,7 @@ def test_one_row_per_citation_and_one_for_an_uncited_clause():
     rows = flat_rows(RECORDS)
     assert [(r["extraction_id"], r["chunk_id"], r["page"]) for r in rows] == [(10, "abc", 3), (10, "def", 4), (11, "", "")]
     assert rows[0]["span_start"] == 10 and rows[0]["span_end"] == 20 and rows[0]["current_decision"] == "accepted"
+    assert [r["document_type"] for r in rows] == ["Service", "Service", ""]
 
 
 def test_formula_cells_are_neutralised():
