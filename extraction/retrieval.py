@@ -53,7 +53,11 @@ class Strategy:
     the lexical lists: 0.868 -> 0.878 (held-out 0.840 -> 0.846). Not kept either: a BM25 list over
     the chunks' section headings (0.878 -> 0.879 at weight 1, lower at 2), sentence lists for the
     example or the description as well (at most 0.881, ~25 ms more per question and list), a list
-    from the top chunks' own vectors (pseudo-relevance feedback: 0.873). Held-out half: see metrics.json."""
+    from the top chunks' own vectors (pseudo-relevance feedback: 0.873), a chunk's fused score plus a
+    share of its better neighbour's (clause parts often sit in the next chunk: 0.877 at 0.1, 0.851 at
+    0.5), chunk vectors embedded with their section heading in front (0.878 -> 0.881, held-out half
+    0.844 -> 0.837; only where the text lacks the heading: 0.877, held-out unchanged). Held-out half:
+    see metrics.json."""
 
     variants: tuple[str, ...] = ("name_query", "description", "query", "example")
     text_variants: tuple[str, ...] | None = None   # full-text lists for these variants (None: all)
