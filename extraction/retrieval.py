@@ -9,7 +9,8 @@
 2. a sentence-level list: chunks ranked by their best sentence's cosine to the query
    (all-MiniLM-L6-v2 reads 256 word pieces; a clause is one or two sentences, so the
    best sentence says more than the whole-chunk vector);
-3. reciprocal rank fusion of all lists (``score = sum 1/(60 + rank)``);
+3. weighted reciprocal rank fusion of all lists (``score = sum weight/(60 + rank)``; a vector
+   list weighs 1, a full-text list 2, the sentence list 3);
 4. front matter: for the types a contract states in its preamble (title, parties,
    dates) the opening chunks are kept in the top ``k``.
 
@@ -50,8 +51,11 @@ class Strategy:
     full-text list the gain is gone. A learned second stage over these lists' ranks, chunk and
     sentence cosines, heading match and position (logistic, fitted on the first half) added 0.006
     on the held-out half, gradient-boosted trees nothing: not kept. BM25 instead of ``ts_rank`` for
-    the lexical lists: 0.868 -> 0.878 (held-out 0.840 -> 0.846). Not kept either: a BM25 list over
-    the chunks' section headings (0.878 -> 0.879 at weight 1, lower at 2), sentence lists for the
+    the lexical lists: 0.868 -> 0.878 (held-out 0.840 -> 0.846). Weights in the fusion (until then
+    every list 1 and the sentence list counted twice): full-text lists 1.5 0.882, 2 0.883, 3 0.882,
+    0.67 0.876; vector lists 1.5 0.872; the sentence list 3 with full-text 1.5 to 2.5 0.883 (kept: 2
+    and 3; held-out half 0.844 -> 0.851). Not kept either (measured before the weights, from 0.878):
+    a BM25 list over the chunks' section headings (0.878 -> 0.879 at weight 1, lower at 2), sentence lists for the
     example or the description as well (at most 0.881, ~25 ms more per question and list), a list
     from the top chunks' own vectors (pseudo-relevance feedback: 0.873), a chunk's fused score plus a
     share of its better neighbour's (clause parts often sit in the next chunk: 0.877 at 0.1, 0.851 at
@@ -64,7 +68,8 @@ class Strategy:
     depth: int = 80
     rrf_k: int = RRF_K
     sentence_list: bool = True
-    sentence_weight: int = 2       # how many times the sentence ranking enters the fusion
+    sentence_weight: float = 3.0   # weight of the sentence ranking in the fusion (a vector list: 1)
+    lexical_weight: float = 2.0    # weight of each full-text (BM25) list
     front_matter: bool = True
 
 
@@ -98,12 +103,15 @@ def _cosine(a: Sequence[float] | None, b: Sequence[float]) -> float | None:
     return float(va @ vb / (na * nb)) if na and nb else None
 
 
-def rrf(lists: Sequence[Sequence[int]], rrf_k: int = RRF_K) -> list[tuple[int, float]]:
-    """Reciprocal rank fusion: ``[(id, score)]`` best first (ties: first seen first)."""
+def rrf(lists: Sequence[Sequence[int]], rrf_k: int = RRF_K,
+        weights: Sequence[float] | None = None) -> list[tuple[int, float]]:
+    """Weighted reciprocal rank fusion (``score = sum weight / (rrf_k + rank)``, weights 1 unless
+    given): ``[(id, score)]`` best first (ties: first seen first)."""
     scores: dict[int, float] = {}
-    for ids in lists:
+    for i, ids in enumerate(lists):
+        weight = 1.0 if weights is None else weights[i]
         for rank, pk in enumerate(ids, start=1):
-            scores[pk] = scores.get(pk, 0.0) + 1.0 / (rrf_k + rank)
+            scores[pk] = scores.get(pk, 0.0) + weight / (rrf_k + rank)
     return sorted(scores.items(), key=lambda kv: -kv[1])
 
 
@@ -136,19 +144,23 @@ def retrieve(document, clause: ClauseType, k: int = DEFAULT_K, *,
     doc_ids = [document.pk]
     lexical = lexical_index(document)
     lists: list[list[int]] = []
+    weights: list[float] = []
     main_vec = _query_vector(clause_query(clause))
     for variant in strategy.variants:
         q = query_text(clause, variant)
         if not q:
             continue
         lists.append(vector_candidates(list(_query_vector(q)), doc_ids, strategy.depth))
+        weights.append(1.0)
         if strategy.text_variants is None or variant in strategy.text_variants:
             lists.append(lexical.rank(terms(q), strategy.depth))
-    pool = [pk for pk, _ in rrf(lists, strategy.rrf_k)][: strategy.depth]
+            weights.append(strategy.lexical_weight)
+    pool = [pk for pk, _ in rrf(lists, strategy.rrf_k, weights)][: strategy.depth]
     rows = {c.pk: c for c in Chunk.objects.filter(pk__in=pool).defer("search")}
     if strategy.sentence_list and pool:
-        lists.extend([_sentence_ranking(pool, {pk: rows[pk].text for pk in pool}, main_vec)] * strategy.sentence_weight)
-    fused = rrf(lists, strategy.rrf_k)
+        lists.append(_sentence_ranking(pool, {pk: rows[pk].text for pk in pool}, main_vec))
+        weights.append(strategy.sentence_weight)
+    fused = rrf(lists, strategy.rrf_k, weights)
     ranked = [pk for pk, _ in fused]
     scores = dict(fused)
     lead = FRONT_MATTER.get(clause.name, 0) if strategy.front_matter else 0
