@@ -31,3 +31,15 @@ def test_a_shorter_chunk_wins_at_equal_counts():
 
 def test_empty_document():
     assert Bm25Index.build([], terms).rank(["escrow"], 5) == []
+
+
+def test_a_phrase_outranks_its_words_scattered_over_a_chunk():
+    from extraction.retrieval import lexical_terms
+
+    chunks = [(1, "Any change to the fees needs approval by the party in control of the budget."),
+              (2, "Upon a change of control of the Supplier, the Customer may terminate this Agreement and "
+                  "all orders placed under it by written notice.")]
+    assert "change_control" in lexical_terms("Change of Control")
+    assert Bm25Index.build(chunks, lexical_terms).rank(lexical_terms("change of control"), 2) == [2, 1]
+    # with single words alone the shorter first chunk wins: it says "change" and "control" too
+    assert Bm25Index.build(chunks, terms).rank(terms("change of control"), 2) == [1, 2]
