@@ -55,7 +55,8 @@ class Strategy:
     every list 1 and the sentence list counted twice): full-text lists 1.5 0.882, 2 0.883, 3 0.882,
     0.67 0.876; vector lists 1.5 0.872; the sentence list 3 with full-text 1.5 to 2.5 0.883 (kept: 2
     and 3; held-out half 0.844 -> 0.851; then RRF k 30 0.882, 100 0.881, the sentence list 4 0.881,
-    depth 120 the same). Not kept either (measured before the weights, from 0.878):
+    depth 120 the same; the bare clause name as a fifth variant 0.874, without its full-text list
+    0.884, held-out 0.853 against 0.855). Not kept either (measured before the weights, from 0.878):
     a BM25 list over the chunks' section headings (0.878 -> 0.879 at weight 1, lower at 2), sentence lists for the
     example or the description as well (at most 0.881, ~25 ms more per question and list), a list
     from the top chunks' own vectors (pseudo-relevance feedback: 0.873), a chunk's fused score plus a
