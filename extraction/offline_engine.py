@@ -120,6 +120,8 @@ NO_CAUSE = re.compile(r"\b(?:without\s+(?:any\s+)?(?:cause|reason)|for\s+(?:its\
                       r"for\s+no\s+reason|(?:sole|absolute)\s+discretion|for\s+whatever\s+reason)\b", re.I)
 PATTERN_BONUS = 2.0        # a pattern match counts as two query-term matches
 PREAMBLE_BONUS = 1.0       # ...and being in the document's first chunk as one more
+HEADING_DISCOUNT = 0.5     # a heading names a clause; its score passes to the text it heads
+ADJACENT_GAP = 4           # characters (whitespace) between two sentences that follow each other
 
 
 @dataclass(frozen=True)
@@ -143,8 +145,6 @@ RULES: dict[str, TypeRules] = {
     "Termination For Convenience": TypeRules(needs_no_cause=True),
 }
 NO_RULES = TypeRules()
-HEADING_DISCOUNT = 0.5     # a heading names a clause; its score passes to the text it heads
-ADJACENT_GAP = 4           # characters (whitespace) between two sentences that follow each other
 
 Spans = Sequence[tuple[int, int]]
 

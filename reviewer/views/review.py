@@ -13,8 +13,8 @@ from django.utils.cache import patch_vary_headers
 from django.views.decorators.http import require_POST
 
 from reviewer import access, clauses, workspace
-from reviewer.doc_types import type_choices
 from reviewer.decisions import DecisionError, InvalidDecision, StaleDecision, record_decision
+from reviewer.doc_types import type_choices
 from reviewer.forms import DecisionForm, FindForm
 from reviewer.htmx import is_fragment
 from reviewer.timing import server_timing
