@@ -100,3 +100,15 @@ def test_type_changes_and_reviews_are_append_only(engagement, make_member):
         with pytest.raises(AppendOnlyError, match="cannot be deleted"):
             row.delete()
     assert DocumentTypeChange.objects.count() == 1 and Review.objects.count() == 1
+
+
+@pytest.mark.django_db
+def test_a_document_without_a_type_shows_the_form_open(client, engagement, make_member):
+    doc = make_reviewable(engagement).document
+    Document.objects.filter(pk=doc.pk).update(doc_type="", doc_type_source="")
+    client.force_login(make_member(engagement, "admin"))
+    page = client.get(reverse("document", args=[doc.pk])).content.decode()
+    assert '<details class="type-edit small" open>' in page and "Set the type" in page
+    _read_from_title(doc)
+    page = client.get(reverse("document", args=[doc.pk])).content.decode()
+    assert '<details class="type-edit small">' in page and "Confirm or correct the type" in page
