@@ -12,12 +12,12 @@ from reviewer.doc_types import TypeChangeError, change_doc_type
 @require_POST
 def change_type(request, document_id: int):
     doc = access.document_for(request.user, document_id, access.MANAGE_ROLES)
-    old = doc.doc_type
     try:
-        change_doc_type(doc, request.POST.get("doc_type", ""), request.user)
+        change = change_doc_type(doc, request.POST.get("doc_type", ""), request.user)
     except TypeChangeError as exc:
         messages.error(request, str(exc))
     else:
-        said = f"from “{old}” to “{doc.doc_type}”" if old and old != doc.doc_type else f"“{doc.doc_type}”"
+        old, new = change.old_type, change.new_type
+        said = f"from “{old}” to “{new}”" if old and old != new else f"“{new}”"
         messages.success(request, f"Document type set {said}. Managers' figures use it from their next refresh.")
     return redirect("document", doc.pk)
