@@ -20,7 +20,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import resource
 import sys
 import tempfile
@@ -29,11 +28,9 @@ from pathlib import Path
 
 import numpy as np
 
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
+from bench._cuad import CREDIT, CUAD, load, norm, probes
 
-ROOT = Path(__file__).resolve().parent.parent
-CUAD = ROOT.parent / "shared" / "eval" / "cuad-dev"
-PROBE = 40
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 
 def sample_chunks(n: int) -> list[str]:
@@ -73,10 +70,6 @@ def _cpu_seconds() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def _norm(text: str) -> str:
-    return re.sub(r"[^0-9a-z]+", "", text.lower())
-
-
 def quality(corpus: Path, docs: int) -> dict:
     from extraction.catalog import CATALOG
     from ingest.chunker import chunk_document
@@ -84,17 +77,7 @@ def quality(corpus: Path, docs: int) -> dict:
     from ingest.embeddings import get_embedder
 
     queries = {c.name: c.query for c in CATALOG}
-    listed = [json.loads(line) for line in (corpus / "documents.jsonl").read_text().splitlines() if line.strip()]
-    listed.sort(key=lambda d: d["doc"])
-    if docs and docs < len(listed):
-        step = len(listed) / docs
-        listed = [listed[int(i * step)] for i in range(docs)]
-    gold: dict[str, list[dict]] = {}
-    for line in (corpus / "gold.jsonl").read_text().splitlines():
-        if line.strip():
-            row = json.loads(line)
-            if row["present"] and row["clause_type"] in queries:
-                gold.setdefault(row["doc"], []).append(row)
+    listed, gold = load(corpus, docs, set(queries))
 
     torch_model, onnx_model = get_embedder("torch"), get_embedder("onnx")
     query_names = sorted({row["clause_type"] for rows in gold.values() for row in rows})
@@ -112,7 +95,7 @@ def quality(corpus: Path, docs: int) -> dict:
             continue
         chunks = chunk_document(converted.text, converted.pages)
         texts = [c.text for c in chunks]
-        normalised = [_norm(t) for t in texts]
+        normalised = [norm(t) for t in texts]
         started = time.perf_counter()
         v_torch = torch_model.encode(texts)
         timing["torch"] += time.perf_counter() - started
@@ -122,20 +105,15 @@ def quality(corpus: Path, docs: int) -> dict:
         chunks_total += len(texts)
         cosines.append((v_torch * v_onnx).sum(axis=1))
         for row in gold.get(meta["doc"], []):
-            probes = []
-            for span in row["spans"]:
-                for part in span["parts"]:
-                    text = _norm(part["text"])
-                    if len(text) >= 12:
-                        probes += [text[:PROBE], text[-PROBE:]]
-            if not probes:
+            wanted, _ = probes(row)
+            if not wanted:
                 continue
             pairs += 1
             tops = {}
             for name, vectors, qv in (("torch", v_torch, q_torch), ("onnx", v_onnx, q_onnx)):
                 top = np.argsort(-(vectors @ qv[row["clause_type"]]))[:5]
                 tops[name] = set(top.tolist())
-                hits[name] += any(p in normalised[i] for i in top for p in probes)
+                hits[name] += any(p in normalised[i] for i in top for p in wanted)
             overlaps.append(len(tops["torch"] & tops["onnx"]) / max(len(tops["torch"]), 1))
     cos = np.concatenate(cosines) if cosines else np.zeros(1)
     recall = {name: round(hits[name] / pairs, 4) if pairs else None for name in hits}
@@ -147,7 +125,7 @@ def quality(corpus: Path, docs: int) -> dict:
         "cosine_torch_vs_onnx": {"mean": round(float(cos.mean()), 4), "p05": round(float(np.percentile(cos, 5)), 4),
                                  "min": round(float(cos.min()), 4)},
         "corpus_chunks_per_s": {k: round(chunks_total / v, 1) for k, v in timing.items() if v},
-        "credit": "CUAD v1, The Atticus Project (CC BY 4.0)",
+        "credit": CREDIT,
     }
 
 

@@ -117,23 +117,14 @@ def bench_verify() -> dict:
 
 
 def bench_offline(engagement, tmp) -> dict:
-    from fpdf import FPDF
-
     from extraction.catalog import CATALOG
     from extraction.service import find_clause
     from ingest.intake import intake_file
     from ingest.pipeline import run_pipeline
-    from tests.integration.extraction_fixtures import PAGES
+    from tests.integration.extraction_fixtures import write_contract_pdf
 
-    pdf = FPDF()
-    pdf.set_font("Helvetica", size=11)
-    for paragraphs in PAGES:
-        pdf.add_page()
-        for para in paragraphs:
-            pdf.multi_cell(0, 6, para)
-            pdf.ln(4)
     path = os.path.join(tmp, "bench-supply.pdf")
-    pdf.output(path)
+    write_contract_pdf(path)
     doc = intake_file(engagement, path, filename="bench-supply.pdf", enqueue=False).document
     run_pipeline(doc.pk)
     doc.refresh_from_db()

@@ -16,28 +16,13 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import sys
 import time
 from pathlib import Path
 
+from bench._cuad import CREDIT, CUAD, load, norm, probes
+
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
-
-ROOT = Path(__file__).resolve().parent.parent
-CUAD = ROOT.parent / "shared" / "eval" / "cuad-dev"
-PROBE = 40
-
-
-def _norm(text: str) -> str:
-    return re.sub(r"[^0-9a-z]+", "", text.lower())
-
-
-def pick(listed: list[dict], docs: int) -> list[dict]:
-    listed = sorted(listed, key=lambda d: d["doc"])
-    if docs and docs < len(listed):
-        step = len(listed) / docs
-        listed = [listed[int(i * step)] for i in range(docs)]
-    return listed
 
 
 def main(argv: list[str] | None = None) -> dict:
@@ -62,14 +47,7 @@ def main(argv: list[str] | None = None) -> dict:
         from ingest.search import fuse, text_candidates, vector_candidates
 
         queries = {c.name: c.query for c in CATALOG}
-        listed = pick([json.loads(x) for x in (args.corpus / "documents.jsonl").read_text().splitlines() if x.strip()],
-                      args.docs)
-        gold: dict[str, list[dict]] = {}
-        for line in (args.corpus / "gold.jsonl").read_text().splitlines():
-            if line.strip():
-                row = json.loads(line)
-                if row["present"] and row["clause_type"] in queries:
-                    gold.setdefault(row["doc"], []).append(row)
+        listed, gold = load(args.corpus, args.docs, set(queries))
         engagement = Engagement.objects.create(name="bench retrieval")
         started = time.perf_counter()
         documents = {}
@@ -87,17 +65,10 @@ def main(argv: list[str] | None = None) -> dict:
         pairs = paged = 0
         for doc, document in documents.items():
             chunks = {c.pk: c for c in Chunk.objects.filter(document=document).defer("embedding", "search")}
-            normalised = {pk: _norm(c.text) for pk, c in chunks.items()}
+            normalised = {pk: norm(c.text) for pk, c in chunks.items()}
             for row in gold.get(doc, []):
-                probes, pages = [], set()
-                for span in row["spans"]:
-                    for part in span["parts"]:
-                        text = _norm(part["text"])
-                        if len(text) >= 12:
-                            probes += [text[:PROBE], text[-PROBE:]]
-                            if part["pages"]:
-                                pages.update(range(part["pages"][0], part["pages"][1] + 1))
-                if not probes:
+                wanted, pages = probes(row)
+                if not wanted:
                     continue
                 pairs += 1
                 paged += bool(pages)
@@ -106,7 +77,7 @@ def main(argv: list[str] | None = None) -> dict:
                 t = text_candidates(queries[row["clause_type"]], [document.pk], depth)
                 ranked = {"vector": v[: args.k], "text": t[: args.k], "hybrid": [pk for pk, *_ in fuse(v, t)][: args.k]}
                 for method, top in ranked.items():
-                    found[method] += any(p in normalised[pk] for pk in top for p in probes)
+                    found[method] += any(p in normalised[pk] for pk in top for p in wanted)
                     page_hits[method] += bool(pages) and any(
                         pages & set(range(chunks[pk].page_start, chunks[pk].page_end + 1)) for pk in top)
         result = {
@@ -114,7 +85,7 @@ def main(argv: list[str] | None = None) -> dict:
             "query_doc_pairs": pairs, "ingest_s": round(ingest_s, 1),
             f"recall_at_{args.k}": {m: round(found[m] / pairs, 4) if pairs else None for m in methods},
             f"page_hit_at_{args.k}": {m: round(page_hits[m] / paged, 4) if paged else None for m in methods},
-            "credit": "CUAD v1, The Atticus Project (CC BY 4.0)",
+            "credit": CREDIT,
         }
     result["load_average_1m_at_end"] = round(os.getloadavg()[0], 2)
     print(json.dumps(result, indent=2))

@@ -71,6 +71,20 @@ def make_contract(engagement, title: str = "Master Supply Agreement", *, doc_typ
     return document
 
 
+def write_contract_pdf(path) -> None:
+    """The same contract as a real 3-page PDF, one page per entry of ``PAGES`` (for the ingest pipeline)."""
+    from fpdf import FPDF
+
+    pdf = FPDF()
+    pdf.set_font("Helvetica", size=11)
+    for paragraphs in PAGES:
+        pdf.add_page()
+        for para in paragraphs:
+            pdf.multi_cell(0, 6, para)
+            pdf.ln(4)
+    pdf.output(str(path))
+
+
 def clause_types(names=TYPES):
     from extraction.catalog_sync import ensure_catalog
     from extraction.models import ClauseType

@@ -7,7 +7,7 @@ from django.http import Http404
 
 from extraction.models import ClauseType, Extraction
 from extraction.service import find_clause
-from tests.integration.extraction_fixtures import ANSWERS, PAGES
+from tests.integration.extraction_fixtures import ANSWERS, write_contract_pdf
 from tests.mock_anthropic import FakeClaude, MockAnthropic
 
 pytestmark = pytest.mark.django_db
@@ -16,20 +16,11 @@ pytestmark = pytest.mark.django_db
 @pytest.fixture
 def ingested(engagement, tmp_path):
     """The fixture contract as a real 3-page PDF, through the ingest pipeline."""
-    from fpdf import FPDF
-
     from ingest.intake import intake_file
     from ingest.pipeline import run_pipeline
 
-    pdf = FPDF()
-    pdf.set_font("Helvetica", size=11)
-    for paragraphs in PAGES:
-        pdf.add_page()
-        for para in paragraphs:
-            pdf.multi_cell(0, 6, para)
-            pdf.ln(4)
     path = tmp_path / "supply.pdf"
-    pdf.output(str(path))
+    write_contract_pdf(path)
     doc = intake_file(engagement, path, filename="supply.pdf", enqueue=False).document
     assert run_pipeline(doc.pk), doc.error
     doc.refresh_from_db()
