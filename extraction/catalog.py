@@ -283,3 +283,12 @@ def get(name_or_slug: str) -> ClauseType:
     if name_or_slug in _BY_NAME:
         return _BY_NAME[name_or_slug]
     return _BY_SLUG[name_or_slug]
+
+
+def rivals(clause) -> tuple[ClauseType, ...]:
+    """The built-in types a passage for ``clause`` is told apart from (the offline engine's
+    ``type_margin``): the other types of its own taxonomy, since the seed types are umbrellas over
+    CUAD's ("Termination" covers Termination For Convenience and is no alternative to it); for an
+    admin's own type, every built-in type but itself."""
+    own = [c for c in CATALOG if c.source == clause.source] if clause.source in ("seed", "cuad") else CATALOG
+    return tuple(c for c in own if c.name != clause.name)

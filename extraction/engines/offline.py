@@ -137,12 +137,15 @@ class OfflineEngine:
         return owners, unit_rows(self.embed(texts))
 
     def type_margin(self, clause: ClauseType, sentence: str) -> float:
-        """``presence.type_margin`` of ``sentence`` for ``clause`` against the other catalog types."""
+        """``presence.type_margin`` of ``sentence`` for ``clause`` against its rivals
+        (``catalog.rivals``: the other types of its own taxonomy). Against every other built-in
+        type instead, cuad-dev's held-out half: hit rate 0.612 -> 0.611, silent-source 0.951 -> 0.949."""
         owners, vectors = self._catalog_vectors
         own_texts = [clause_query(clause)] + ([clause.example] if clause.example.strip() else [])
         own_and_sentence = unit_rows(self.embed(own_texts + [sentence]))
-        others = vectors[[i for i, name in enumerate(owners) if name != clause.name]]
-        return type_margin(own_and_sentence[-1], own_and_sentence[:-1], others)
+        rival_names = {c.name for c in catalog.rivals(clause)}
+        rows = [i for i, name in enumerate(owners) if name in rival_names]
+        return type_margin(own_and_sentence[-1], own_and_sentence[:-1], vectors[rows])
 
     def open_session(self, document, *, facts=None, types=(), search=None, snapshot=None, on_checkpoint=None):
         return OfflineSession(self, document)

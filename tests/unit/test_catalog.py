@@ -32,6 +32,17 @@ def test_every_type_is_complete():
         assert catalog.get(t.name) is t and catalog.get(t.slug) is t
 
 
+def test_a_type_is_told_apart_from_its_own_taxonomy_not_from_the_umbrella_types():
+    convenience, termination = catalog.get("Termination For Convenience"), catalog.get("Termination")
+    cuad_rivals = {t.name for t in catalog.rivals(convenience)}
+    assert "Termination" not in cuad_rivals and "Change Of Control" in cuad_rivals
+    assert len(cuad_rivals) == 40
+    assert {t.name for t in catalog.rivals(termination)} == {"Indemnification", "Payment", "IP", "Other"}
+    custom = catalog.ClauseType("Escrow Release", "escrow-release", catalog.TEXT, "An admin's own type.",
+                                "escrow release conditions", "custom")
+    assert len(catalog.rivals(custom)) == 46
+
+
 def test_value_kinds():
     values = {t.name for t in catalog.CATALOG if t.kind == catalog.VALUE}
     assert {"Parties", "Agreement Date", "Effective Date", "Expiration Date", "Renewal Term",
