@@ -376,8 +376,12 @@ def test_benchmark_sets_of_another_engagement_stay_hidden(client, engagement, pe
 @pytest.mark.django_db
 def test_only_admins_import_corpora_and_only_under_the_roots(client, people, corpus, tmp_path):
     client.force_login(people["manager"])
+    page = client.get(reverse("dashboards:benchmarks")).content.decode()
+    assert "An admin imports one on this page" in page and "Import a labelled corpus" not in page
     assert client.post(reverse("dashboards:benchmark-import"), {"path": str(corpus)}).status_code == 403
     client.force_login(people["admin"])
+    page = client.get(reverse("dashboards:benchmarks")).content.decode()
+    assert "Import one below" in page and "Import a labelled corpus" in page
     client.post(reverse("dashboards:benchmark-import"), {"path": "/etc", "weekly_silent_source": "on"})
     assert not BenchmarkRun.objects.exists()
     from dashboards.models import BenchmarkSet
