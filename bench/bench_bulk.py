@@ -42,10 +42,11 @@ from pathlib import Path
 import anthropic
 import httpx2
 
+from bench._cuad import CUAD
+
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "bench" / "results" / "bench_bulk.json"
-CUAD = ROOT.parent / "shared" / "eval" / "cuad-dev"
 FIVE = ["Governing Law", "Cap On Liability", "Termination For Convenience", "Anti-Assignment", "Non-Compete"]
 
 

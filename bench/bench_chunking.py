@@ -26,10 +26,10 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from ingest.chunker import chunk_document  # noqa: E402
+from bench._cuad import CREDIT, CUAD  # noqa: E402
 from ingest.convert import convert_file  # noqa: E402
 
-CREDIT = "CUAD v1, The Atticus Project (CC BY 4.0)"
-DEFAULT_CORPUS = ROOT.parent / "shared" / "eval" / "cuad-dev"
+DEFAULT_CORPUS = CUAD
 
 
 def _timed(fn):

@@ -46,10 +46,10 @@ sys.path.insert(0, str(ROOT))
 from ingest.chunker import DEFAULT_MAX_CHARS, DEFAULT_MAX_TOKENS, ChunkSpec, chunk_document  # noqa: E402
 from ingest.convert import convert_file  # noqa: E402
 from ingest.headings import line_heading  # noqa: E402
+from bench._cuad import CREDIT, CUAD  # noqa: E402
 from ingest.pages import PageIndex  # noqa: E402
 
-CREDIT = "CUAD v1, The Atticus Project (CC BY 4.0)"
-DEFAULT_CORPUS = ROOT.parent / "shared" / "eval" / "cuad-dev"
+DEFAULT_CORPUS = CUAD
 _WORD = re.compile(r"[^\W_]+")
 _ENDS_SENTENCE = re.compile(r"[.!?;:][\"'”’)\]]*$")
 

@@ -22,10 +22,10 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from ingest.convert import convert_file  # noqa: E402
+from bench._cuad import CREDIT, CUAD  # noqa: E402
 from ingest.doctype import classify  # noqa: E402
 
-CREDIT = "CUAD v1, The Atticus Project (CC BY 4.0)"
-DEFAULT_CORPUS = ROOT.parent / "shared" / "eval" / "cuad-dev"
+DEFAULT_CORPUS = CUAD
 
 
 def same_type(ours: str | None, cuad: str) -> bool:
