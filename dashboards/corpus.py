@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator
 
-CUAD_CREDIT = "CUAD v1, The Atticus Project (CC BY 4.0)"
+from extraction.evaluation import corpus_credit
 
 
 class CorpusError(ValueError):
@@ -100,8 +100,6 @@ def summarise(folder: Path) -> CorpusSummary:
     missing_pdfs = [d for d, row in documents.items() if row.get("pdf") and not (folder / row["pdf"]).is_file()]
     if missing_pdfs:
         problems.append(f"{len(missing_pdfs)} PDF(s) listed in documents.jsonl are missing")
-    readme = folder / "README.md"
-    credit = CUAD_CREDIT if readme.is_file() and "CUAD" in readme.read_text(errors="replace") else ""
     return CorpusSummary(
         path=folder.resolve(),
         document_count=len(documents),
@@ -109,7 +107,7 @@ def summarise(folder: Path) -> CorpusSummary:
         absent_count=sum(1 for row in gold.values() if not row["present"]),
         contract_types=sorted({row.get("contract_type", "") for row in documents.values()} - {""}),
         gold_sha256=sha256_of(folder / "gold.jsonl"),
-        credit=credit,
+        credit=corpus_credit(folder),
         problems=problems,
     )
 

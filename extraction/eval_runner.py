@@ -304,7 +304,7 @@ def evaluate(folder: Path, out: Path, *, limit: int | None = None, k: int = 5, e
     fit, held = corpus.halves()
     cal = getattr(engine, "calibration", None) or {}
     metrics = {
-        "credit": evaluation.CREDIT,
+        "credit": evaluation.corpus_credit(folder),
         "corpus": str(folder), "engine": engine.name, "model": engine.model, "k": k, "limit": limit,
         "run_id": run.pk, "generated_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
         "documents": {"total": len(corpus.documents), "ingested": rep.created, "reused": rep.reused,

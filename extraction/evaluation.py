@@ -37,6 +37,15 @@ HIT_JACCARD = 0.5
 CREDIT = "CUAD v1, The Atticus Project (CC BY 4.0)"
 
 
+def corpus_credit(folder) -> str:
+    """The credit a corpus folder's figures carry: CUAD's when its README.md names CUAD (cuad-dev
+    and slices of it), none otherwise (a corpus of one's own, the synthetic demo set)."""
+    from pathlib import Path
+
+    readme = Path(folder) / "README.md"
+    return CREDIT if readme.is_file() and "CUAD" in readme.read_text(errors="replace") else ""
+
+
 # --------------------------------------------------------------------------- normalisation
 
 _NON_WORD = re.compile(r"[\W_]+", re.UNICODE)

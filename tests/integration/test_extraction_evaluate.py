@@ -15,6 +15,7 @@ def _slice(cuad_dir, tmp_path, doc_prefix: str):
     docs = [json.loads(line) for line in open(cuad_dir / "documents.jsonl")]
     keep = [d for d in docs if d["doc"].startswith(doc_prefix)][:1]
     (tmp_path / "pdf").symlink_to(cuad_dir / "pdf")
+    (tmp_path / "README.md").symlink_to(cuad_dir / "README.md")  # it names CUAD: the figures carry its credit
     (tmp_path / "documents.jsonl").write_text("".join(json.dumps(d) + "\n" for d in keep))
     names = {d["doc"] for d in keep}
     gold = [line for line in open(cuad_dir / "gold.jsonl") if json.loads(line)["doc"] in names]

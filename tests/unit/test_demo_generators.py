@@ -233,3 +233,33 @@ def test_cli_writes_contract_and_truth(tmp_path, capsys):
     assert truth["pages"] == 14 and len(pdfium.PdfDocument(str(pdf))) == 14
     assert {c["clause_type"] for c in truth["clauses"]} >= {"Governing Law", "Cap On Liability"}
     assert str(pdf) in capsys.readouterr().out
+
+
+def test_demo_benchmark_corpus_is_a_valid_corpus_whose_gold_sits_on_its_pages(tmp_path):
+    from dashboards.corpus import summarise
+    from demo.benchmark_corpus import write_demo_corpus
+
+    folder = write_demo_corpus(tmp_path / "demo-benchmark")
+    summary = summarise(folder)
+    documents = [json.loads(line) for line in (folder / "documents.jsonl").read_text().splitlines()]
+    gold = [json.loads(line) for line in (folder / "gold.jsonl").read_text().splitlines()]
+    assert summary.problems == [] and summary.credit == ""  # synthetic: no CUAD credit claimed
+    assert summary.document_count == len(documents) == 2
+    assert summary.pair_count == len(gold) == 2 * len(CUAD_CATEGORIES)
+    for document in documents:
+        pages = _page_texts(folder / document["pdf"])
+        assert len(pages) == document["pages"]
+        rows = {row["clause_type"]: row for row in gold if row["doc"] == document["doc"]}
+        assert {t for t, row in rows.items() if not row["present"]} == set(C.absent_cuad_types())
+        present = [row for row in rows.values() if row["present"]]
+        assert {"Governing Law", "Cap On Liability", "Parties"} <= {row["clause_type"] for row in present}
+        for row in present:
+            for span in row["spans"]:
+                assert " ".join(part["text"] for part in span["parts"]) == span["text"]
+                for part in span["parts"]:
+                    assert _norm(part["text"]) in pages[part["pages"][0] - 1], (row["clause_type"], part)
+        # Names and dates are labelled as the mention itself, as CUAD labels them.
+        assert [span["text"] for span in rows["Agreement Date"]["spans"]] == [C.AGREEMENT_DATE]
+        assert len(rows["Parties"]["spans"]) == 2 and all(len(s["text"]) < 40 for s in rows["Parties"]["spans"])
+    # Same generator, same gold: a second write leaves the digest the benchmark set records unchanged.
+    assert summarise(write_demo_corpus(folder)).gold_sha256 == summary.gold_sha256

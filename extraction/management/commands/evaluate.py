@@ -48,4 +48,5 @@ class Command(BaseCommand):
             f"{m['engine']} k={m['k']}: recall@k {o['recall_at_k']} (merged {o['recall_at_k_merged']}), hit rate "
             f"{o['hit_rate']}, silent-source {o['silent_source_rate']}, false not_found {o['false_not_found_rate']}, "
             f"citation validity {o['citation_validity']}, page accuracy {o['citation_page_accuracy']}")
-        self.stdout.write(f"wrote {options['out']}/predictions.jsonl and metrics.json ({m['credit']})")
+        credit = f" ({m['credit']})" if m["credit"] else ""
+        self.stdout.write(f"wrote {options['out']}/predictions.jsonl and metrics.json{credit}")
