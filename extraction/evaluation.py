@@ -29,6 +29,7 @@ import math
 import re
 import unicodedata
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Iterable, Mapping, Sequence
 
 from extraction.stratify import best_jaccard, jaccard
@@ -40,8 +41,6 @@ CREDIT = "CUAD v1, The Atticus Project (CC BY 4.0)"
 def corpus_credit(folder) -> str:
     """The credit a corpus folder's figures carry: CUAD's when its README.md names CUAD (cuad-dev
     and slices of it), none otherwise (a corpus of one's own, the synthetic demo set)."""
-    from pathlib import Path
-
     readme = Path(folder) / "README.md"
     return CREDIT if readme.is_file() and "CUAD" in readme.read_text(errors="replace") else ""
 

@@ -1,4 +1,5 @@
-"""Create the demo engagement, one user per role, and load the demo contracts.
+"""Create the demo engagement, one user per role, and load the demo contracts; with ``--extract``
+(``make run`` starts it beside the worker) extract them once and run the demo benchmark set once.
 
 Idempotent: a second run reuses what is there (documents are deduplicated by content).
 Passwords come from DEMO_PASSWORD, or are generated once and kept in var/demo_credentials.json.
