@@ -6,7 +6,10 @@ by how rare it is among the document's own chunks (inverse document frequency), 
 a word count less and less (``K1``) and evens out chunk length (``B``), the usual defaults.
 As the full-text list of each query variant of a clause question, on cuad-dev: strict part
 recall@5 0.868 -> 0.878 on the first half, 0.840 -> 0.846 on the held-out half (``K1`` 0.9-2.0
-and ``B`` 0.5-0.9 all within 0.002 on the first half).
+and ``B`` 0.5-0.9 all within 0.002 on the first half). IDF from the whole corpus instead of the
+document's own chunks (all 3,623 chunks of the 89 contracts) was measured and not kept: 0.883 and
+0.854; the mean of both IDFs 0.886 and 0.853; the document's IDF scaled by the term's rarity among
+documents 0.884 and 0.855 (baseline 0.886 and 0.855).
 """
 from __future__ import annotations
 
