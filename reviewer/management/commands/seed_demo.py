@@ -109,7 +109,8 @@ class Command(BaseCommand):
             benchmark_set = import_set(folder, DEMO_BENCHMARK, engagement=engagement, weekly_silent_source=False)
             if benchmark_set.runs.exists() and before == benchmark_set.gold_sha256:
                 return
-            run = new_run(benchmark_set, trigger=BenchmarkRun.Trigger.COMMAND,
+            # Offline even with an API key: a start-up check should not spend API credit unasked.
+            run = new_run(benchmark_set, engine="offline", trigger=BenchmarkRun.Trigger.COMMAND,
                           user=get_user_model().objects.get(username="admin"))
             enqueue(run)
         self.stdout.write(f"  demo benchmark run {run.pk} queued ({run.engine}) over "
