@@ -5,10 +5,12 @@ category planted in a contract is a present pair whose parts are the clause's te
 physical pages; a category the generator deliberately leaves out is an absent pair (the answer is
 not_found). As in CUAD's labels, the four categories that name something (title, parties, dates:
 a median 3 to 5 words per span in cuad-dev) are labelled with the planted values themselves, not
-with the paragraph around them. ``make run`` registers this folder as a benchmark set of the demo engagement and runs
-it once, so a manager's dashboard shows measured figures from the first start. The contracts are
-synthetic and easy: their figures say that the pipeline works end to end, not how well it reads
-real contracts (that is what a labelled corpus such as cuad-dev is for).
+with the paragraph around them.
+
+``make run`` registers this folder as a benchmark set of the demo engagement and runs it once, so
+a manager's dashboard shows measured figures from the first start. The contracts are synthetic
+and easy: their figures say that the pipeline works end to end, not how well it reads real
+contracts (that is what a labelled corpus such as cuad-dev is for).
 """
 from __future__ import annotations
 
@@ -26,7 +28,8 @@ README = """# Demo benchmark set (synthetic contracts)
 Written by `demo.benchmark_corpus` from the generated demo contracts, in the cuad-dev folder
 format (documents.jsonl, gold.jsonl, pdf/). Gold is what the generator planted: a present pair
 per planted clause (its text and physical pages; for the title, the parties and the dates, the
-names and dates themselves), an absent pair per category the generator left out on purpose. Regenerated on every `make run`; edits here are overwritten.
+names and dates themselves), an absent pair per category the generator left out on purpose.
+Regenerated on every `make run`; edits here are overwritten.
 """
 
 
