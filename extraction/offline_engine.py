@@ -55,8 +55,9 @@ agreement party parties section clause contract
 
 _ABBREV = re.compile(r"(?:\b(?:Inc|Corp|Co|Ltd|No|NO|Nos|NOS|Mr|Mrs|Ms|Dr|St|Sec|Art|vs|etc|approx|Jr|Sr|L\.P|"
                      r"U\.S|e\.g|i\.e|N\.A|S\.A)|\b[A-Z])\.$")
-# a clause number alone before its full stop ("12. INDEMNIFICATION", "4.1. The term"): no sentence end
-_ENUMERATOR = re.compile(r"\(?(?:\d{1,3}(?:\.\d{1,3})*|[ivxlcIVXLC]{1,6}|[A-Za-z])\)?")
+# a clause number alone before its full stop ("12. INDEMNIFICATION", "4.1. The term", a Markdown
+# heading's "# 11. Governing Law"): no sentence end
+_ENUMERATOR = re.compile(r"(?:#{1,6}\s*)?\(?(?:\d{1,3}(?:\.\d{1,3})*|[ivxlcIVXLC]{1,6}|[A-Za-z])\)?")
 _DATE = re.compile(
     r"\b(?:(?i:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|Sep(?:t(?:ember)?)?|"
     r"Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)\.?\s+\d{1,2}(?:st|nd|rd|th)?\s?,?\s+\d{4}"
