@@ -2,6 +2,7 @@
 import hashlib
 
 import numpy as np
+import pytest
 
 from extraction import catalog
 from extraction.offline_engine import (
@@ -261,18 +262,28 @@ def test_a_heading_hands_its_score_to_the_clause_it_heads():
 
 
 
-def test_a_markdown_heading_is_one_unit_and_never_the_answer_to_a_question():
-    # Converted DOCX/HTML/Markdown keep "# 11. Governing Law"; its number's full stop ends no sentence,
-    # so the heading is read as a heading and a question naming it is answered by the clause below it.
-    text = ("# 11. Governing Law\n\n## 11.1 Governing Law\n\n"
-            "This Agreement is governed by the laws of the State of New York.\n\n## 11.2 Escalation\n\n"
-            "Disputes go to the Steering Committee first.")
+def test_a_markdown_heading_is_one_unit():
+    # Converted DOCX/HTML/Markdown keep "# 11. Governing Law": its number's full stop ends no sentence.
+    text = "# 11. Governing Law\n\n## 11.1 Governing Law\n\nThis Agreement is governed by New York law."
     units = [text[s:e] for s, e in split_sentences(text)]
     assert units[:2] == ["# 11. Governing Law", "## 11.1 Governing Law"]
+
+
+@pytest.mark.parametrize("text", [
+    "# 11. Governing Law\n\n## 11.1 Governing Law\n\nThis Agreement is governed by the laws of the State of "
+    "New York.\n\n## 11.2 Escalation\n\nDisputes go to the Steering Committee first.",
+    "Section 11. Governing Law\n\nThis Agreement is governed by the laws of the State of New York.\n\n"
+    "Section 12. Escalation\n\nDisputes go to the Steering Committee first.",
+    "10. Reporting. The Supplier shall report monthly. Governing Law. This Agreement is governed by the laws of "
+    "the State of New York. Escalation. Disputes go to the Steering Committee first.",
+], ids=["markdown", "numbered-section", "inline-title"])
+def test_a_question_naming_a_clause_title_is_answered_by_the_clause_not_its_title(text):
     question = catalog.ClauseType("Q: governing law", "q-governing-law", catalog.TEXT, "governing law",
                                   "governing law", "custom")
     r = extract_offline(question, _doc_chunks(text, size=len(text)), pages=[(1, 0, len(text))], threshold=0.0)
     assert r.tool_input["clause_text"] == "This Agreement is governed by the laws of the State of New York."
+
+
 
 def test_page_furniture_is_never_an_answer():
     footer = "Source: ACME CORP, 8-K, 1/23/2020"
