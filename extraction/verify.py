@@ -440,15 +440,20 @@ def _contains_value(hay: str, value: str) -> bool:
     return re.search(pat, hay) is not None
 
 
-def check_values(values: Sequence[str], cited: Sequence[str]) -> list[str]:
-    """Errors for values that do not appear verbatim in the cited texts."""
+def absent_values(values: Sequence[str], cited: Sequence[str]) -> list[str]:
+    """The ``values`` that do not appear verbatim in the cited texts (layout around them forgiven)."""
     hay = " \u2016 ".join(norm(c) for c in cited)
     loose_hay = _loose(hay)
     tokens = set(exact_values(hay))
+    return [v for v in values
+            if not (v in tokens or _contains_value(hay, v) or _contains_value(loose_hay, _loose(v)))]
+
+
+def check_values(values: Sequence[str], cited: Sequence[str]) -> list[str]:
+    """Errors for values that do not appear verbatim in the cited texts."""
+    hay = " \u2016 ".join(norm(c) for c in cited)
     errs = []
-    for v in values:
-        if v in tokens or _contains_value(hay, v) or _contains_value(loose_hay, _loose(v)):
-            continue
+    for v in absent_values(values, cited):
         cands = [c for c in exact_values(hay) if c != v]
         similar = difflib.get_close_matches(v, cands, n=3, cutoff=0.3) or cands[:3]
         hint = (" (the cited text has: " + ", ".join(f'"{c}"' for c in similar) + ")") if similar else ""

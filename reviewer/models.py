@@ -62,3 +62,23 @@ class DocumentTypeChange(AppendOnly):
 
     class Meta:
         ordering = ["document", "-created_at", "-id"]
+
+
+class CaseSummary(AppendOnly):
+    """A summary of one document made for its reviewers; a new one never replaces an old one."""
+
+    ENGAGEMENT_PATH = "document__engagement"
+
+    document = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="summaries")
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="summaries")
+    engine = models.CharField(max_length=16)  # offline | anthropic
+    model = models.CharField(max_length=100, blank=True)
+    context_mode = models.CharField(max_length=16, blank=True)  # how Claude saw the document
+    truncated = models.BooleanField(default=False)  # Claude stopped at max_tokens
+    points = models.JSONField(default=list)  # extraction.summary.Point.as_dict() rows
+    unverified_count = models.PositiveIntegerField(default=0)  # values not found in the document
+    usage = models.JSONField(default=dict, blank=True)  # tokens, when Claude made it
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["document", "-created_at", "-id"]

@@ -1,6 +1,6 @@
 from django.urls import path, register_converter
 
-from reviewer.views import catalog, doc_type, engagements, exports, find, members, review, upload
+from reviewer.views import catalog, doc_type, engagements, exports, find, members, review, summary, upload
 
 
 class ExportFormat:
@@ -28,6 +28,7 @@ urlpatterns = [
     path("documents/<int:document_id>/file", engagements.document_file, name="document-file"),
     path("documents/<int:document_id>/pages/<int:number>/", review.document_page, name="document-page"),
     path("documents/<int:document_id>/find/", find.find, name="find"),
+    path("documents/<int:document_id>/summary/", summary.summary, name="document-summary"),
     path("documents/<int:document_id>/export.<fmt:fmt>", exports.document_export, name="document-export"),
     path("documents/<int:document_id>/clauses/<int:extraction_id>/", review.clause, name="clause"),
     path("documents/<int:document_id>/clauses/<int:extraction_id>/pages/<int:number>/", review.clause_page,

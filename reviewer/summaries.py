@@ -1,0 +1,70 @@
+"""Case summaries of a document: what reviewers left standing, summarised, and every summary kept.
+
+``make_summary(document, user)`` builds one with the configured engine (``EXTRACTION_ENGINE``:
+Claude when a key is set, else the offline key-terms summary of :mod:`extraction.summary`) and
+saves it as a new :class:`CaseSummary`; earlier ones stay.
+"""
+from __future__ import annotations
+
+from django.conf import settings
+from django.db.models import OuterRef, Subquery
+
+from extraction.engines import resolve_engine_name
+from extraction.models import Citation, Extraction
+from extraction.summary import Source, Summary, SummaryError, ask_claude, offline_summary
+from reviewer.clauses import decorate, with_review_state
+from reviewer.decisions import ACCEPT, CORRECT, PENDING
+from reviewer.models import CaseSummary
+
+__all__ = ["SummaryError", "make_summary", "standing_clauses"]
+
+
+def standing_clauses(document) -> list[Source]:
+    """The document's clauses as they stand after review, from the latest run of each clause type:
+    found and not rejected, accepted (even if flagged unverified), or corrected (the reviewer's text)."""
+    first_page = Citation.objects.filter(extraction=OuterRef("pk")).order_by("ordinal", "id").values("page")[:1]
+    rows = (with_review_state(Extraction.objects.filter(document_id=document.pk))
+            .annotate(first_page=Subquery(first_page)).select_related("clause_type").order_by("-run_id", "id"))
+    latest_run: dict[str, int] = {}
+    out = []
+    for row in rows:
+        name = row.clause_type.name
+        if latest_run.setdefault(name, row.run_id) != row.run_id:
+            continue
+        decorate(row)
+        state = row.review_state
+        standing = (state == CORRECT or (state == ACCEPT and row.status != Extraction.Status.NOT_FOUND)
+                    or (state == PENDING and row.status == Extraction.Status.FOUND))
+        if standing:
+            out.append(Source(name, row.pk, row.first_page, row.current_text))
+    return out
+
+
+def make_summary(document, user, *, engine: str | None = None, client=None) -> CaseSummary:
+    """A new summary of ``document`` (ready), saved; raises ``SummaryError`` with words for the user."""
+    if document.status != "ready":
+        raise SummaryError(f"The document is not ready yet ({document.get_status_display()}).")
+    if resolve_engine_name(engine) == "anthropic":
+        summary = _claude(document, client)
+    else:
+        summary = offline_summary(standing_clauses(document), document.text)
+        if not summary.points:
+            raise SummaryError("No clauses have been extracted from this document yet (or reviewers rejected "
+                               "them all): extract clauses first, then summarise.")
+    return CaseSummary.objects.create(
+        document=document, created_by=user, engine=summary.engine, model=summary.model,
+        context_mode=summary.context_mode, truncated=summary.truncated,
+        points=[p.as_dict() for p in summary.points], unverified_count=summary.unverified_count,
+        usage=summary.usage.as_dict() if summary.usage.requests else {})
+
+
+def _claude(document, client) -> Summary:
+    from extraction.docview import load_document
+    from extraction.engines.anthropic import make_client
+    from extraction.engines.base import EngineError
+
+    try:
+        client = client or make_client()
+    except EngineError as exc:
+        raise SummaryError(str(exc)) from exc
+    return ask_claude(load_document(document), client=client, model=settings.ANTHROPIC_MODEL)
