@@ -285,6 +285,14 @@ def get(name_or_slug: str) -> ClauseType:
     return _BY_SLUG[name_or_slug]
 
 
+QUESTION_PREFIX = "Q: "  # the name of a free question's clause type (``extraction.service.question_type``)
+
+
+def is_question(clause) -> bool:
+    """A free question asked on the review page rather than a type of the catalog or an admin's."""
+    return clause.source == "custom" and clause.name.startswith(QUESTION_PREFIX)
+
+
 def rivals(clause) -> tuple[ClauseType, ...]:
     """The built-in types a passage for ``clause`` is told apart from (the offline engine's
     ``type_margin``): the other types of its own taxonomy, since the seed types are umbrellas over

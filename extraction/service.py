@@ -28,7 +28,7 @@ def question_type(question: str) -> ClauseType:
     if len(question) < 3:
         raise ValueError("The question is too short.")
     digest = hashlib.sha1(question.encode()).hexdigest()[:12]
-    name = f"Q: {question}"
+    name = f"{catalog.QUESTION_PREFIX}{question}"
     if len(name) > 100:
         name = f"{name[:86]}… #{digest[:8]}"
     row, _ = ClauseType.objects.get_or_create(

@@ -8,6 +8,11 @@ decides found / not_found with what ``offline_calibration.json`` holds (written 
   and retrieval's signals, with a probability threshold;
 - otherwise a threshold on the best sentence score (``threshold``, per kind if given).
 
+A free question (``catalog.is_question``) is answered with the best passage whenever its score
+reaches ``DEFAULT_THRESHOLD``: the presence model was fitted on catalog types, whose long
+wordings and per-type biases a question of a few words does not share ("which law governs?"
+got a presence of 0.21 beside a Governing Law clause). A reviewer sees and decides every answer.
+
 Its answer goes through the same citation verifier as Claude's.
 """
 from __future__ import annotations
@@ -79,7 +84,7 @@ class OfflineSession:
 
     def extract(self, clause: ClauseType, clause_id: str, retrieved: Sequence[ScoredChunk]) -> ClauseOutcome:
         doc = self.document
-        model = self.engine.presence
+        model = None if catalog.is_question(clause) else self.engine.presence
         threshold = 0.0 if model is not None else self.engine.threshold(clause)
         result = self._pick(clause, clause_id, retrieved, threshold)
         detail = _detail(result, threshold)
@@ -124,7 +129,7 @@ class OfflineEngine:
         return self._embed
 
     def threshold(self, clause: ClauseType) -> float:
-        return threshold_for(self.calibration, clause)
+        return DEFAULT_THRESHOLD if catalog.is_question(clause) else threshold_for(self.calibration, clause)
 
     @functools.cached_property
     def _catalog_vectors(self) -> tuple[list[str], np.ndarray]:
