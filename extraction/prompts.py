@@ -102,18 +102,17 @@ def clause_question(clause: ClauseType, clause_id: str, context: ContextPack | s
     return {"role": "user", "content": [{"type": "text", "text": text}]}
 
 
-DOCUMENT_TASKS = {
-    "doc_type": ("Classify this document: what kind of contract is it (e.g. distribution agreement, licence "
-                 "agreement, master services agreement)? Answer with the type and quote the title or the "
-                 "sentence that shows it."),
-    "summary": ("Summarise this contract for an auditor in at most ten bullet points: parties, subject, term, "
-                "money terms, notable risks. Copy every value (amounts, dates, ids) verbatim."),
-}
+SUMMARY_SYSTEM = ("You summarise commercial contracts for financial auditors. Use only the document you are "
+                  "given. Write one point per line, each line starting with \"- \", at most ten points. Copy "
+                  "every amount, date, percentage and identifier exactly as the document writes it: never round, "
+                  "convert or reformat a value. Do not write anything before or after the points.")
 
 
-def document_question(task: str, context: ContextPack | str) -> dict:
-    """User message for a whole-document task (``doc_type`` or ``summary``)."""
-    text = f"{DOCUMENT_TASKS[task]}\n\nDocument (provenance-tagged):\n\n{_context_text(context)}"
+def summary_question(context: ContextPack | str) -> dict:
+    """User message asking for the case summary of a document (``extraction.summary``)."""
+    text = ("Summarise this contract for an auditor in at most ten bullet points: parties, subject, term, money "
+            "terms, notable risks. Copy every value (amounts, dates, ids) verbatim.\n\n"
+            f"Document (provenance-tagged):\n\n{_context_text(context)}")
     return {"role": "user", "content": [{"type": "text", "text": text}]}
 
 

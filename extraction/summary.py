@@ -23,7 +23,7 @@ from typing import Sequence
 
 from extraction.context import whole_document_context
 from extraction.docview import DocumentView
-from extraction.prompts import document_question
+from extraction.prompts import SUMMARY_SYSTEM, summary_question
 from extraction.usage import Usage
 from extraction.verify import absent_values, exact_values
 
@@ -44,10 +44,6 @@ TOPICS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("Assignment and control", ("Anti-Assignment", "Change Of Control")),
     ("Governing law", ("Governing Law",)),
 )
-SYSTEM = ("You summarise commercial contracts for financial auditors. Use only the document you are given. "
-          "Write one point per line, each line starting with \"- \", at most ten points. Copy every amount, "
-          "date, percentage and identifier exactly as the document writes it: never round, convert or "
-          "reformat a value. Do not write anything before or after the points.")
 _BULLET = re.compile(r"^\s*(?:[-*•]|\d{1,2}[.)])\s+")
 
 
@@ -138,8 +134,8 @@ def ask_claude(document: DocumentView, *, client, model: str, max_tokens: int = 
 
     pack = whole_document_context(document.text, document.chunks, source=document.source, pages=document.pages)
     try:
-        response = client.messages.create(model=model, max_tokens=max_tokens, system=SYSTEM,
-                                          messages=[document_question("summary", pack)])
+        response = client.messages.create(model=model, max_tokens=max_tokens, system=SUMMARY_SYSTEM,
+                                          messages=[summary_question(pack)])
     except anthropic.APIStatusError as exc:
         raise SummaryError(f"Claude answered HTTP {exc.status_code}: {_api_message(exc)}") from exc
     except anthropic.APIError as exc:  # connection errors and timeouts, after the SDK's retries
