@@ -110,3 +110,24 @@ def test_admin_pages_members_and_catalog(signed_in, engagement, make_member, dja
     s.page.wait_for_selector("text=Added clause type Data Protection.")
     assert ClauseType.objects.get(name="Data Protection").source == "custom"
     s.shot("16-catalog", full_page=False)
+
+
+def test_case_summary_from_the_document_page_by_keyboard(signed_in, engagement, make_member):
+    contract = make_reviewable(engagement)
+    s = signed_in(make_member(engagement, "auditor", username="alice"))
+    s.page.goto(reverse("document", args=[contract.document.pk]))
+    s.page.get_by_role("link", name="Summary", exact=True).focus()
+    s.page.keyboard.press("Enter")
+    s.page.wait_for_url(f"**{reverse('document-summary', args=[contract.document.pk])}")
+    s.page.get_by_role("button", name="Summarise now").focus()
+    with s.page.expect_navigation():
+        s.page.keyboard.press("Enter")
+    assert "every value found in the document" in s.page.locator(".messages").text_content()
+    topics = s.page.locator(".summary-points h3").all_text_contents()
+    assert topics == ["Termination", "Money", "Liability", "Governing law"]
+    assert "a unit fee of $247.83 per processed record" in s.page.locator(".summary-points").text_content()
+    s.shot("17-case-summary", full_page=True)
+    payment, cit = contract.extractions["Payment"], contract.citations["Payment"][0]
+    s.page.get_by_role("link", name="Payment", exact=True).click()
+    s.page.wait_for_url(f"**{reverse('clause', args=[contract.document.pk, payment.pk])}")
+    assert s.page.locator(f'mark[data-citation-id="{cit.pk}"]').text_content() == cit.quote
