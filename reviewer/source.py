@@ -5,12 +5,14 @@ document text goes through ``escape`` and only our own ``<mark>`` tags are trust
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from django.utils.html import escape, format_html
 from django.utils.safestring import SafeString, mark_safe
 
 CONTEXT_CHARS = 320  # neighbouring context shown from the previous / next page
+_MD_HEADING = re.compile(r"^(#{1,6}[ \t]+)\S.*$", re.M)
 
 
 @dataclass(frozen=True)
@@ -29,25 +31,45 @@ class Span:
 
 
 def highlight(page: PageText, spans: list[Span] | tuple[Span, ...] = ()) -> SafeString:
-    """The page text as HTML, each span (clipped to the page) wrapped in ``<mark data-citation-id>``."""
+    """The page text as HTML, each span (clipped to the page) wrapped in ``<mark data-citation-id>``;
+    Markdown heading lines (what DOCX, HTML and Markdown convert to) in ``<strong class="md-h">``."""
+    headings = _heading_lines(page.text)
     parts: list[str] = []
     pos = page.start
     for span in sorted(spans, key=lambda s: (s.start, s.end)):
         a, b = max(span.start, page.start, pos), min(span.end, page.end)
         if a >= b:
             continue
-        parts.append(escape(page.text[pos - page.start : a - page.start]))
-        parts.append(
-            format_html(
-                '<mark data-citation-id="{}" id="cite-{}" tabindex="-1">{}</mark>',
-                span.citation_id,
-                span.citation_id,
-                page.text[a - page.start : b - page.start],
-            )
-        )
+        parts.append(_text(page, pos, a, headings))
+        parts.append(format_html('<mark data-citation-id="{}" id="cite-{}" tabindex="-1">{}</mark>',
+                                 span.citation_id, span.citation_id, _text(page, a, b, headings)))
         pos = b
-    parts.append(escape(page.text[pos - page.start :]))
+    parts.append(_text(page, pos, page.end, headings))
     return mark_safe("".join(parts))
+
+
+def _heading_lines(text: str) -> list[tuple[int, int, int]]:
+    """(line start, end of its "# " marker, line end) of each Markdown heading line, page-relative."""
+    return [(m.start(), m.start() + len(m.group(1)), m.end()) for m in _MD_HEADING.finditer(text)]
+
+
+def _text(page: PageText, a: int, b: int, headings: list[tuple[int, int, int]]) -> SafeString:
+    """Escaped ``page`` text between absolute offsets ``a`` and ``b``, the parts of heading lines in it
+    wrapped (each piece is wrapped on its own, so tags nest whatever the marks cut)."""
+    lo, hi = a - page.start, b - page.start
+    out, pos = [], lo
+    for start, marker_end, end in headings:
+        s, e = max(start, lo), min(end, hi)
+        if s >= e:
+            continue
+        out.append(escape(page.text[pos:s]))
+        marker = page.text[s:min(marker_end, e)] if s < marker_end else ""
+        out.append(format_html('<strong class="md-h">{}{}</strong>',
+                               format_html('<span class="md-mark">{}</span>', marker) if marker else "",
+                               page.text[s + len(marker):e]))
+        pos = e
+    out.append(escape(page.text[pos:hi]))
+    return mark_safe("".join(out))
 
 
 def tail(text: str, chars: int = CONTEXT_CHARS) -> str:

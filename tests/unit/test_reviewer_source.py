@@ -1,4 +1,6 @@
 """The source viewer's highlighting: exact spans, always escaped, clipped to the page."""
+from django.utils.html import escape
+
 from reviewer.source import PageText, Span, head, highlight, pages_of_span, tail
 
 TEXT = 'Page one ends here.\fThe <b>cap</b> is "$247.83" & final.\fLast page.'
@@ -48,3 +50,28 @@ def test_context_cuts_at_word_boundaries():
     assert tail(words, 50).startswith("… w") and words.endswith(tail(words, 50)[2:])
     assert head(words, 50).endswith(" …") and words.startswith(head(words, 50)[:-2])
     assert head("short") == "short" and tail("short") == "short"
+
+
+MD = "Intro & terms.\n\n# 11. Governing <Law>\n\nThis Agreement is governed by New York law.\n## 11.2 Escalation"
+
+
+def _strip_tags(html: str) -> str:
+    import re
+
+    return re.sub(r"<[^>]+>", "", html)
+
+
+def test_markdown_heading_lines_are_shown_as_headings_with_their_marker_kept():
+    html = highlight(PageText(1, 0, len(MD), MD))
+    assert ('<strong class="md-h"><span class="md-mark"># </span>11. Governing &lt;Law&gt;</strong>' in html)
+    assert '<strong class="md-h"><span class="md-mark">## </span>11.2 Escalation</strong>' in html
+    assert _strip_tags(html) == escape(MD)  # every character kept, once
+
+
+def test_a_mark_across_a_heading_line_nests_and_keeps_every_character_once():
+    start, end = MD.index("terms"), MD.index("This Agreement") + 4
+    html = highlight(PageText(1, 0, len(MD), MD), [Span(3, start, end)])
+    mark = html[html.index("<mark"):html.index("</mark>") + len("</mark>")]
+    assert mark.count("<strong") == mark.count("</strong>") == 1  # the heading's tags open and close inside
+    assert _strip_tags(mark) == "terms.\n\n# 11. Governing &lt;Law&gt;\n\nThis"
+    assert _strip_tags(html) == escape(MD)
