@@ -8,7 +8,48 @@
     if (meta) { event.detail.headers["X-CSRFToken"] = meta.content; }
   });
 
-  function clauseLinks() { return Array.prototype.slice.call(document.querySelectorAll("#clause-list .clause-link")); }
+  function allClauseLinks() { return Array.prototype.slice.call(document.querySelectorAll("#clause-list .clause-link")); }
+  function shown(el) { return !el.closest("[hidden]"); }
+  function clauseLinks() { return allClauseLinks().filter(shown); }
+
+  // Clause filter (All / Found / Flagged / Not reviewed): hides list items in the browser; the choice
+  // is kept for the tab's session, and the counts follow each decision.
+  var FILTERS = {
+    all: function () { return true; },
+    found: function (li) { return li.getAttribute("data-status") === "found"; },
+    unverified: function (li) { return li.getAttribute("data-status") === "unverified"; },
+    pending: function (li) { return li.getAttribute("data-review") === "pending"; }
+  };
+  function currentFilter() {
+    var saved = null;
+    try { saved = window.sessionStorage.getItem("clause-filter"); } catch (e) { saved = null; }
+    return FILTERS[saved] ? saved : "all";
+  }
+  function applyFilter() {
+    var bar = document.getElementById("clause-filter");
+    var list = document.getElementById("clause-list");
+    if (!bar || !list) { return; }
+    bar.hidden = false;
+    var show = currentFilter(), items = Array.prototype.slice.call(list.querySelectorAll(".clause-item"));
+    Array.prototype.forEach.call(bar.querySelectorAll("button[data-show]"), function (button) {
+      var name = button.getAttribute("data-show");
+      button.setAttribute("aria-pressed", name === show ? "true" : "false");
+      button.querySelector(".n").textContent = items.filter(FILTERS[name]).length;
+    });
+    items.forEach(function (li) { li.hidden = !FILTERS[show](li); });
+    Array.prototype.forEach.call(list.querySelectorAll(".clause-group"), function (group) {
+      group.hidden = !group.querySelector(".clause-item:not([hidden])");
+    });
+    var empty = list.querySelector(".filter-empty");
+    if (empty) { empty.hidden = !items.length || items.some(function (li) { return !li.hidden; }); }
+  }
+  document.addEventListener("click", function (event) {
+    var button = event.target.closest && event.target.closest("#clause-filter button[data-show]");
+    if (!button) { return; }
+    try { window.sessionStorage.setItem("clause-filter", button.getAttribute("data-show")); } catch (e) { /* private mode */ }
+    applyFilter();
+  });
+  document.addEventListener("htmx:oobAfterSwap", applyFilter);
   function currentLink() { return document.querySelector('#clause-list .clause-link[aria-current="true"]'); }
 
   // Keep the clause list's selection in step with the workspace (after htmx swaps and history moves).
@@ -45,13 +86,14 @@
   }
 
   document.addEventListener("htmx:afterSettle", function (event) {
+    applyFilter();
     if (event.target && event.target.id === "workspace") {
       var config = event.detail.requestConfig;
       afterWorkspace(!!(config && config.verb === "post" && config.elt && config.elt.id === "decision-form"));
     }
   });
   document.addEventListener("htmx:historyRestore", syncCurrent);
-  document.addEventListener("DOMContentLoaded", function () { syncCurrent(); revealMark(); });
+  document.addEventListener("DOMContentLoaded", function () { applyFilter(); syncCurrent(); revealMark(); });
 
   // Upload: show the bytes sent while the files travel.
   document.addEventListener("htmx:xhr:progress", function (event) {
@@ -73,13 +115,19 @@
     return tag === "INPUT" || tag === "TEXTAREA" || tag === "SELECT" || el.isContentEditable;
   }
 
+  // j/k: the next/previous clause the filter shows, counted from the one in hand even when the
+  // filter has just hidden it (a decision taken under "Not reviewed" moves on to the next one).
   function moveClause(step) {
-    var links = clauseLinks();
-    if (!links.length) { return; }
-    var here = links.indexOf(document.activeElement);
-    if (here < 0) { here = links.indexOf(currentLink()); }
-    var next = here < 0 ? (step > 0 ? 0 : links.length - 1) : Math.min(links.length - 1, Math.max(0, here + step));
-    var link = links[next];
+    var all = allClauseLinks();
+    if (!clauseLinks().length) { return; }
+    var here = all.indexOf(document.activeElement);
+    if (here < 0) { here = all.indexOf(currentLink()); }
+    var i = here < 0 ? (step > 0 ? -1 : all.length) : here, link = null;
+    for (i += step; i >= 0 && i < all.length; i += step) {
+      if (shown(all[i])) { link = all[i]; break; }
+    }
+    if (!link && here >= 0 && shown(all[here])) { link = all[here]; }  // at the end: stay
+    if (!link) { return; }
     link.focus();
     if (link.getAttribute("aria-current") !== "true") { link.click(); }
   }

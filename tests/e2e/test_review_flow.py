@@ -182,3 +182,36 @@ def test_stale_decision_is_refused_in_the_browser(signed_in, auditor, contract, 
     a.page.click('#decision-form button[data-action="accept"]')  # deciding again, knowingly, works
     a.page.wait_for_selector('[data-review-state="accept"]')
     assert Review.objects.filter(extraction=ex).count() == 2
+
+
+def test_filter_not_reviewed_is_a_work_queue_that_j_walks_and_a_reload_keeps(signed_in, auditor, contract):
+    s = signed_in(auditor)
+    open_document(s, contract)
+    bar = s.page.locator("#clause-filter")
+    assert bar.locator('[data-show="all"] .n').text_content() == "7"
+    assert bar.locator('[data-show="unverified"] .n').text_content() == "1"
+    bar.locator('[data-show="unverified"]').click()
+    visible = s.page.locator("#clause-list .clause-link:visible")
+    assert visible.count() == 1
+    assert visible.get_attribute("data-extraction-id") == str(contract.extractions["Insurance"].pk)
+    assert s.page.locator("#clause-list .group-title:visible").all_text_contents() == ["Insurance 1"]
+
+    bar.locator('[data-show="pending"]').click()
+    assert bar.locator('[data-show="pending"]').get_attribute("aria-pressed") == "true"
+    order = [int(x) for x in visible.evaluate_all("links => links.map(a => a.dataset.extractionId)")]
+    assert len(order) == 7
+    s.page.locator("body").press("j")  # the first clause
+    s.page.wait_for_selector(f'#workspace [data-current-extraction="{order[0]}"]')
+    s.settle()
+    s.page.keyboard.press("a")  # accepted: it leaves the queue, the count follows
+    s.page.wait_for_function("() => document.querySelector('#clause-filter [data-show=\"pending\"] .n')"
+                             ".textContent === '6'")
+    assert visible.count() == 6
+    s.page.keyboard.press("j")  # the next one still to review
+    s.page.wait_for_selector(f'#workspace [data-current-extraction="{order[1]}"]')
+    assert Review.objects.filter(extraction_id=order[0], decision="accept").count() == 1
+    s.shot("18-filter-not-reviewed")
+
+    s.page.reload()
+    assert bar.locator('[data-show="pending"]').get_attribute("aria-pressed") == "true"
+    assert visible.count() == 6

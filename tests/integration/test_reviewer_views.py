@@ -103,7 +103,8 @@ def test_decisions_are_appended_and_the_state_is_derived(client, auditor, contra
     assert reviews == [("accept", 1), ("correct", 1), ("reject", 2)]
     html = r3.content.decode()
     assert html.count('class="history-item"') == 3 and "duplicate of 4.1" in html
-    assert f'id="clause-item-{ex.pk}" class="clause-item" hx-swap-oob="true"' in html
+    assert (f'id="clause-item-{ex.pk}" class="clause-item" data-status="{ex.status}" data-review="reject" '
+            'hx-swap-oob="true"') in html  # the list item (and the list's filter) follow the decision
     assert "review-reject" in html
 
 
