@@ -55,6 +55,23 @@ def create_run(engagement, *, documents: Iterable[Document] | None = None,
     return run
 
 
+def extract_ready_document(document_id: int, *, user_id: int | None = None,
+                           engine: str | None = None) -> ExtractionRun | None:
+    """A run over one document and every active clause type, queued, if the document is ready and
+    no run over it has started since it became ready (a redelivered task creates no second run)."""
+    from django.contrib.auth import get_user_model
+    from django.db.models import Max
+
+    document = Document.objects.filter(pk=document_id, status=Document.Status.READY).defer("text").first()
+    if document is None:
+        return None
+    ready_at = document.stages.aggregate(t=Max("finished_at"))["t"]
+    if ready_at and ClauseTask.objects.filter(document=document, run__created_at__gte=ready_at).exists():
+        return None
+    user = get_user_model().objects.filter(pk=user_id).first() if user_id else None
+    return create_run(document.engagement, documents=[document], engine=engine, user=user)
+
+
 def enqueue_run(run_id: int, *, queue: str | None = None) -> int:
     """One Celery task per document with open clause tasks; returns how many were sent."""
     from extraction.tasks import extract_document

@@ -24,3 +24,13 @@ def extract_document(self, run_id: int, document_id: int) -> str:
             return "failed"
         raise self.retry(countdown=0)  # a fresh session resumes from the checkpoint
     return result
+
+
+@shared_task(name="extraction.tasks.extract_when_ready")
+def extract_when_ready(document_id: int, user_id: int | None = None, engine: str | None = None) -> str:
+    """Chained after an upload's ingest pipeline: a run over the document and every active clause
+    type when it became ready; nothing when it did not (failed, needs OCR) or is gone."""
+    from extraction.runs import extract_ready_document
+
+    run = extract_ready_document(document_id, user_id=user_id, engine=engine)
+    return f"run {run.pk}" if run is not None else "no run: not ready, or already extracted since it became ready"

@@ -48,14 +48,15 @@ class IntakeResult:
 
 
 def intake_file(engagement, source, *, filename: str, uploaded_by=None, doc_type: str = "",
-                replace: bool = False, enqueue: bool = True) -> IntakeResult:
+                replace: bool = False, enqueue: bool = True, then=None) -> IntakeResult:
     """Check, store and register one file, and queue its pipeline on commit.
 
     ``source`` is a path or an uploaded/open binary file. With ``replace``, a document of the
     engagement with the same file name but other bytes is updated in place (new file,
     stages reset) instead of a new document being created; its pipeline then re-embeds
     only the chunks whose text changed. ``enqueue=False`` leaves running the pipeline to
-    the caller (``manage.py ingest --wait`` without a worker).
+    the caller (``manage.py ingest --wait`` without a worker). ``then(document_id)``: a Celery
+    signature queued after the pipeline's last stage, whatever became of the document (it checks).
     """
     name = PurePath(filename or getattr(source, "name", "") or "upload").name
     with _open(source) as handle:
@@ -78,11 +79,11 @@ def intake_file(engagement, source, *, filename: str, uploaded_by=None, doc_type
             earlier = (Document.objects.filter(engagement=engagement, original_name=name)
                        .order_by("-created_at", "-pk").first())
             if earlier is not None:
-                return _replace(earlier, handle, name, digest, size, doc_type, enqueue)
-        return _create(engagement, handle, name, digest, size, uploaded_by, doc_type, enqueue)
+                return _replace(earlier, handle, name, digest, size, doc_type, enqueue, then)
+        return _create(engagement, handle, name, digest, size, uploaded_by, doc_type, enqueue, then)
 
 
-def _create(engagement, handle, name, digest, size, uploaded_by, doc_type, enqueue) -> IntakeResult:
+def _create(engagement, handle, name, digest, size, uploaded_by, doc_type, enqueue, then=None) -> IntakeResult:
     document = Document(
         engagement=engagement, original_name=name, sha256=digest, size_bytes=size, title=PurePath(name).stem[:300],
         doc_type=doc_type, doc_type_source=Document.TypeSource.UPLOAD if doc_type else "", uploaded_by=uploaded_by,
@@ -97,7 +98,7 @@ def _create(engagement, handle, name, digest, size, uploaded_by, doc_type, enque
                 [DocumentStage(document=document, name=stage) for stage in DocumentStage.Name.values]
             )
             if enqueue:
-                _enqueue_on_commit(document.pk)
+                _enqueue_on_commit(document.pk, then)
     except IntegrityError:
         # Someone stored the same bytes in the same engagement a moment ago.
         document.file.delete(save=False)
@@ -111,7 +112,7 @@ def _create(engagement, handle, name, digest, size, uploaded_by, doc_type, enque
     return IntakeResult(document, created=True)
 
 
-def _replace(document: Document, handle, name, digest, size, doc_type, enqueue) -> IntakeResult:
+def _replace(document: Document, handle, name, digest, size, doc_type, enqueue, then=None) -> IntakeResult:
     from ingest.pipeline import reset_stages
 
     old_file = document.file.name
@@ -130,7 +131,7 @@ def _replace(document: Document, handle, name, digest, size, doc_type, enqueue) 
         )
         reset_stages(document)
         if enqueue:
-            _enqueue_on_commit(document.pk)
+            _enqueue_on_commit(document.pk, then)
     if old_file and old_file != document.file.name:
         document.file.storage.delete(old_file)
     document.refresh_from_db()
@@ -148,11 +149,11 @@ def reprocess(document: Document, *, enqueue: bool = True) -> None:
             _enqueue_on_commit(document.pk)
 
 
-def _enqueue_on_commit(document_id: int) -> None:
+def _enqueue_on_commit(document_id: int, then=None) -> None:
     def send():
         from ingest.tasks import enqueue_pipeline
 
-        enqueue_pipeline(document_id)
+        enqueue_pipeline(document_id, then=then)
 
     transaction.on_commit(send)
 

@@ -33,11 +33,9 @@ def index_document(document_id: int) -> bool:
     return pipeline.run_stage(document_id, "index")
 
 
-def enqueue_pipeline(document_id: int):
-    """Queue convert → chunk → embed → index for a document (call it from ``on_commit``)."""
-    return chain(
-        convert_document.si(document_id),
-        chunk_document.si(document_id),
-        embed_document.si(document_id),
-        index_document.si(document_id),
-    ).apply_async()
+def enqueue_pipeline(document_id: int, then=None):
+    """Queue convert → chunk → embed → index for a document (call it from ``on_commit``), and
+    ``then(document_id)``, a signature (an upload's "extract when ready"), after the last stage."""
+    stages = [convert_document.si(document_id), chunk_document.si(document_id), embed_document.si(document_id),
+              index_document.si(document_id)]
+    return chain(*stages, *([then(document_id)] if then is not None else [])).apply_async()

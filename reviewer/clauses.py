@@ -4,8 +4,9 @@ from __future__ import annotations
 from itertools import groupby
 
 from django.db.models import Count, OuterRef, Q, QuerySet, Subquery
+from django.db.models.functions import Coalesce
 
-from extraction.models import Extraction
+from extraction.models import ClauseTask, Extraction, ExtractionRun
 from reviewer.decisions import PENDING, STATE_LABELS
 from reviewer.models import Review
 
@@ -56,13 +57,24 @@ def one(extraction_id: int):
 
 
 def counted(documents: QuerySet) -> QuerySet:
-    """Documents annotated with clause counts by status and how many clauses have a decision."""
+    """Documents annotated with clause counts by status, how many clauses have a decision, and how
+    many clause types are still being extracted by a run started from the app (``n_extracting``;
+    bulk runs show their progress on their own page)."""
     def n(**where):
         return Count("extractions", filter=Q(**where), distinct=True)
 
+    open_tasks = (ClauseTask.objects.filter(document=OuterRef("pk"), run__mode=ExtractionRun.Mode.SYNC,
+                                            status__in=[ClauseTask.Status.PENDING, ClauseTask.Status.RUNNING])
+                  .values("document").annotate(n=Count("pk")).values("n"))
     return documents.annotate(
         n_found=n(extractions__status="found"),
         n_not_found=n(extractions__status="not_found"),
         n_unverified=n(extractions__status="unverified"),
         n_reviewed=n(extractions__reviews__isnull=False),
+        n_extracting=Coalesce(Subquery(open_tasks), 0),
     )
+
+
+def still_working(documents) -> bool:
+    """Whether the documents table should keep refreshing itself (pipeline or extraction under way)."""
+    return any(not d.is_terminal or d.n_extracting for d in documents)

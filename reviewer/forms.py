@@ -37,6 +37,7 @@ class MultipleFileField(forms.FileField):
 class UploadForm(forms.Form):
     files = MultipleFileField(label="Contracts")
     doc_type = forms.CharField(label="Document type", required=False, max_length=100)
+    extract = forms.BooleanField(label="Extract clauses when each contract is ready", required=False, initial=True)
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)

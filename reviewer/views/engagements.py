@@ -30,7 +30,7 @@ def engagement_detail(request, engagement_id: int):
     documents = _documents(engagement)
     context = {
         "engagement": engagement, "role": engagement.my_role, "documents": documents,
-        "polling": any(not d.is_terminal for d in documents),
+        "polling": clauses.still_working(documents),
     }
     return render_page(request, "reviewer/engagement.html", "reviewer/_documents.html", context)
 

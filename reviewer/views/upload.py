@@ -5,7 +5,8 @@ from dataclasses import dataclass
 
 from django.shortcuts import render
 
-from reviewer import access
+from extraction.engines import resolve_engine_name
+from reviewer import access, clauses
 from reviewer.doc_types import type_choices
 from reviewer.forms import UploadForm
 from reviewer.views.engagements import _documents
@@ -26,7 +27,8 @@ def upload(request, engagement_id: int):
     form = UploadForm(request.POST or None, request.FILES or None)
     if request.method == "POST":
         if form.is_valid():
-            results = [_intake(engagement, f, form.cleaned_data["doc_type"], request.user) for f in form.cleaned_data["files"]]
+            data = form.cleaned_data
+            results = [_intake(engagement, f, data["doc_type"], request.user, data["extract"]) for f in data["files"]]
             if not any(r.ok for r in results):
                 status = 422
             form = UploadForm()
@@ -35,20 +37,24 @@ def upload(request, engagement_id: int):
     documents = _documents(engagement)
     context = {
         "engagement": engagement, "role": engagement.my_role, "form": form, "results": results,
-        "documents": documents, "polling": any(not d.is_terminal for d in documents), "doc_types": type_choices(engagement),
+        "documents": documents, "polling": clauses.still_working(documents), "doc_types": type_choices(engagement),
+        "engine": resolve_engine_name(),
     }
     template = "reviewer/_upload_results.html" if request.headers.get("HX-Request") == "true" else "reviewer/upload.html"
     return render(request, template, context, status=status)
 
 
-def _intake(engagement, uploaded, doc_type: str, user) -> FileResult:
+def _intake(engagement, uploaded, doc_type: str, user, extract: bool) -> FileResult:
+    from extraction.tasks import extract_when_ready
     from ingest.intake import IntakeError, intake_file
 
     name = uploaded.name
+    then = (lambda document_id: extract_when_ready.si(document_id, user.pk)) if extract else None
     try:
-        result = intake_file(engagement, uploaded, filename=name, uploaded_by=user, doc_type=doc_type)
+        result = intake_file(engagement, uploaded, filename=name, uploaded_by=user, doc_type=doc_type, then=then)
     except IntakeError as exc:
         return FileResult(name, False, str(exc))
     if result.created:
-        return FileResult(name, True, "Queued for processing.", result.document)
+        after = "; its clauses will be extracted when it is ready" if extract else ""
+        return FileResult(name, True, f"Queued for processing{after}.", result.document)
     return FileResult(name, True, f"Already uploaded (same content) as “{result.document.title}”.", result.document)

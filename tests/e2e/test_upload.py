@@ -30,13 +30,14 @@ def test_admin_uploads_a_cuad_pdf_and_watches_it_reach_ready(signed_in, engageme
     s.page.click("text=Upload contracts")
     s.page.set_input_files("#upload-files", [str(pdf), str(fake)])
     s.page.fill("#id_doc_type", "Supply")
+    assert s.page.is_checked("#id_extract")  # extract when ready: the default
     s.shot("09-upload-form")
     s.page.click("#upload-form button[type=submit]")
 
     ok = s.page.locator('.file-result[data-filename="Supply agreement (CUAD).pdf"]')
     bad = s.page.locator('.file-result[data-filename="not-really.pdf"]')
     ok.wait_for()
-    assert "Queued" in ok.text_content()
+    assert "its clauses will be extracted when it is ready" in ok.text_content()
     assert "bad" in bad.get_attribute("class")
     message = bad.text_content()
     assert "not-really.pdf" in message and len(message) > 30  # a sentence, not a code
@@ -56,8 +57,10 @@ def test_admin_uploads_a_cuad_pdf_and_watches_it_reach_ready(signed_in, engageme
     document.refresh_from_db()
     assert row.get_attribute("data-status") == "ready", (document.status, document.error, celery_worker.log_tail())
     assert document.page_count == pages and document.doc_type == "Supply"
-    assert s.page.locator("#documents").get_attribute("data-polling") == "false"  # polling stopped
     assert row.locator("td.num").first.text_content().strip().startswith(str(pages))
+    # then its clauses are extracted; the table keeps refreshing until they are in
+    s.page.wait_for_selector('#documents[data-polling="false"]', timeout=120_000)
+    assert "found" in row.locator("td").nth(4).text_content(), celery_worker.log_tail()
     s.shot("11-upload-ready")
     assert len(seen - {"shot"}) >= 2, seen  # it was seen moving, not only at the end
     s.page.click(f'#documents tr[data-document-id="{document.pk}"] a:has-text("{document.title}")')
