@@ -87,8 +87,9 @@ class Summary:
 
 
 def key_terms(clauses: Sequence[Source]) -> tuple[Point, ...]:
-    """The offline summary: one point per topic that has clauses, clauses in ``TOPICS`` order,
-    each clause once (its first extraction given), at most ``MAX_POINTS`` points."""
+    """The offline summary: one point per topic that has clauses, their types in ``TOPICS`` order
+    (clauses of one type in the order given), at most ``MAX_POINTS`` points; a clause type outside
+    ``TOPICS`` (a free question, an admin's own type) is left out."""
     by_type: dict[str, list[Source]] = {}
     for c in clauses:
         if c.text.strip():
