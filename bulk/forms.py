@@ -13,7 +13,8 @@ ENGINES = [("auto", "Automatic (Claude through the Message Batches API when a ke
 
 class BulkExtractForm(forms.Form):
     clause_types = forms.ModelMultipleChoiceField(queryset=ClauseType.objects.none(),
-                                                  widget=forms.CheckboxSelectMultiple)
+                                                  widget=forms.CheckboxSelectMultiple,
+                                                  help_text="Every active type is ticked; untick those not needed.")
     documents = forms.ModelMultipleChoiceField(queryset=Document.objects.none(), required=False,
                                                widget=forms.SelectMultiple(attrs={"size": 12}),
                                                help_text="Leave empty for every ready document.")
@@ -21,6 +22,8 @@ class BulkExtractForm(forms.Form):
 
     def __init__(self, *args, engagement, **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["clause_types"].queryset = ClauseType.objects.filter(active=True).order_by("name")
+        types = ClauseType.objects.filter(active=True).order_by("name")
+        self.fields["clause_types"].queryset = types
+        self.fields["clause_types"].initial = list(types)
         self.fields["documents"].queryset = (engagement.documents.filter(status=Document.Status.READY)
                                              .defer("text").order_by("title", "id"))

@@ -1,6 +1,8 @@
 """The batch page and the admins' "Bulk extract" form: scoping, roles, what the page shows."""
 from __future__ import annotations
 
+import re
+
 import pytest
 from django.urls import reverse
 
@@ -10,7 +12,7 @@ from bulk.service import start_bulk
 from bulk.submit import submit_pending
 from bulk import poll
 from engagements.models import Engagement
-from extraction.models import ClauseTask, ExtractionRun
+from extraction.models import ClauseTask, ClauseType, ExtractionRun
 from tests.integration.extraction_fixtures import ANSWERS, clause_types, make_contract
 from tests.mock_anthropic import FakeClaude
 from tests.mock_anthropic_batches import BatchAPI
@@ -111,6 +113,8 @@ def test_admin_starts_an_offline_bulk_run_from_the_form(client, engagement, peop
     client.force_login(people["admin"])
     form = client.get(reverse("bulk:new", args=[engagement.pk]))
     assert form.status_code == 200 and "Governing Law" in form.content.decode()
+    boxes = re.findall(r'<input type="checkbox" name="clause_types"[^>]*>', form.content.decode())
+    assert len(boxes) == ClauseType.objects.filter(active=True).count() and all("checked" in b for b in boxes)
     with django_capture_on_commit_callbacks(execute=True):
         response = client.post(reverse("bulk:new", args=[engagement.pk]), {
             "clause_types": [t.pk for t in types], "documents": [document.pk], "engine": "offline"})
