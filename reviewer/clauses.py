@@ -63,8 +63,7 @@ def counted(documents: QuerySet) -> QuerySet:
     def n(**where):
         return Count("extractions", filter=Q(**where), distinct=True)
 
-    open_tasks = (ClauseTask.objects.filter(document=OuterRef("pk"), run__mode=ExtractionRun.Mode.SYNC,
-                                            status__in=[ClauseTask.Status.PENDING, ClauseTask.Status.RUNNING])
+    open_tasks = (_open_tasks().filter(document=OuterRef("pk"))
                   .values("document").annotate(n=Count("pk")).values("n"))
     return documents.annotate(
         n_found=n(extractions__status="found"),
@@ -73,6 +72,17 @@ def counted(documents: QuerySet) -> QuerySet:
         n_reviewed=n(extractions__reviews__isnull=False),
         n_extracting=Coalesce(Subquery(open_tasks), 0),
     )
+
+
+def _open_tasks() -> QuerySet:
+    """Clause tasks still to do in runs started from the app (not bulk runs)."""
+    return ClauseTask.objects.filter(run__mode=ExtractionRun.Mode.SYNC,
+                                     status__in=[ClauseTask.Status.PENDING, ClauseTask.Status.RUNNING])
+
+
+def extracting(document) -> int:
+    """How many clause types of ``document`` an app-started run is still extracting."""
+    return _open_tasks().filter(document_id=document.pk).count()
 
 
 def still_working(documents) -> bool:

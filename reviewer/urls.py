@@ -26,6 +26,7 @@ urlpatterns = [
     path("documents/<int:document_id>/", review.document, name="document"),
     path("documents/<int:document_id>/type/", doc_type.change_type, name="document-type"),
     path("documents/<int:document_id>/file", engagements.document_file, name="document-file"),
+    path("documents/<int:document_id>/clauses/", review.document_clauses, name="document-clauses"),
     path("documents/<int:document_id>/pages/<int:number>/", review.document_page, name="document-page"),
     path("documents/<int:document_id>/find/", find.find, name="find"),
     path("documents/<int:document_id>/summary/", summary.summary, name="document-summary"),

@@ -28,6 +28,13 @@ def document(request, document_id: int):
     return respond(request, doc, doc.my_role, ws)
 
 
+def document_clauses(request, document_id: int):
+    """The clause list alone: polled by the document page while its clauses are being extracted."""
+    doc = access.document_for(request.user, document_id)
+    return render(request, "reviewer/_clause_list.html",
+                  {"document": doc, "groups": clauses.groups(doc), "extracting": clauses.extracting(doc)})
+
+
 @server_timing
 def document_page(request, document_id: int, number: int):
     doc = access.document_for(request.user, document_id)
@@ -125,12 +132,12 @@ def respond(request, doc, role, ws, *, status=200, extra=None, refresh_item=Fals
     }
     if is_fragment(request):
         if context.get("refresh_list"):
-            context["groups"] = clauses.groups(doc)
+            context["groups"], context["extracting"] = clauses.groups(doc), clauses.extracting(doc)
         if refresh_item and ws.extraction is not None:
             context["oob_item"] = clauses.one(ws.extraction.pk)
         response = render(request, "reviewer/_workspace.html", context, status=status)
     else:
-        context["groups"] = clauses.groups(doc)
+        context["groups"], context["extracting"] = clauses.groups(doc), clauses.extracting(doc)
         context["find_form"] = extra.get("find_form") if extra and extra.get("find_form") else FindForm()
         if role == access.ADMIN:
             context["doc_type_choices"] = type_choices(doc.engagement)

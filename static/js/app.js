@@ -85,8 +85,24 @@
     }
   }
 
+  // The clause list refreshes itself while clauses are being extracted: keep the clause in hand
+  // selected and, if it had the focus, focused.
+  var focusedClause = null;
+  document.addEventListener("htmx:beforeSwap", function (event) {
+    if (event.target && event.target.id === "clause-list") {
+      var active = document.activeElement;
+      focusedClause = active && event.target.contains(active) ? active.getAttribute("data-extraction-id") : null;
+    }
+  });
+
   document.addEventListener("htmx:afterSettle", function (event) {
     applyFilter();
+    syncCurrent();
+    if (focusedClause) {
+      var again = document.querySelector('#clause-list [data-extraction-id="' + focusedClause + '"]');
+      if (again) { again.focus({ preventScroll: true }); }
+      focusedClause = null;
+    }
     if (event.target && event.target.id === "workspace") {
       var config = event.detail.requestConfig;
       afterWorkspace(!!(config && config.verb === "post" && config.elt && config.elt.id === "decision-form"));

@@ -131,3 +131,31 @@ def test_case_summary_from_the_document_page_by_keyboard(signed_in, engagement, 
     s.page.get_by_role("link", name="Payment", exact=True).click()
     s.page.wait_for_url(f"**{reverse('clause', args=[contract.document.pk, payment.pk])}")
     assert s.page.locator(f'mark[data-citation-id="{cit.pk}"]').text_content() == cit.quote
+
+
+def test_the_clause_list_fills_in_while_clauses_are_being_extracted(signed_in, engagement, make_member):
+    from extraction.models import ClauseTask
+    from extraction.runs import create_run
+    from tests.factories import ensure_clause_types
+
+    document, _, _ = make_document(engagement)
+    types = ensure_clause_types(["Governing Law", "Payment"])
+    run = create_run(engagement, documents=[document], clause_types=list(types.values()), enqueue=False)
+    s = signed_in(make_member(engagement, "auditor", username="alice"))
+    s.page.goto(reverse("document", args=[document.pk]))
+    assert "Extracting: 2 clause types to go" in s.page.locator("#clause-list").text_content()
+
+    Extraction.objects.create(run=run, document=document, clause_type=types["Governing Law"], status="not_found",
+                              engine="offline", dedupe_key="not_found")
+    ClauseTask.objects.filter(run=run, clause_type=types["Governing Law"]).update(status="done")
+    s.page.wait_for_selector("#clause-list [data-extraction-id]", timeout=10_000)  # no reload
+    assert "1 clause type to go" in s.page.locator("#clause-list").text_content()
+    s.page.locator("body").press("j")  # reviewing may start at once; the next refresh keeps the focus
+    s.page.wait_for_selector("#workspace [data-current-extraction]")
+    ClauseTask.objects.filter(run=run).update(status="done")
+    s.page.wait_for_function("() => !document.querySelector('#clause-list').hasAttribute('hx-trigger')",
+                             timeout=10_000)
+    s.settle()
+    assert "Extracting" not in s.page.locator("#clause-list").text_content()
+    clause = Extraction.objects.get(run=run).pk  # still in hand, and focused, after the list was replaced
+    s.page.wait_for_function(f"() => document.activeElement.dataset.extractionId === '{clause}'", timeout=2_000)

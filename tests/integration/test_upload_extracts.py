@@ -99,3 +99,20 @@ def test_admins_reach_bulk_extraction_from_the_engagement_page(client, engagemen
     assert f'href="{bulk}"' in client.get(reverse("engagement", args=[engagement.pk])).content.decode()
     client.force_login(make_member(engagement, "auditor"))
     assert bulk not in client.get(reverse("engagement", args=[engagement.pk])).content.decode()
+
+
+def test_the_document_page_clause_list_refreshes_while_extracting_and_is_scoped(client, engagement, make_member):
+    from engagements.models import Engagement
+
+    document, _, _ = make_document(engagement)
+    run = create_run(engagement, documents=[document], enqueue=False)
+    client.force_login(make_member(engagement, "auditor"))
+    page = client.get(reverse("document", args=[document.pk])).content.decode()
+    url = reverse("document-clauses", args=[document.pk])
+    assert f'hx-get="{url}" hx-trigger="every 3s"' in page and "clause types to go" in page
+    ClauseTask.objects.filter(run=run).update(status=ClauseTask.Status.DONE)
+    listed = client.get(url).content.decode()
+    assert 'id="clause-list"' in listed and "hx-trigger" not in listed and "No clauses extracted yet" in listed
+    other = Engagement.objects.create(name="Other audit")
+    client.force_login(make_member(other, "admin", username="outsider"))
+    assert client.get(url).status_code == 404
