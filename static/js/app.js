@@ -121,8 +121,11 @@
   });
 
   document.addEventListener("htmx:afterRequest", function (event) {
-    var bar = document.getElementById("upload-progress");
-    if (bar && event.detail.elt && event.detail.elt.id === "upload-form") { bar.hidden = true; bar.value = 0; }
+    var form = event.detail.elt, bar = document.getElementById("upload-progress");
+    if (!form || form.id !== "upload-form") { return; }
+    if (bar) { bar.hidden = true; bar.value = 0; }
+    // Files taken: clear the form, so the same files are not sent twice; a refusal keeps them to fix.
+    if (event.detail.successful) { form.reset(); }
   });
 
   function isTyping(el) {

@@ -38,6 +38,7 @@ def test_admin_uploads_a_cuad_pdf_and_watches_it_reach_ready(signed_in, engageme
     bad = s.page.locator('.file-result[data-filename="not-really.pdf"]')
     ok.wait_for()
     assert "its clauses will be extracted when it is ready" in ok.text_content()
+    assert s.page.eval_on_selector("#upload-files", "input => input.files.length") == 0  # not sent twice
     assert "bad" in bad.get_attribute("class")
     message = bad.text_content()
     assert "not-really.pdf" in message and len(message) > 30  # a sentence, not a code
