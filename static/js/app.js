@@ -38,7 +38,9 @@
     });
     items.forEach(function (li) { li.hidden = !FILTERS[show](li); });
     Array.prototype.forEach.call(list.querySelectorAll(".clause-group"), function (group) {
-      group.hidden = !group.querySelector(".clause-item:not([hidden])");
+      var visible = group.querySelectorAll(".clause-item:not([hidden])").length, count = group.querySelector(".group-title .muted");
+      group.hidden = !visible;
+      if (count) { count.textContent = visible; }
     });
     var empty = list.querySelector(".filter-empty");
     if (empty) { empty.hidden = !items.length || items.some(function (li) { return !li.hidden; }); }

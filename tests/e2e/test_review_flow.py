@@ -215,3 +215,17 @@ def test_filter_not_reviewed_is_a_work_queue_that_j_walks_and_a_reload_keeps(sig
     s.page.reload()
     assert bar.locator('[data-show="pending"]').get_attribute("aria-pressed") == "true"
     assert visible.count() == 6
+
+
+def test_a_group_counts_the_clauses_its_filter_shows(signed_in, auditor, contract):
+    from extraction.models import Extraction
+
+    law = contract.extractions["Governing Law"]
+    Extraction.objects.create(run=law.run, document=law.document, clause_type=law.clause_type, status="not_found",
+                              engine="offline", dedupe_key="not_found")
+    s = signed_in(auditor)
+    open_document(s, contract)
+    titles = s.page.locator("#clause-list .group-title:visible")
+    assert "Governing Law 2" in titles.all_text_contents()
+    s.page.locator('#clause-filter [data-show="found"]').click()
+    assert "Governing Law 1" in titles.all_text_contents()
