@@ -73,8 +73,8 @@ class Strategy:
     0.846; without its full-text list 0.881, held-out 0.856; a guaranteed top-5 slot for the best
     chunk whose section heading names the type: no change on either half (such a chunk is already in
     the top 5 in all but 6 first-half pairs and every held-out one); table-of-contents chunks (eight
-    or more "12.3 Title  17" entries) moved below the rest: they sit in the top 5 of only 10 pairs a
-    half, recall 0.886 unchanged and held-out 0.855 -> 0.856.
+    or more "12.3 Title  17" entries) moved below the rest: they sit in the top 5 of only 10 and 12
+    pairs of the two halves, recall 0.886 unchanged and held-out 0.855 -> 0.856.
     Held-out half: see metrics.json."""
 
     variants: tuple[str, ...] = ("name_query", "description", "query", "example")

@@ -11,8 +11,9 @@ from __future__ import annotations
 from typing import Iterable
 
 from django.conf import settings
+from django.contrib.auth import get_user_model
 from django.db import transaction
-from django.db.models import Count, Q
+from django.db.models import Count, Max, Q
 from django.utils import timezone
 
 from extraction import catalog
@@ -59,9 +60,6 @@ def extract_ready_document(document_id: int, *, user_id: int | None = None,
                            engine: str | None = None) -> ExtractionRun | None:
     """A run over one document and every active clause type, queued, if the document is ready and
     no run over it has started since it became ready (a redelivered task creates no second run)."""
-    from django.contrib.auth import get_user_model
-    from django.db.models import Max
-
     document = Document.objects.filter(pk=document_id, status=Document.Status.READY).defer("text").first()
     if document is None:
         return None

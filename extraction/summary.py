@@ -25,7 +25,7 @@ from extraction.context import whole_document_context
 from extraction.docview import DocumentView
 from extraction.prompts import SUMMARY_SYSTEM, summary_question
 from extraction.usage import Usage
-from extraction.verify import absent_values, exact_values
+from extraction.verify import ValueSource, exact_values
 
 MAX_POINTS = 10
 MAX_TOKENS = 2048
@@ -121,8 +121,8 @@ def parse_points(answer: str) -> tuple[Point, ...]:
 
 def check_points(points: Sequence[Point], document_text: str) -> tuple[Point, ...]:
     """Each point with the exact values in it that the document text does not contain."""
-    return tuple(replace(p, unverified=tuple(absent_values(exact_values(p.text), [document_text])))
-                 for p in points)
+    document = ValueSource([document_text])
+    return tuple(replace(p, unverified=tuple(document.absent(exact_values(p.text)))) for p in points)
 
 
 def offline_summary(clauses: Sequence[Source], document_text: str) -> Summary:

@@ -440,21 +440,28 @@ def _contains_value(hay: str, value: str) -> bool:
     return re.search(pat, hay) is not None
 
 
-def absent_values(values: Sequence[str], cited: Sequence[str]) -> list[str]:
-    """The ``values`` that do not appear verbatim in the cited texts (layout around them forgiven)."""
-    hay = " \u2016 ".join(norm(c) for c in cited)
-    loose_hay = _loose(hay)
-    tokens = set(exact_values(hay))
-    return [v for v in values
-            if not (v in tokens or _contains_value(hay, v) or _contains_value(loose_hay, _loose(v)))]
+class ValueSource:
+    """Texts that values are looked up in, normalised and scanned once: a summary checks every value
+    of every point against one whole document."""
+
+    def __init__(self, cited: Sequence[str]):
+        self.text = " \u2016 ".join(norm(c) for c in cited)
+        self.loose = _loose(self.text)
+        self.values = exact_values(self.text)  # the values the texts hold, in order
+        self._held = set(self.values)
+
+    def absent(self, values: Sequence[str]) -> list[str]:
+        """The ``values`` that do not appear verbatim here (layout around them forgiven)."""
+        return [v for v in values if not (v in self._held or _contains_value(self.text, v)
+                                          or _contains_value(self.loose, _loose(v)))]
 
 
 def check_values(values: Sequence[str], cited: Sequence[str]) -> list[str]:
     """Errors for values that do not appear verbatim in the cited texts."""
-    hay = " \u2016 ".join(norm(c) for c in cited)
+    source = ValueSource(cited)
     errs = []
-    for v in absent_values(values, cited):
-        cands = [c for c in exact_values(hay) if c != v]
+    for v in source.absent(values):
+        cands = [c for c in source.values if c != v]
         similar = difflib.get_close_matches(v, cands, n=3, cutoff=0.3) or cands[:3]
         hint = (" (the cited text has: " + ", ".join(f'"{c}"' for c in similar) + ")") if similar else ""
         errs.append(f'value "{v}" in clause_text does not appear verbatim in the cited text{hint}; '

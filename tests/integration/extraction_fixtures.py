@@ -5,6 +5,7 @@ Under 12,000 characters, so the Claude engine gets it whole (no retrieval, no em
 from __future__ import annotations
 
 import hashlib
+import time
 
 PAGES = [
     [
@@ -92,3 +93,13 @@ def clause_types(names=TYPES):
     ensure_catalog()
     rows = {t.name: t for t in ClauseType.objects.filter(name__in=names)}
     return [rows[n] for n in names]
+
+
+def wait_until(predicate, timeout: float, what: str, worker=None) -> None:
+    """Poll ``predicate`` until it holds; on timeout fail naming ``what`` (with the worker's log tail)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(0.1)
+    raise AssertionError(f"timed out waiting for {what}\n{worker.log_tail() if worker else ''}")

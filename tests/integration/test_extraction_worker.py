@@ -11,20 +11,11 @@ from django.db.models import Count
 
 from extraction import runs
 from extraction.models import ClauseTask, Extraction, ExtractionRun
-from tests.integration.extraction_fixtures import ANSWERS, TYPES, clause_types, make_contract
+from tests.integration.extraction_fixtures import ANSWERS, TYPES, clause_types, make_contract, wait_until
 from tests.mock_anthropic import FakeClaude, MockAnthropic, serve
 from tests.worker import WorkerProcess
 
 VISIBILITY = 5
-
-
-def _wait(predicate, timeout: float, what: str, worker=None):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(0.1)
-    raise AssertionError(f"timed out waiting for {what}\n{worker.log_tail() if worker else ''}")
 
 
 @pytest.mark.django_db(transaction=True)
@@ -42,7 +33,7 @@ def test_worker_killed_mid_run_resumes_and_completes_without_duplicates(engageme
         run = runs.create_run(engagement, documents=[document], clause_types=clause_types(), engine="anthropic",
                               queue=queue)
         done = ClauseTask.objects.filter(run=run, status="done")
-        _wait(lambda: done.count() >= 2, 60, "two clauses done before the kill", first)
+        wait_until(lambda: done.count() >= 2, 60, "two clauses done before the kill", first)
         first.kill()
         killed_at = time.monotonic()
         finished_before_kill = done.count()
@@ -52,8 +43,8 @@ def test_worker_killed_mid_run_resumes_and_completes_without_duplicates(engageme
         # the broker hands the unacknowledged message out again once the visibility timeout has passed
         time.sleep(max(0.0, VISIBILITY + 1 - (time.monotonic() - killed_at)))
         second = WorkerProcess("kill2", env=env).start()
-        _wait(lambda: ExtractionRun.objects.get(pk=run.pk).status in ("done", "failed"), 90, "the run to finish",
-              second)
+        wait_until(lambda: ExtractionRun.objects.get(pk=run.pk).status in ("done", "failed"), 90,
+                   "the run to finish", second)
 
         run.refresh_from_db()
         assert run.status == "done", (run.error, second.log_tail())

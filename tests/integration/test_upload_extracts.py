@@ -2,8 +2,6 @@
 with every active clause type; the documents table keeps refreshing until the clauses are in."""
 from __future__ import annotations
 
-import time
-
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
@@ -12,6 +10,7 @@ from extraction.models import ClauseTask, ClauseType, Extraction, ExtractionRun
 from extraction.runs import create_run, extract_ready_document
 from ingest.models import Document
 from tests.factories import make_document
+from tests.integration.extraction_fixtures import wait_until
 from tests.integration.ingest_helpers import wait_terminal
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -32,16 +31,6 @@ This Agreement is governed by the laws of the State of Delaware, without regard 
 """
 
 
-def _wait_run_done(engagement, worker, timeout=180) -> ExtractionRun:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        run = ExtractionRun.objects.filter(engagement=engagement).first()
-        if run is not None and run.status in ("done", "failed"):
-            return run
-        time.sleep(0.3)
-    raise AssertionError(f"no finished run after {timeout}s\n{worker.log_tail()}")
-
-
 def test_an_upload_is_extracted_when_it_is_ready(client, engagement, make_member, celery_worker):
     admin = make_member(engagement, "admin")
     client.force_login(admin)
@@ -52,7 +41,9 @@ def test_an_upload_is_extracted_when_it_is_ready(client, engagement, make_member
     assert "its clauses will be extracted when it is ready" in response.content.decode()
     document = wait_terminal([Document.objects.get(engagement=engagement)], worker=celery_worker)[0]
     assert document.status == "ready", document.error
-    run = _wait_run_done(engagement, celery_worker)
+    finished = ExtractionRun.objects.filter(engagement=engagement, status__in=["done", "failed"])
+    wait_until(finished.exists, 180, "the upload's extraction run to finish", celery_worker)
+    run = finished.get()
     assert run.status == "done" and run.created_by == admin
     tasks = ClauseTask.objects.filter(run=run)
     assert set(tasks.values_list("document_id", flat=True)) == {document.pk}
