@@ -19,11 +19,12 @@ from django.db.models import F
 from extraction import checkpoints, retrieval, runs
 from extraction.catalog_sync import as_plain, catalog_order
 from extraction.checkpoints import clause_id_for
+from extraction.doc_type import classify_for_run
 from extraction.docview import load_document
 from extraction.engines import FAILED, Engine, EngineError, Interrupted, get_engine
 from extraction.models import ClauseTask, ExtractionRun
 from extraction.persist import save_outcome
-from extraction.usage import Usage, cost_usd
+from extraction.usage import Usage
 from ingest.models import Document
 
 log = logging.getLogger(__name__)
@@ -39,16 +40,10 @@ class _UsageMeter:
 
     def flush(self) -> None:
         total: Usage = self.session.usage
-        delta = Usage(total.input_tokens - self.flushed.input_tokens, total.output_tokens - self.flushed.output_tokens,
-                      total.cache_write_tokens - self.flushed.cache_write_tokens,
-                      total.cache_read_tokens - self.flushed.cache_read_tokens)
-        if not any((delta.input_tokens, delta.output_tokens, delta.cache_write_tokens, delta.cache_read_tokens)):
-            return
-        ExtractionRun.objects.filter(pk=self.run.pk).update(
-            input_tokens=F("input_tokens") + delta.input_tokens, output_tokens=F("output_tokens") + delta.output_tokens,
-            cache_write_tokens=F("cache_write_tokens") + delta.cache_write_tokens,
-            cache_read_tokens=F("cache_read_tokens") + delta.cache_read_tokens,
-            cost_usd=F("cost_usd") + cost_usd(delta, self.run.model, batch=self.run.mode == "batch"))
+        runs.add_usage(self.run, Usage(
+            total.input_tokens - self.flushed.input_tokens, total.output_tokens - self.flushed.output_tokens,
+            total.cache_write_tokens - self.flushed.cache_write_tokens,
+            total.cache_read_tokens - self.flushed.cache_read_tokens))
         self.flushed = Usage(total.input_tokens, total.output_tokens, total.cache_write_tokens, total.cache_read_tokens)
 
 
@@ -72,6 +67,7 @@ def process_document(run_id: int, document_id: int, *, engine: Engine | None = N
     engine = engine or get_engine(run.engine)
     retrieve = retrieve or retrieval.retrieve
     view = load_document(document)
+    classify_for_run(run, document, view, engine)  # a type for CASE_FACTS when the title named none
     wants_retrieval = getattr(engine, "wants_retrieval", lambda _view: True)
     session_box: dict = {}
 

@@ -116,6 +116,18 @@ def summary_question(context: ContextPack | str) -> dict:
     return {"role": "user", "content": [{"type": "text", "text": text}]}
 
 
+DOC_TYPE_SYSTEM = ("You classify commercial contracts for financial auditors. Use only the document you are given. "
+                   "Answer with the classify_document tool: the listed type that fits the contract best, and a "
+                   "short passage copied exactly from the document that shows it.")
+
+
+def doc_type_question(context: ContextPack | str) -> dict:
+    """User message asking for a document's contract type (``extraction.doc_type``)."""
+    text = ("What type of contract is this? Choose from the tool's list; the title or the sentence that names "
+            f"the agreement usually tells.\n\nDocument (provenance-tagged):\n\n{_context_text(context)}")
+    return {"role": "user", "content": [{"type": "text", "text": text}]}
+
+
 def verification_feedback(tool_use_id: str, feedback: str) -> dict:
     """User message answering a rejected ``extract_clause`` call with the verifier's errors
     (``VerificationResult.feedback()``), so the model can retry."""

@@ -13,13 +13,14 @@ from typing import Iterable
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import transaction
-from django.db.models import Count, Max, Q
+from django.db.models import Count, F, Max, Q
 from django.utils import timezone
 
 from extraction import catalog
 from extraction.catalog_sync import as_plain, ensure_catalog
 from extraction.engines import resolve_engine_name
 from extraction.models import ClauseTask, ClauseType, ExtractionRun
+from extraction.usage import Usage, cost_usd
 from ingest.models import Document
 
 
@@ -101,6 +102,17 @@ def counts(run: ExtractionRun) -> dict[str, int]:
         running=Count("id", filter=Q(status=S.RUNNING)), done=Count("id", filter=Q(status=S.DONE)),
         failed=Count("id", filter=Q(status=S.FAILED)))
     return {k: int(v or 0) for k, v in agg.items()}
+
+
+def add_usage(run: ExtractionRun, delta: Usage) -> None:
+    """Add tokens spent for ``run`` (and their cost estimate) to its row."""
+    if not any((delta.input_tokens, delta.output_tokens, delta.cache_write_tokens, delta.cache_read_tokens)):
+        return
+    ExtractionRun.objects.filter(pk=run.pk).update(
+        input_tokens=F("input_tokens") + delta.input_tokens, output_tokens=F("output_tokens") + delta.output_tokens,
+        cache_write_tokens=F("cache_write_tokens") + delta.cache_write_tokens,
+        cache_read_tokens=F("cache_read_tokens") + delta.cache_read_tokens,
+        cost_usd=F("cost_usd") + cost_usd(delta, run.model, batch=run.mode == ExtractionRun.Mode.BATCH))
 
 
 def mark_running(run: ExtractionRun) -> None:

@@ -21,6 +21,7 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import Sequence
 
+from extraction.claude_call import ClaudeCallError, create_message
 from extraction.context import whole_document_context
 from extraction.docview import DocumentView
 from extraction.prompts import SUMMARY_SYSTEM, summary_question
@@ -131,21 +132,13 @@ def offline_summary(clauses: Sequence[Source], document_text: str) -> Summary:
 
 def ask_claude(document: DocumentView, *, client, model: str, max_tokens: int = MAX_TOKENS) -> Summary:
     """Claude's summary of ``document`` (one Messages API call; the SDK retries 429/500/529)."""
-    import anthropic
-
     pack = whole_document_context(document.text, document.chunks, source=document.source, pages=document.pages)
     try:
-        response = client.messages.create(model=model, max_tokens=max_tokens, system=SUMMARY_SYSTEM,
-                                          messages=[summary_question(pack)])
-    except anthropic.APIStatusError as exc:
-        raise SummaryError(f"Claude answered HTTP {exc.status_code}: {_api_message(exc)}") from exc
-    except anthropic.APIError as exc:  # connection errors and timeouts, after the SDK's retries
-        raise SummaryError(f"Claude could not be reached: {exc}") from exc
+        response = create_message(client, task="summarise this document", model=model, max_tokens=max_tokens,
+                                  system=SUMMARY_SYSTEM, messages=[summary_question(pack)])
+    except ClaudeCallError as exc:
+        raise SummaryError(str(exc)) from exc
     stop = response.stop_reason
-    if stop == "refusal":
-        raise SummaryError("Claude declined to summarise this document.")
-    if stop == "model_context_window_exceeded":
-        raise SummaryError("The document context did not fit Claude's context window.")
     if stop not in ("end_turn", "max_tokens", "stop_sequence"):
         raise SummaryError(f"Claude stopped without a summary (stop_reason {stop}).")
     answer = "".join(block.text for block in response.content if block.type == "text")
@@ -156,8 +149,3 @@ def ask_claude(document: DocumentView, *, client, model: str, max_tokens: int = 
         raise SummaryError("Claude's answer had no summary points.")
     return Summary("anthropic", check_points(points, document.text), model=response.model,
                    context_mode=pack.mode, truncated=stop == "max_tokens", usage=Usage().add(response.usage))
-
-
-def _api_message(exc) -> str:
-    body = exc.body if isinstance(getattr(exc, "body", None), dict) else {}
-    return (body.get("error") or {}).get("message") or str(exc)

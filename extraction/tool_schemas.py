@@ -149,6 +149,28 @@ def all_tools(skill_names: Sequence[str], clause_types: Sequence[str] | None = N
     return tools
 
 
+OTHER_TYPE = "Other"
+
+
+def classify_document_tool(doc_types: Sequence[str]) -> dict:
+    """The tool a document's contract type is answered with (``extraction.doc_type``)."""
+    return {
+        "name": "classify_document",
+        "description": ("Record the contract's type, with a passage of the document that shows it (its title or "
+                        f'the sentence naming the agreement). Answer "{OTHER_TYPE}" when no listed type fits.'),
+        "input_schema": {
+            "type": "object",
+            "properties": {
+                "doc_type": {"type": "string", "enum": [*doc_types, OTHER_TYPE]},
+                "evidence": {"type": "string", "minLength": 2, "maxLength": 400,
+                             "description": "A short passage copied character-for-character from the document."},
+            },
+            "required": ["doc_type", "evidence"],
+            "additionalProperties": False,
+        },
+    }
+
+
 # --------------------------------------------------------------------------- validator
 
 def validate_extract_clause(data: Any, clause_types: Sequence[str] | None = None) -> list[str]:

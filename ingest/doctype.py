@@ -7,7 +7,10 @@ named last (the head of the compound) before "Agreement" in the first title line
 that names one; when none does, the sentence that names the agreement ("This Hosting Agreement ...").
 The names are CUAD's 25 contract types (CUAD v1, The Atticus Project, CC BY 4.0) plus
 non-disclosure agreements. ``bench/doctype_accuracy.py``: 0.955 of cuad-dev's 89 contracts get
-CUAD's type from their text alone (always naming the most common type: 0.090).
+CUAD's type from their text alone (always naming the most common type: 0.090). When the title
+names none and the run's engine is Claude, ``extraction.doc_type`` asks Claude.
+
+The reader is pure; ``type_choices`` asks the database which names an engagement already uses.
 """
 from __future__ import annotations
 
@@ -74,3 +77,16 @@ def classify(text: str) -> str | None:
         previous = line or previous
     m = _NAMING_SENTENCE.search(opening)
     return type_in(m.group(1)) if m else None
+
+
+def type_choices(engagement) -> list[str]:
+    """The type names to offer (the upload and change forms, Claude's choices): the engagement's
+    own types first, then the title reader's, without repeats. One engagement should name each
+    type one way, since managers read accuracy per document type."""
+    from ingest.models import Document
+
+    used = (Document.objects.filter(engagement=engagement).exclude(doc_type="")
+            .order_by("doc_type").values_list("doc_type", flat=True).distinct())
+    names = list(used)
+    seen = {n.casefold() for n in names}
+    return names + sorted(name for name, _ in TYPES if name.casefold() not in seen)

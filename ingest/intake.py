@@ -118,8 +118,8 @@ def _replace(document: Document, handle, name, digest, size, doc_type, enqueue, 
     old_file = document.file.name
     if doc_type:
         typed = {"doc_type": doc_type, "doc_type_source": Document.TypeSource.UPLOAD}
-    elif document.doc_type_source == Document.TypeSource.TITLE:
-        typed = {"doc_type": "", "doc_type_source": ""}  # the new file's title is read again
+    elif document.doc_type_source in (Document.TypeSource.TITLE, Document.TypeSource.MODEL):
+        typed = {"doc_type": "", "doc_type_source": ""}  # the new file's type is read (or asked) again
     else:
         typed = {}
     handle.seek(0)

@@ -32,6 +32,7 @@ class Document(models.Model):
         UPLOAD = "upload", "given at upload"
         TITLE = "title", "read from its title"
         ADMIN = "admin", "set by an admin"
+        MODEL = "model", "read by Claude"  # or, with no type, asked of Claude without an answer
 
     engagement = models.ForeignKey(Engagement, on_delete=models.CASCADE, related_name="documents")
     file = models.FileField(upload_to="documents/%Y/%m/", max_length=500)

@@ -1,14 +1,11 @@
-"""A document's type: the names offered, and an admin's change of it (kept, never overwritten).
+"""A document's type: an admin's change of it (kept, never overwritten).
 
-Managers read accuracy per document type, so one engagement should name each type one way:
-the upload form and the change form offer the same names, the types already used in the
-engagement first, then the contract types ``ingest.doctype`` reads from titles.
+The upload form and the change form offer the same names: ``ingest.doctype.type_choices``.
 """
 from __future__ import annotations
 
 from django.db import transaction
 
-from ingest.doctype import TYPES
 from ingest.models import Document
 from reviewer.models import DocumentTypeChange
 
@@ -17,15 +14,6 @@ MAX_CHARS = Document._meta.get_field("doc_type").max_length
 
 class TypeChangeError(ValueError):
     """The change was refused; the message says why, in words for the admin."""
-
-
-def type_choices(engagement) -> list[str]:
-    """Names to offer: the engagement's own types, then the title reader's, without repeats."""
-    used = (Document.objects.filter(engagement=engagement).exclude(doc_type="")
-            .order_by("doc_type").values_list("doc_type", flat=True).distinct())
-    names = list(used)
-    seen = {n.casefold() for n in names}
-    return names + sorted(name for name, _ in TYPES if name.casefold() not in seen)
 
 
 def change_doc_type(document: Document, new_type: str, user) -> DocumentTypeChange:

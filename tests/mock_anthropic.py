@@ -162,16 +162,20 @@ class FakeClaude:
     ``answers``: clause type name -> verbatim quote (or None for not_found). A type not in the key is
     answered not_found. ``wrong_quote``: clause type -> how many of its first answers use a quote that
     is not in the document. ``search_first``: types for which the model calls search_document once
-    before answering.
+    before answering. ``doc_type``: the (type, evidence) it answers when asked for the contract's type.
     """
 
     answers: dict[str, str | None] = field(default_factory=dict)
     wrong_quote: dict[str, int] = field(default_factory=dict)
     search_first: set[str] = field(default_factory=set)
+    doc_type: tuple[str, str] = ("Other", "")
     calls: int = 0
 
     def __call__(self, body: dict) -> dict:
         self.calls += 1
+        if (body.get("tool_choice") or {}).get("name") == "classify_document":
+            kind, evidence = self.doc_type
+            return message([tool_use_block("classify_document", {"doc_type": kind, "evidence": evidence})], "tool_use")
         q = current_question(body)
         if q is None:
             return message([text_block("I have no clause question to answer.")], "end_turn")

@@ -81,6 +81,12 @@ class AnthropicEngine:
         """A document under the whole-text threshold goes in whole: no retrieval needed."""
         return not (len(document.text) < WHOLE_DOC_MAX_CHARS and document.chunks)
 
+    def classify(self, document: DocumentView, choices: Sequence[str]):
+        """The document's contract type (``extraction.doc_type``); asked when its title named none."""
+        from extraction import doc_type
+
+        return doc_type.ask_claude(document, choices, client=self.client, model=self.model)
+
     @property
     def client(self) -> anthropic.Anthropic:
         if self._client is None:

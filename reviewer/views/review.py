@@ -12,9 +12,9 @@ from django.urls import reverse
 from django.utils.cache import patch_vary_headers
 from django.views.decorators.http import require_POST
 
+from ingest.doctype import type_choices
 from reviewer import access, clauses, workspace
 from reviewer.decisions import DecisionError, InvalidDecision, StaleDecision, record_decision
-from reviewer.doc_types import type_choices
 from reviewer.forms import DecisionForm, FindForm
 from reviewer.htmx import is_fragment
 from reviewer.timing import server_timing

@@ -6,8 +6,8 @@ from dataclasses import dataclass
 from django.shortcuts import render
 
 from extraction.engines import resolve_engine_name
+from ingest.doctype import type_choices
 from reviewer import access, clauses
-from reviewer.doc_types import type_choices
 from reviewer.forms import UploadForm
 from reviewer.views.engagements import _documents
 

@@ -1,0 +1,34 @@
+"""One Messages API call for a whole-document task (the case summary, the contract type).
+
+``create_message`` makes the call (the SDK retries 429/500/529 itself) and turns what can go
+wrong into :class:`ClaudeCallError` with words for the user: an HTTP error with the API's own
+message, no connection, a refusal, a context that did not fit. The clause agent
+(``extraction.agent``) has its own loop; these tasks are one question, one answer.
+"""
+from __future__ import annotations
+
+
+class ClaudeCallError(Exception):
+    """The call failed; the message says why, in words for the user."""
+
+
+def create_message(client, *, task: str, **kwargs):
+    """``client.messages.create(**kwargs)``; ``task`` names what was asked ("summarise this document")."""
+    import anthropic
+
+    try:
+        response = client.messages.create(**kwargs)
+    except anthropic.APIStatusError as exc:
+        raise ClaudeCallError(f"Claude answered HTTP {exc.status_code}: {_api_message(exc)}") from exc
+    except anthropic.APIError as exc:  # connection errors and timeouts, after the SDK's retries
+        raise ClaudeCallError(f"Claude could not be reached: {exc}") from exc
+    if response.stop_reason == "refusal":
+        raise ClaudeCallError(f"Claude declined to {task}.")
+    if response.stop_reason == "model_context_window_exceeded":
+        raise ClaudeCallError("The document context did not fit Claude's context window.")
+    return response
+
+
+def _api_message(exc) -> str:
+    body = exc.body if isinstance(getattr(exc, "body", None), dict) else {}
+    return (body.get("error") or {}).get("message") or str(exc)

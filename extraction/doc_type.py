@@ -1,0 +1,110 @@
+"""A contract's type asked of Claude, for documents whose title names none.
+
+Ingest reads the type from the title when it can (``ingest.doctype``: 0.955 of cuad-dev). When it
+cannot and a run's engine is Claude, the run asks Claude before the first clause, so CASE_FACTS
+carries the type from then on:
+
+* one Messages call over the whole-document context (``extraction.context.whole_document_context``:
+  the text under 12,000 characters, else the sections by priority, else the opening), the
+  ``classify_document`` tool forced; its ``doc_type`` is one of the engagement's type names
+  (``ingest.doctype.type_choices``) or "Other", its ``evidence`` a passage of the document;
+* the server looks for the evidence in the document text (normalised as citations are); an answer
+  whose evidence is not there, or whose type is not on the list, gets one retry with the reason;
+* the type is saved only when the evidence was found and the type is not "Other"; either way the
+  document is marked as asked (``doc_type_source`` "model"), so later runs do not ask again. A
+  failed call (HTTP error, no connection, refusal) leaves it unmarked for the next run, and the
+  run goes on without a type.
+
+An admin's type, or one given at upload, is never replaced (the save only fills an empty type).
+"""
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from typing import Sequence
+
+from extraction.claude_call import ClaudeCallError, create_message
+from extraction.context import whole_document_context
+from extraction.docview import DocumentView
+from extraction.prompts import DOC_TYPE_SYSTEM, doc_type_question, verification_feedback
+from extraction.tool_schemas import OTHER_TYPE, classify_document_tool
+from extraction.usage import Usage
+from extraction.runs import add_usage
+from extraction.verify import norm
+from ingest.doctype import type_choices
+from ingest.models import Document
+
+log = logging.getLogger(__name__)
+MAX_TOKENS = 512
+ATTEMPTS = 2  # the answer, and one retry told what was wrong
+
+
+@dataclass(frozen=True)
+class DocTypeAnswer:
+    doc_type: str | None  # None: "Other", or no answer that passed the checks
+    evidence: str = ""
+    problem: str = ""  # why no type was taken (for the log)
+    model: str = ""
+    usage: Usage = field(default_factory=Usage)
+
+
+def check_answer(answer: dict, choices: Sequence[str], document_text: str) -> str:
+    """What is wrong with a ``classify_document`` input ("" when nothing is)."""
+    doc_type, evidence = answer.get("doc_type"), answer.get("evidence")
+    if doc_type != OTHER_TYPE and doc_type not in choices:
+        return f"doc_type {doc_type!r} is not one of the listed types."
+    if not isinstance(evidence, str) or not norm(evidence):
+        return "evidence is missing: copy a short passage of the document that shows the type."
+    if norm(evidence) not in norm(document_text):
+        return (f"The evidence {evidence[:120]!r} is not in the document. Copy it character-for-character "
+                "from the text you were shown.")
+    return ""
+
+
+def ask_claude(document: DocumentView, choices: Sequence[str], *, client, model: str) -> DocTypeAnswer:
+    """Claude's answer for ``document``'s type; raises ``ClaudeCallError`` when the call fails."""
+    tool = classify_document_tool(choices)
+    pack = whole_document_context(document.text, document.chunks, source=document.source, pages=document.pages)
+    messages = [doc_type_question(pack)]
+    usage, problem, response_model = Usage(), "", model
+    for _ in range(ATTEMPTS):
+        response = create_message(client, task="classify this document", model=model, max_tokens=MAX_TOKENS,
+                                  system=DOC_TYPE_SYSTEM, tools=[tool], messages=messages,
+                                  tool_choice={"type": "tool", "name": tool["name"]})
+        usage.add(response.usage)
+        response_model = response.model
+        call = next((b for b in response.content if b.type == "tool_use" and b.name == tool["name"]), None)
+        if call is None:
+            problem = f"Claude answered without the classify_document tool (stop_reason {response.stop_reason})."
+            break
+        problem = check_answer(call.input, choices, document.text)
+        if not problem:
+            kept = None if call.input["doc_type"] == OTHER_TYPE else call.input["doc_type"]
+            return DocTypeAnswer(kept, call.input["evidence"], model=response_model, usage=usage)
+        messages += [{"role": "assistant", "content": [b.model_dump(exclude_none=True) for b in response.content]},
+                     verification_feedback(call.id, problem)]
+    return DocTypeAnswer(None, problem=problem, model=response_model, usage=usage)
+
+
+def needs_asking(document) -> bool:
+    """True for a document with no type that nobody has asked Claude about yet."""
+    return not document.doc_type and not document.doc_type_source
+
+
+def classify_for_run(run, document, view: DocumentView, engine) -> DocTypeAnswer | None:
+    """Ask the run's engine for ``document``'s type when it has none and the engine can tell (Claude);
+    save what passed the checks and add the call's usage to the run. None when nothing was asked."""
+    classify = getattr(engine, "classify", None)
+    if classify is None or not needs_asking(document):
+        return None
+    try:
+        answer = classify(view, type_choices(document.engagement))
+    except ClaudeCallError as exc:
+        log.warning("document %s: its type was not asked of Claude: %s", document.pk, exc)
+        return None
+    add_usage(run, answer.usage)
+    typed = {"doc_type": answer.doc_type} if answer.doc_type else {}
+    Document.objects.filter(pk=document.pk, doc_type="").update(doc_type_source=Document.TypeSource.MODEL, **typed)
+    if answer.doc_type is None:
+        log.info("document %s: Claude gave no type (%s)", document.pk, answer.problem or "Other")
+    return answer
