@@ -136,6 +136,18 @@ def test_section_priority_order():
     assert {b.tag.section for b in pack.blocks} == {"Summary"}
 
 
+def test_sections_start_with_the_opening_that_no_heading_covers():
+    preamble = ("EXCLUSIVE DISTRIBUTOR AGREEMENT\nThis Agreement is made between Acme Inc. and Borealis Ltd. "
+                "as of April 15, 1994.\n\n")
+    doc, table, chunks = build([(h, b * 3) for h, b in SECTIONS])
+    shifted = [ChunkView("k-open", 0, preamble, 0, len(preamble), 1, 1, 0, "")] + [
+        ChunkView(c.chunk_id, c.ordinal + 1, c.text, c.char_start + len(preamble), c.char_end + len(preamble),
+                  c.page_start, c.page_end, c.paragraph + 1, c.section) for c in chunks]
+    pack = section_context(shifted, source="s.pdf", budget_chars=3000)
+    assert pack.blocks[0].chunk_id == "k-open" and "EXCLUSIVE DISTRIBUTOR AGREEMENT" in pack.text
+    assert "Summary" in {b.tag.section for b in pack.blocks} and pack.chars <= 3000
+
+
 def test_long_document_without_headings_uses_retrieval():
     doc, table, chunks = build([("", "Plain text with no headings at all. " * 600)])
     chunks = [ChunkView(c.chunk_id, c.ordinal, c.text, c.char_start, c.char_end, c.page_start, c.page_end,
