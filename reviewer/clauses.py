@@ -3,8 +3,8 @@ from __future__ import annotations
 
 from itertools import groupby
 
-from django.db.models import Count, OuterRef, Q, QuerySet, Subquery
-from django.db.models.functions import Coalesce
+from django.db.models import Count, OuterRef, Q, QuerySet, Subquery, TextField, Value
+from django.db.models.functions import MD5, Cast, Coalesce, Concat, Lower
 
 from extraction.models import ClauseTask, Extraction, ExtractionRun
 from reviewer.decisions import PENDING, STATE_LABELS
@@ -32,36 +32,66 @@ def decorate(extraction) -> None:
     extraction.current_text = getattr(extraction, "latest_correction", None) or extraction.clause_text
 
 
-def groups(document) -> list[tuple[str, list[Extraction]]]:
-    """[(clause type name, [extractions])] in catalog-name order."""
-    rows = list(
-        with_review_state(Extraction.objects.filter(document_id=document.pk))
-        .select_related("clause_type")
-        .only("id", "document_id", "status", "engine", "clause_text", "version", "clause_type__name")
-        .order_by("clause_type__name", "-id")
-    )
+def answer_key(extraction) -> tuple[str, str]:
+    """What makes two extractions of one clause type the same answer: status and the text the engine
+    found (whitespace and case aside)."""
+    return extraction.status, " ".join(extraction.clause_text.split()).casefold()
+
+
+def fold_repeats(items: list) -> list:
+    """One clause type's extractions, newest first -> one item per distinct answer.
+
+    Each run extracts every clause type again (extracted on upload, then a bulk run, then "Find a
+    clause"), mostly with the same result. A repeat is not listed twice: the item shown for an
+    answer is the one reviewers decided on (the newest such), else the newest, and ``repeats``
+    says how many extractions it stands for. Different answers stay separate items."""
+    buckets: dict[tuple[str, str], list] = {}
+    for ex in items:
+        buckets.setdefault(answer_key(ex), []).append(ex)
+    shown = []
+    for bucket in buckets.values():
+        item = next((ex for ex in bucket if ex.review_state != PENDING), bucket[0])
+        item.repeats = len(bucket)
+        shown.append(item)
+    return shown
+
+
+_FIELDS = ("id", "document_id", "status", "engine", "clause_text", "version", "clause_type__name")
+
+
+def _rows(extractions: QuerySet) -> list[Extraction]:
+    rows = list(with_review_state(extractions).select_related("clause_type").only(*_FIELDS)
+                .order_by("clause_type__name", "-id"))
     for row in rows:
         decorate(row)
-    return [(name, list(items)) for name, items in groupby(rows, key=lambda r: r.clause_type.name)]
+    return rows
+
+
+def groups(document) -> list[tuple[str, list[Extraction]]]:
+    """[(clause type name, [extractions, repeats folded])] in catalog-name order."""
+    rows = _rows(Extraction.objects.filter(document_id=document.pk))
+    return [(name, fold_repeats(list(items))) for name, items in groupby(rows, key=lambda r: r.clause_type.name)]
 
 
 def one(extraction_id: int):
-    row = (
-        with_review_state(Extraction.objects.filter(pk=extraction_id))
-        .select_related("clause_type")
-        .only("id", "document_id", "status", "engine", "clause_text", "version", "clause_type__name")
-        .get()
-    )
-    decorate(row)
-    return row
+    """One extraction as its list item shows it (with the repeats it stands for)."""
+    row = Extraction.objects.only("document_id", "clause_type_id").get(pk=extraction_id)
+    same_type = _rows(Extraction.objects.filter(document_id=row.document_id, clause_type_id=row.clause_type_id))
+    mine = next(ex for ex in same_type if ex.pk == extraction_id)
+    mine.repeats = sum(answer_key(ex) == answer_key(mine) for ex in same_type)
+    return mine
 
 
 def counted(documents: QuerySet) -> QuerySet:
-    """Documents annotated with clause counts by status, how many clauses have a decision, and how
+    """Documents annotated with clause counts by status (distinct answers), how many clauses have a decision, and how
     many clause types are still being extracted by a run started from the app (``n_extracting``;
     bulk runs show their progress on their own page)."""
+    # distinct answers, as the clause list shows them (``fold_repeats``): a repeat counts once
+    answer = Concat(Cast("extractions__clause_type_id", TextField()), Value("|"), MD5(Lower("extractions__clause_text")),
+                    output_field=TextField())
+
     def n(**where):
-        return Count("extractions", filter=Q(**where), distinct=True)
+        return Count(answer, filter=Q(**where), distinct=True)
 
     open_tasks = (_open_tasks().filter(document=OuterRef("pk"))
                   .values("document").annotate(n=Count("pk")).values("n"))
@@ -69,7 +99,7 @@ def counted(documents: QuerySet) -> QuerySet:
         n_found=n(extractions__status="found"),
         n_not_found=n(extractions__status="not_found"),
         n_unverified=n(extractions__status="unverified"),
-        n_reviewed=n(extractions__reviews__isnull=False),
+        n_reviewed=Count("extractions", filter=Q(extractions__reviews__isnull=False), distinct=True),
         n_extracting=Coalesce(Subquery(open_tasks), 0),
     )
 

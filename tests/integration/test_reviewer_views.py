@@ -262,3 +262,42 @@ def test_not_found_clause_has_no_source_but_can_be_read_page_by_page(client, aud
     unverified = contract.extractions["Insurance"]
     html = client.get(reverse("clause", args=[ex.document_id, unverified.pk]), **HX).content.decode()
     assert "no verified citation" in html and "quote not found in chunk text" in html
+
+
+def _rerun(contract, changed: dict[str, str] | None = None):
+    """A second run over the same document: every answer again, those in ``changed`` with another text."""
+    from extraction.models import Extraction, ExtractionRun
+
+    changed = changed or {}
+    first = next(iter(contract.extractions.values()))
+    run = ExtractionRun.objects.create(engagement=first.run.engagement, engine="offline", status="done")
+    again = {}
+    for name, ex in contract.extractions.items():
+        again[name] = Extraction.objects.create(
+            run=run, document=ex.document, clause_type=ex.clause_type, status=ex.status, engine=ex.engine,
+            clause_text=changed.get(name, ex.clause_text), dedupe_key=ex.dedupe_key)
+    return again
+
+
+def _listed(html: str) -> set[int]:
+    return {int(i) for i in re.findall(r'id="clause-item-(\d+)"', html)}
+
+
+def test_a_rerun_with_the_same_answers_lists_each_clause_once(client, auditor, contract, engagement):
+    payment = contract.extractions["Payment"]
+    assert _decide(client, payment, "accept").status_code == 200
+    again = _rerun(contract, {"Governing Law": "This Agreement is governed by the laws of the State of New York."})
+
+    html = client.get(reverse("document", args=[contract.document.pk])).content.decode()
+    listed = _listed(html)
+    assert payment.pk in listed and again["Payment"].pk not in listed  # the decided one stands for both
+    for name in ("Termination For Convenience", "Non-Compete", "Insurance"):
+        assert again[name].pk in listed and contract.extractions[name].pk not in listed  # else the newest
+    assert {contract.extractions["Governing Law"].pk, again["Governing Law"].pk} <= listed  # a new answer is listed
+    assert len(listed) == len(contract.extractions) + 1
+    item = re.search(rf'id="clause-item-{payment.pk}".*?</li>', html, re.S).group(0)
+    assert "2 runs" in item
+
+    table = client.get(reverse("engagement", args=[engagement.pk])).content.decode()
+    found = sum(ex.status == "found" for ex in contract.extractions.values()) + 1
+    assert f"{found} found" in table and "1 not found" in table and "1 reviewed" in table
