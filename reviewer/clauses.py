@@ -73,13 +73,25 @@ def groups(document) -> list[tuple[str, list[Extraction]]]:
     return [(name, fold_repeats(list(items))) for name, items in groupby(rows, key=lambda r: r.clause_type.name)]
 
 
+def _same_type(extraction_id: int) -> tuple[Extraction, list[Extraction]]:
+    """The extraction and every extraction of its clause type on its document (newest first)."""
+    row = Extraction.objects.only("document_id", "clause_type_id").get(pk=extraction_id)
+    rows = _rows(Extraction.objects.filter(document_id=row.document_id, clause_type_id=row.clause_type_id))
+    return next(ex for ex in rows if ex.pk == extraction_id), rows
+
+
 def one(extraction_id: int):
     """One extraction as its list item shows it (with the repeats it stands for)."""
-    row = Extraction.objects.only("document_id", "clause_type_id").get(pk=extraction_id)
-    same_type = _rows(Extraction.objects.filter(document_id=row.document_id, clause_type_id=row.clause_type_id))
-    mine = next(ex for ex in same_type if ex.pk == extraction_id)
-    mine.repeats = sum(answer_key(ex) == answer_key(mine) for ex in same_type)
+    mine, rows = _same_type(extraction_id)
+    mine.repeats = sum(answer_key(ex) == answer_key(mine) for ex in rows)
     return mine
+
+
+def listed_as(extraction_id: int) -> int:
+    """The id of the list item that stands for ``extraction_id``: itself, unless it repeats an answer
+    another item shows ("Find a clause" finding a clause already listed, and perhaps decided)."""
+    mine, rows = _same_type(extraction_id)
+    return next(ex.pk for ex in fold_repeats(rows) if answer_key(ex) == answer_key(mine))
 
 
 def counted(documents: QuerySet) -> QuerySet:

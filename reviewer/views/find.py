@@ -8,7 +8,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from extraction.service import FindClauseError, find_clause
-from reviewer import access, workspace
+from reviewer import access, clauses, workspace
 from reviewer.forms import FindForm
 from reviewer.htmx import is_fragment
 from reviewer.views.review import respond
@@ -29,10 +29,11 @@ def find(request, document_id: int):
         extraction, error = _run(doc, request.user, form.cleaned_data)
     if extraction is None:
         return _refused(request, doc, form, error)
-    url = reverse("clause", args=[doc.pk, extraction.pk])
+    shown = clauses.listed_as(extraction.pk)  # a clause found again opens as the list shows it
+    url = reverse("clause", args=[doc.pk, shown])
     if not is_fragment(request):
         return redirect(url)
-    ex = access.extraction_for(request.user, doc.pk, extraction.pk, with_rows=True)
+    ex = access.extraction_for(request.user, doc.pk, shown, with_rows=True)
     response = respond(request, ex.document, ex.my_role, workspace.build(ex.document, extraction=ex),
                        extra={"refresh_list": True})
     response["HX-Push-Url"] = url

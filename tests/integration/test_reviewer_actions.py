@@ -92,6 +92,27 @@ def test_find_a_clause_runs_the_extraction_service(client, engagement, make_memb
 
 
 @pytest.mark.django_db
+def test_finding_a_clause_already_listed_opens_the_listed_item(client, engagement, make_member):
+    contract = make_reviewable(engagement)
+    auditor = make_member(engagement, "auditor")
+    client.force_login(auditor)
+    url = reverse("find", args=[contract.document.pk])
+    law = ClauseType.objects.get(name="Governing Law")
+    client.post(url, {"clause_type": law.pk}, **HX)
+    first = Extraction.objects.latest("id")
+    record_decision(extraction_id=first.pk, user=auditor, decision="accept", reason="checked", seen_review_id=0,
+                    seen_version=first.version)
+
+    response = client.post(url, {"clause_type": law.pk}, **HX)
+    again = Extraction.objects.latest("id")
+    assert again.pk != first.pk and again.clause_text == first.clause_text  # extracted again, the same answer
+    assert response["HX-Push-Url"] == reverse("clause", args=[first.document_id, first.pk])
+    html = response.content.decode()
+    assert f'data-current-extraction="{first.pk}"' in html and "2 runs" in html
+    assert f'id="clause-item-{again.pk}"' not in html
+
+
+@pytest.mark.django_db
 def test_find_is_for_reviewers_not_managers(client, engagement, make_member):
     contract = make_reviewable(engagement)
     client.force_login(make_member(engagement, "manager"))
