@@ -293,10 +293,18 @@ def is_question(clause) -> bool:
     return clause.source == "custom" and clause.name.startswith(QUESTION_PREFIX)
 
 
+BUILT_IN_SOURCES = ("seed", "cuad")
+
+
+def is_built_in(clause) -> bool:
+    """A type of the catalog this code ships (seed or CUAD), rather than an admin's own or a question."""
+    return clause.source in BUILT_IN_SOURCES
+
+
 def rivals(clause) -> tuple[ClauseType, ...]:
     """The built-in types a passage for ``clause`` is told apart from (the offline engine's
     ``type_margin``): the other types of its own taxonomy, since the seed types are umbrellas over
     CUAD's ("Termination" covers Termination For Convenience and is no alternative to it); for an
     admin's own type, every built-in type but itself."""
-    own = [c for c in CATALOG if c.source == clause.source] if clause.source in ("seed", "cuad") else CATALOG
+    own = [c for c in CATALOG if c.source == clause.source] if is_built_in(clause) else CATALOG
     return tuple(c for c in own if c.name != clause.name)
