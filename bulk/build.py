@@ -20,6 +20,7 @@ from typing import Callable, Sequence
 
 from extraction import checkpoints, retrieval, runs
 from extraction.catalog_sync import as_plain
+from extraction.doc_type import classify_for_run
 from extraction.docview import DocumentView, load_document
 from extraction.engines.anthropic import AnthropicEngine
 
@@ -76,8 +77,9 @@ class Builder:
     """Builds the requests of one run: engine, clause types and recent documents are loaded once."""
 
     def __init__(self, run, *, retrieve: Callable | None = None, k: int = retrieval.DEFAULT_K,
-                 max_tokens: int | None = None, documents_cached: int = 16):
+                 max_tokens: int | None = None, documents_cached: int = 16, client=None):
         self.run = run
+        self.client = client  # the API's, for the one question not batched: an untyped contract's type
         self.model = run.model or None
         self.max_tokens = max_tokens
         self.types = runs.types_for(run)
@@ -87,7 +89,11 @@ class Builder:
         self._cap = documents_cached
 
     def view(self, document) -> DocumentView:
-        view = self._views.pop(document.pk, None) or load_document(document)
+        view = self._views.pop(document.pk, None)
+        if view is None:
+            view = load_document(document)
+            if self.client is not None:  # before its first request is built, so CASE_FACTS carry the type
+                classify_for_run(self.run, document, view, AnthropicEngine(client=self.client, model=self.model))
         self._views[document.pk] = view
         while len(self._views) > self._cap:
             self._views.popitem(last=False)

@@ -141,7 +141,7 @@ def submit_pending(run, *, client=None, limits: Limits = API_LIMITS, builder: Bu
         from extraction.engines.anthropic import make_client
 
         client = make_client()
-    builder = builder or Builder(run)
+    builder = builder or Builder(run, client=client)
     outbox = Outbox(run, client, limits)
     try:
         for n, item in enumerate(_items(ids), 1):

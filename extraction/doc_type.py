@@ -15,6 +15,10 @@ carries the type from then on:
   failed call (HTTP error, no connection, refusal) leaves it unmarked for the next run, and the
   run goes on without a type.
 
+A bulk run through the Message Batches API asks the same question at once, not batched, when it
+builds a document's first request (``bulk.build.Builder``), so its requests' CASE_FACTS carry the
+type too.
+
 An admin's type, or one given at upload, is never replaced (the save only fills an empty type).
 """
 from __future__ import annotations
@@ -86,16 +90,18 @@ def ask_claude(document: DocumentView, choices: Sequence[str], *, client, model:
     return DocTypeAnswer(None, problem=problem, model=response_model, usage=usage)
 
 
-def needs_asking(document) -> bool:
-    """True for a document with no type that nobody has asked Claude about yet."""
-    return not document.doc_type and not document.doc_type_source
+def needs_asking(document_id: int) -> bool:
+    """True for a document with no type that nobody has asked Claude about yet (read afresh: the
+    batch builder and a resumed run hold rows loaded before an earlier answer was saved)."""
+    row = Document.objects.filter(pk=document_id).values("doc_type", "doc_type_source").first()
+    return bool(row) and not row["doc_type"] and not row["doc_type_source"]
 
 
 def classify_for_run(run, document, view: DocumentView, engine) -> DocTypeAnswer | None:
     """Ask the run's engine for ``document``'s type when it has none and the engine can tell (Claude);
     save what passed the checks and add the call's usage to the run. None when nothing was asked."""
     classify = getattr(engine, "classify", None)
-    if classify is None or not needs_asking(document):
+    if classify is None or not needs_asking(document.pk):
         return None
     try:
         answer = classify(view, type_choices(document.engagement))

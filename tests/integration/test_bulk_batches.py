@@ -107,6 +107,19 @@ def test_requests_are_the_synchronous_agents_forced_single_shot(engagement):
     assert ours["tool_choice"] == theirs["tool_choice"] and ours["max_tokens"] == theirs["max_tokens"]
 
 
+def test_an_untyped_contract_is_typed_once_before_its_requests_are_built(engagement):
+    document = make_contract(engagement, doc_type="")
+    run = _start(engagement)
+    api = BatchAPI(FakeClaude(dict(ANSWERS), doc_type=("Supply", "MASTER SUPPLY AGREEMENT")))
+    (job,) = submit_pending(run, client=api.client())
+    asked = [r for r in api.requests if (r.get("tool_choice") or {}).get("name") == "classify_document"]
+    assert len(asked) == 1  # one question, sent at once, for the five requests of the document
+    document.refresh_from_db()
+    assert (document.doc_type, document.doc_type_source) == ("Supply", "model")
+    for req in api._batches[job.batch_id]["requests"]:
+        assert parse_case_facts(req["params"]["system"][1]["text"])["doc_type"] == "Supply"
+
+
 def test_succeeded_errored_expired_canceled_then_the_retries_succeed(engagement):
     document = make_contract(engagement)
     run = _start(engagement)
