@@ -25,12 +25,11 @@ def summary(request, document_id: int):
             messages.success(request, f"Summary made ({checked}).")
         return redirect("document-summary", doc.pk)
     doc = access.document_for(request.user, document_id)
-    kept = list(doc.summaries.select_related("created_by").order_by("-id"))
-    shown = kept[0] if kept else None
-    if request.GET.get("id"):
-        shown = next((s for s in kept if str(s.pk) == request.GET["id"]), None)
-        if shown is None:
-            raise Http404("No such summary of this document.")
+    kept = list(doc.summaries.select_related("created_by").defer("points", "usage").order_by("-id"))  # the list
+    wanted = request.GET.get("id") or (kept[0].pk if kept else None)
+    shown = doc.summaries.filter(pk=wanted).first() if str(wanted or "").isdigit() else None
+    if request.GET.get("id") and shown is None:
+        raise Http404("No such summary of this document.")
     return render(request, "reviewer/summary.html", {
         "document": doc, "role": doc.my_role, "summary": shown, "kept": kept,
         "can_summarise": doc.my_role in access.FIND_ROLES, "engine": resolve_engine_name()})
