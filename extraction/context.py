@@ -5,9 +5,10 @@
   - whole-document tasks (doc-type classification, case summary) use section
     extraction when the chunks carry at least 3 distinct headings (the opening
     that no heading covers first, since a contract names itself, its parties and
-    its date there; then priority Abstract, Summary, Conclusion, Results, Introduction, Discussion,
-    Methods, Background, then document order, within a character budget), otherwise the
-    retrieved chunks the caller passes (or, with none, the document's opening);
+    its date there; then priority Abstract, Summary, Conclusion, Results,
+    Introduction, Discussion, Methods, Background, then document order, within a
+    character budget), otherwise the retrieved chunks the caller passes (or, with
+    none, the document's opening);
   - a clause question uses the caller's top-K retrieved chunks (K=5), re-sorted
     to reading order.
 

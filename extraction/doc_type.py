@@ -32,8 +32,8 @@ from extraction.context import whole_document_context
 from extraction.docview import DocumentView
 from extraction.prompts import DOC_TYPE_SYSTEM, doc_type_question, verification_feedback
 from extraction.tool_schemas import OTHER_TYPE, classify_document_tool
-from extraction.usage import Usage
 from extraction.runs import add_usage
+from extraction.usage import Usage
 from extraction.verify import norm
 from ingest.doctype import type_choices
 from ingest.models import Document
@@ -113,4 +113,6 @@ def classify_for_run(run, document, view: DocumentView, engine) -> DocTypeAnswer
     Document.objects.filter(pk=document.pk, doc_type="").update(doc_type_source=Document.TypeSource.MODEL, **typed)
     if answer.doc_type is None:
         log.info("document %s: Claude gave no type (%s)", document.pk, answer.problem or "Other")
+    else:
+        log.info("document %s: Claude read its type as %s from %r", document.pk, answer.doc_type, answer.evidence)
     return answer

@@ -95,12 +95,12 @@ def listed_as(extraction_id: int) -> int:
 
 
 def counted(documents: QuerySet) -> QuerySet:
-    """Documents annotated with clause counts by status (distinct answers), how many clauses have a decision, and how
-    many clause types are still being extracted by a run started from the app (``n_extracting``;
-    bulk runs show their progress on their own page)."""
+    """Documents annotated with clause counts by status (distinct answers, as the clause list shows
+    them), how many clauses have a decision, and how many clause types are still being extracted by
+    a run started from the app (``n_extracting``; bulk runs show their progress on their own page)."""
     # distinct answers, as the clause list shows them (``fold_repeats``): a repeat counts once
-    answer = Concat(Cast("extractions__clause_type_id", TextField()), Value("|"), MD5(Lower("extractions__clause_text")),
-                    output_field=TextField())
+    answer = Concat(Cast("extractions__clause_type_id", TextField()), Value("|"),
+                    MD5(Lower("extractions__clause_text")), output_field=TextField())
 
     def n(**where):
         return Count(answer, filter=Q(**where), distinct=True)
