@@ -130,3 +130,17 @@ def test_login_is_throttled_after_repeated_failures(client, make_member, engagem
     blocked = client.post(reverse("login"), {"username": user.username, "password": "pw-for-tests-1"})
     assert blocked.status_code == 429
     assert "Too many failed sign-in attempts" in blocked.content.decode()
+
+
+@pytest.mark.django_db
+def test_the_models_and_their_migrations_agree():
+    # a model change without its migration would reach a user's database only half done
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    out = StringIO()
+    try:
+        call_command("makemigrations", "--check", "--dry-run", stdout=out, stderr=out)
+    except SystemExit as exc:
+        raise AssertionError(f"models changed without a migration:\n{out.getvalue()}") from exc
