@@ -1,4 +1,4 @@
-"""The offline engine on clause types an admin makes: eight CUAD types re-made in our own words; prints JSON.
+"""The offline engine on wordings users write: admin-made clause types and free questions; prints JSON.
 
 An admin adds types the catalog lacks, in a name, a one-line description and a short query, with
 no example clause. To see how such a type fares, each of eight CUAD types is re-made that way
@@ -9,6 +9,11 @@ pairs, ``silent_source`` (not_found where the lawyers found none), and the admin
 over the built-in ones'. Before admin types were decided by the score threshold (they went
 through the presence model fitted on the catalog; commit "Offline engine: an admin's own clause
 type ..."), the same run gave them hit rate 0.252 and silent-source 0.914.
+
+Free questions ("Which law governs this agreement?", asked on the review page) are scored the same
+way against the type they ask about, at the engine's question threshold (``QUESTION_THRESHOLD``)
+and, to show where it sits, at other thresholds on the best passage's score (``questions.curve``),
+for each half of cuad-dev's documents.jsonl.
 
 Data: CUAD v1, The Atticus Project (CC BY 4.0), the cuad-dev subset, already ingested by
 ``manage.py evaluate`` (its database, its engagement).
@@ -47,6 +52,20 @@ RESTATED = {
 }
 
 
+# CUAD type -> a question a reviewer might type about it
+QUESTIONS = {
+    "Cap On Liability": "Is there a cap on liability?",
+    "Governing Law": "Which law governs this agreement?",
+    "Termination For Convenience": "Can a party terminate without cause?",
+    "No-Solicit Of Employees": "Can a party hire the other party's employees?",
+    "Audit Rights": "Can a party audit the other's records?",
+    "Insurance": "What insurance must a party carry?",
+    "Anti-Assignment": "Can this agreement be assigned?",
+    "Exclusivity": "Is the relationship exclusive?",
+}
+CURVE = (0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.55)
+
+
 def _rates(rows: list[tuple[bool, bool, bool]]) -> dict:
     """rows: (present, found, hit) -> the three rates."""
     present = [r for r in rows if r[0]]
@@ -70,7 +89,7 @@ def main(argv: list[str] | None = None) -> dict:
     django.setup()
     from extraction import catalog
     from extraction.docview import load_document
-    from extraction.engines.offline import OfflineEngine
+    from extraction.engines.offline import QUESTION_THRESHOLD, OfflineEngine
     from extraction.evaluation import PairRecord, is_hit
     from extraction.retrieval import retrieve
     from ingest.models import Document
@@ -80,27 +99,49 @@ def main(argv: list[str] | None = None) -> dict:
         raise SystemExit(f"No documents in engagement {args.engagement!r}: run `manage.py evaluate` first.")
     gold = [g for g in map(json.loads, (args.corpus / "gold.jsonl").open()) if g["clause_type"] in RESTATED
             and g["doc"] in docs]
-    engine = OfflineEngine()
+    order = [json.loads(line)["doc"] for line in (args.corpus / "documents.jsonl").open()]
+    first_half = set(order[: len(order) // 2 + len(order) % 2])
+    asked: dict[str, list[tuple[bool, float, bool]]] = {"first_half": [], "second_half": []}  # present, score, hit
+    class AnswerAlways(OfflineEngine):
+        def threshold(self, clause):
+            return 0.0
+
+    engine, always = OfflineEngine(), AnswerAlways()
     sessions: dict[int, object] = {}
-    rows: dict[str, dict[str, list]] = {"builtin": {}, "admin": {}}
+    asking: dict[int, object] = {}
+    rows: dict[str, dict[str, list]] = {}
     for g in gold:
         document = docs[g["doc"]]
         if document.pk not in sessions:
-            sessions[document.pk] = engine.open_session(load_document(document))
+            view = load_document(document)
+            sessions[document.pk], asking[document.pk] = engine.open_session(view), always.open_session(view)
         name, description, query = RESTATED[g["clause_type"]]
         admin = catalog.ClauseType(name, catalog.slugify(name), catalog.TEXT, description, query, "custom")
-        for label, clause in (("builtin", catalog.get(g["clause_type"])), ("admin", admin)):
+        question = QUESTIONS[g["clause_type"]]
+        free = catalog.ClauseType(f"{catalog.QUESTION_PREFIX}{question}", catalog.slugify(question), catalog.TEXT,
+                                  question, question, "custom")
+        for label, clause in (("builtin", catalog.get(g["clause_type"])), ("admin", admin), ("question", free)):
             retrieved = retrieve(document, clause, 5)
-            out = sessions[document.pk].extract(clause, f"{document.pk}:{clause.slug}", retrieved)
+            session = (asking if label == "question" else sessions)[document.pk]
+            out = session.extract(clause, f"{document.pk}:{clause.slug}", retrieved)
             found = out.status == "found"
             rec = PairRecord(g["doc"], g["clause_type"], g["present"], g.get("spans") or [], [],
                              status=out.status, clause_text=out.clause_text if found else "")
-            rows[label].setdefault(g["clause_type"], []).append((g["present"], found, is_hit(rec)))
+            if label == "question":  # asked with threshold 0: its passage and score, found at any threshold
+                score = float(out.detail.get("best_score") or 0.0)
+                half = "first_half" if g["doc"] in first_half else "second_half"
+                asked[half].append((g["present"], score, found and is_hit(rec)))
+                found = found and score >= QUESTION_THRESHOLD
+                rec.status = out.status if found else "not_found"
+            rows.setdefault(label, {}).setdefault(g["clause_type"], []).append((g["present"], found, is_hit(rec)))
     result = {"credit": CREDIT, "documents": len({g["doc"] for g in gold}),
               "types": {t: {"admin_name": RESTATED[t][0], "builtin": _rates(rows["builtin"][t]),
                             "admin": _rates(rows["admin"][t])} for t in RESTATED if t in rows["builtin"]}}
-    for label in ("builtin", "admin"):
+    for label in ("builtin", "admin", "question"):
         result[label] = _rates([r for per_type in rows[label].values() for r in per_type])
+    result["question"]["threshold"] = QUESTION_THRESHOLD
+    result["questions_curve"] = {half: {str(t): _rates([(p, s >= t, h and s >= t) for p, s, h in pairs]) for t in CURVE}
+                                 for half, pairs in asked.items()}
     result["admin_vs_builtin"] = {k: round(result["admin"][k] / result["builtin"][k], 3)
                                   for k in ("hit_rate", "silent_source") if result["builtin"][k]}
     print(json.dumps(result, indent=1))
