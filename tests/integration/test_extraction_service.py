@@ -63,6 +63,13 @@ def test_a_question_about_a_catalog_subject_is_answered_by_its_clause(ingested, 
     assert ex.status == "found", ex.clause_text
     assert ANSWERS[want] in " ".join(ex.clause_text.split())  # the PDF's line breaks aside
 
+@pytest.mark.parametrize("question", ["Are there liquidated damages?", "Is there a non-compete?",
+                                      "What insurance must the supplier carry?"])
+def test_a_question_about_a_clause_the_contract_lacks_is_not_found(ingested, make_member, question):
+    ex = find_clause(ingested, user=make_member(ingested.engagement, "auditor"), question=question, engine="offline")
+    assert ex.status == "not_found", ex.clause_text
+
+
 @pytest.mark.parametrize("name, description, query, want", [
     ("Choice of Law", "Which jurisdiction's law governs the contract.",
      "governing law; this agreement shall be governed by and construed in accordance with the laws of the state of",
