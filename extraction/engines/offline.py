@@ -16,7 +16,7 @@ clauses and per-type biases, and they measure a passage against the built-in typ
   reaches ``QUESTION_THRESHOLD`` ("which law governs?" got a presence of 0.21 beside a Governing
   Law clause; a question of a few words scores lower than a catalog wording). The threshold is
   the one that maximised hit rate + silent-source on the first half of cuad-dev for eight
-  questions of our own about eight CUAD types (``bench/admin_types.py``, ``questions_curve``: 0.45
+  questions of our own about eight CUAD types (``bench/user_wordings.py``, ``questions_curve``: 0.45
   over 0.25-0.55); on the held-out half it gives hit rate 0.429 and silent-source 0.918, where
   the 0.35 used before (chosen on the demo contracts' twelve questions) gave 0.554 and 0.587:
   more than four answers in ten to a question about a clause the contract lacks. On the demo
@@ -27,7 +27,7 @@ clauses and per-type biases, and they measure a passage against the built-in typ
   example: "Choice of Law" for Governing Law, ...) and scored against those types' gold: through
   the presence model, hit rate 0.252 and silent-source 0.914 (the built-in twin out-voted its
   restatement: "Choice of Law" found 6 of 78 governing-law clauses); by the score threshold 0.588
-  and 0.843; the built-in types themselves 0.673 and 0.916 (``bench/admin_types.py``; a restated
+  and 0.843; the built-in types themselves 0.673 and 0.916 (``bench/user_wordings.py``; a restated
   type that many contracts nearly match, "Termination Without Cause", is still over-reported:
   silent-source 0.153).
 

@@ -18,7 +18,7 @@ for each half of cuad-dev's documents.jsonl.
 Data: CUAD v1, The Atticus Project (CC BY 4.0), the cuad-dev subset, already ingested by
 ``manage.py evaluate`` (its database, its engagement).
 
-Usage: ``EMBEDDED_DIR=var/eval-extraction python -m bench.admin_types [--engagement "cuad-dev 2000"]``
+Usage: ``EMBEDDED_DIR=var/eval-extraction python -m bench.user_wordings [--engagement "cuad-dev 2000"]``
 """
 from __future__ import annotations
 
@@ -102,6 +102,7 @@ def main(argv: list[str] | None = None) -> dict:
     order = [json.loads(line)["doc"] for line in (args.corpus / "documents.jsonl").open()]
     first_half = set(order[: len(order) // 2 + len(order) % 2])
     asked: dict[str, list[tuple[bool, float, bool]]] = {"first_half": [], "second_half": []}  # present, score, hit
+
     class AnswerAlways(OfflineEngine):
         def threshold(self, clause):
             return 0.0
