@@ -1,6 +1,7 @@
 """Exports of clauses with their citations and current decision: CSV, JSON, XLSX.
 
-``export_records`` turns loaded rows into plain dicts (one per clause, citations nested);
+``export_records`` turns loaded rows into plain dicts (one per extraction, citations nested; a
+clause extracted again by a later run is its own row with its own run id and decisions);
 ``flat_rows`` flattens them to one row per citation for the tabular formats. Cells that a
 spreadsheet would run as a formula are neutralised (contracts are untrusted text).
 """
@@ -16,7 +17,7 @@ from django.db.models import Prefetch, QuerySet
 from reviewer.decisions import STATE_LABELS, derive_state
 
 COLUMNS = (
-    "document_id", "document", "document_type", "extraction_id", "clause", "type", "status", "engine", "model",
+    "document_id", "document", "document_type", "extraction_id", "run_id", "clause", "type", "status", "engine", "model",
     "extraction_version", "citation_ordinal", "chunk_id", "page", "span_start", "span_end", "quote",
     "current_decision", "reviewer", "decided_at", "reason",
 )
@@ -57,6 +58,7 @@ def export_records(extractions: Iterable[Any]) -> list[dict]:
             "document": ex.document.title,
             "document_type": ex.document.doc_type,
             "extraction_id": ex.id,
+            "run_id": ex.run_id,  # each run extracts again: a repeated answer is told apart by its run
             "clause": state.text,
             "engine_text": ex.clause_text,
             "type": ex.clause_type.name,

@@ -192,8 +192,10 @@ def test_exports_in_three_formats(client, auditor, contract):
     assert rec["citations"] == [{"citation_id": cit.pk, "ordinal": 0, "chunk_id": cit.chunk.chunk_id,
                                  "page": cit.page, "span": [cit.start, cit.end], "quote": cit.quote}]
     assert rec["current_decision"] == "accepted" and rec["reviewer"] == auditor.username and rec["decided_at"]
+    assert rec["run_id"] == ex.run_id  # a later run's repeat of the clause is told apart by its run
     csv_text = client.get(reverse("document-export", args=[doc.pk, "csv"])).content.decode("utf-8-sig")
-    assert csv_text.splitlines()[0].startswith("document_id,document,document_type,extraction_id,clause,type,status,engine")
+    assert csv_text.splitlines()[0].startswith(
+        "document_id,document,document_type,extraction_id,run_id,clause,type,status,engine")
     assert cit.quote in csv_text
     xlsx = client.get(reverse("engagement-export", args=[doc.engagement_id, "xlsx"]))
     assert xlsx["Content-Type"].startswith("application/vnd.openxmlformats")
