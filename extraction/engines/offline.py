@@ -19,9 +19,10 @@ clauses and per-type biases, and they measure a passage against the built-in typ
   questions of our own about eight CUAD types (``bench/user_wordings.py``, ``questions_curve``: 0.45
   over 0.25-0.55); on the held-out half it gives hit rate 0.429 and silent-source 0.918, where
   the 0.35 used before (chosen on the demo contracts' twelve questions) gave 0.554 and 0.587:
-  more than four answers in ten to a question about a clause the contract lacks. On the demo
-  contracts 0.45 costs four right answers that scored 0.37-0.43 ("Is there a non-compete?" twice,
-  the bare "governing law", a table's payment terms) and drops four wrong passages (0.38-0.42).
+  more than four answers in ten to a question about a clause the contract lacks. On the four demo
+  documents, fourteen questions each, 0.45 costs four right answers that scored 0.37-0.43 ("Is
+  there a non-compete?" twice, the bare "governing law", a table's payment terms) and drops three
+  wrong passages (0.38-0.42).
 * An admin's own type takes the calibrated score threshold. Measured on cuad-dev with eight CUAD
   types re-made as an admin would (another name, a one-line description and query of our own, no
   example: "Choice of Law" for Governing Law, ...) and scored against those types' gold: through
