@@ -74,14 +74,15 @@
     viewer.scrollTop = Math.max(0, offset - (target.tagName === "MARK" ? viewer.clientHeight / 3 : 8));
   }
 
-  function afterWorkspace(decided) {
+  function afterWorkspace(decided, found) {
     syncCurrent();
     revealMark();
-    // After a recorded decision (or when the focused control was replaced), focus goes back to the
-    // clause in the list, so j/k/a/r/e keep working; a refused decision keeps focus where it was.
+    // After a recorded decision, a clause found (or when the focused control was replaced), focus
+    // goes to the clause in the list, so j/k/a/r/e keep working; a refused decision keeps focus
+    // where it was.
     var active = document.activeElement;
     var lost = !active || active === document.body || !document.contains(active);
-    if (lost || (decided && !document.getElementById("decision-error"))) {
+    if (lost || found || (decided && !document.getElementById("decision-error"))) {
       var link = currentLink();
       if (link) { link.focus({ preventScroll: true }); }
     }
@@ -106,8 +107,8 @@
       focusedClause = null;
     }
     if (event.target && event.target.id === "workspace") {
-      var config = event.detail.requestConfig;
-      afterWorkspace(!!(config && config.verb === "post" && config.elt && config.elt.id === "decision-form"));
+      var config = event.detail.requestConfig, posted = config && config.verb === "post" && config.elt;
+      afterWorkspace(!!(posted && posted.id === "decision-form"), !!(posted && posted.id === "find-form"));
     }
   });
   document.addEventListener("htmx:historyRestore", syncCurrent);
@@ -207,7 +208,7 @@
         break;
       case "/":
         var find = document.getElementById("find-question");
-        if (find) { event.preventDefault(); find.focus(); }
+        if (find) { event.preventDefault(); find.focus(); find.select(); }  // typing replaces the last question
         break;
     }
   });

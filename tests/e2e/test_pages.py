@@ -61,6 +61,15 @@ def test_find_a_clause_by_catalog_type_and_by_question(signed_in, engagement, ma
     s.page.wait_for_selector(f'#workspace [data-current-extraction="{answer.pk}"]')
     assert answer.clause_type.name.startswith("Q: What unit fee")
     s.shot("13-find-question")
+    # the clause found has the focus: a key decides it; "/" then starts a new question, not a longer one
+    s.page.wait_for_function(f"() => document.activeElement?.dataset.extractionId === '{answer.pk}'")
+    s.page.keyboard.press("a")
+    s.page.wait_for_function(f"() => document.querySelector('#clause-item-{answer.pk}')?.dataset.review === 'accept'"
+                             f" && document.activeElement === document.querySelector('#clause-item-{answer.pk} a')")
+    s.page.keyboard.press("/")
+    s.page.keyboard.type("Which law governs?")
+    assert s.page.input_value("#find-question") == "Which law governs?"
+    s.page.keyboard.press("Escape")
     # both at once is refused in words, in the find box
     s.page.select_option("#find-type", label="Governing Law")
     s.page.fill("#find-question", "and a question")
