@@ -6,13 +6,15 @@ saves it as a new :class:`CaseSummary`; earlier ones stay.
 """
 from __future__ import annotations
 
+from itertools import groupby
+
 from django.conf import settings
 from django.db.models import OuterRef, Subquery
 
 from extraction.engines import resolve_engine_name
 from extraction.models import Citation, Extraction
 from extraction.summary import Source, Summary, SummaryError, ask_claude, offline_summary
-from reviewer.clauses import decorate, with_review_state
+from reviewer.clauses import answer_key, decorate, fold_repeats, with_review_state
 from reviewer.decisions import ACCEPT, CORRECT, PENDING
 from reviewer.models import CaseSummary
 
@@ -21,22 +23,27 @@ __all__ = ["SummaryError", "make_summary", "standing_clauses"]
 
 def standing_clauses(document) -> list[Source]:
     """The document's clauses as they stand after review, from the latest run of each clause type:
-    found and not rejected, accepted (even if flagged unverified), or corrected (the reviewer's text)."""
+    found and not rejected, accepted (even if flagged unverified), or corrected (the reviewer's text).
+    A latest-run answer that repeats an earlier one is judged by the item the clause list shows for
+    it (``clauses.fold_repeats``: the one reviewers decided on), so a rejected clause found again
+    stays out."""
     first_page = Citation.objects.filter(extraction=OuterRef("pk")).order_by("ordinal", "id").values("page")[:1]
     rows = (with_review_state(Extraction.objects.filter(document_id=document.pk))
-            .annotate(first_page=Subquery(first_page)).select_related("clause_type").order_by("-run_id", "id"))
-    latest_run: dict[str, int] = {}
+            .annotate(first_page=Subquery(first_page)).select_related("clause_type")
+            .order_by("clause_type__name", "-run_id", "id"))
     out = []
-    for row in rows:
-        name = row.clause_type.name
-        if latest_run.setdefault(name, row.run_id) != row.run_id:
-            continue
-        decorate(row)
-        state = row.review_state
-        standing = (state == CORRECT or (state == ACCEPT and row.status != Extraction.Status.NOT_FOUND)
-                    or (state == PENDING and row.status == Extraction.Status.FOUND))
-        if standing:
-            out.append(Source(name, row.pk, row.first_page, row.current_text))
+    for name, items in groupby(rows, key=lambda r: r.clause_type.name):
+        items = list(items)
+        for row in items:
+            decorate(row)
+        shown = {answer_key(item): item for item in fold_repeats(items)}
+        for row in (r for r in items if r.run_id == items[0].run_id):
+            item = shown[answer_key(row)]
+            state = item.review_state
+            standing = (state == CORRECT or (state == ACCEPT and item.status != Extraction.Status.NOT_FOUND)
+                        or (state == PENDING and item.status == Extraction.Status.FOUND))
+            if standing:
+                out.append(Source(name, item.pk, item.first_page, item.current_text))
     return out
 
 

@@ -43,6 +43,30 @@ def test_offline_summary_quotes_the_clauses_as_reviewed_and_links_each_to_its_cl
     assert "p. 2" in html
 
 
+def test_a_later_runs_repeat_of_a_rejected_clause_stays_out_of_the_summary(engagement, make_member):
+    # The clause list shows the rejected item for both copies; the summary must judge them alike.
+    from extraction.models import Extraction, ExtractionRun
+    from reviewer.summaries import standing_clauses
+
+    contract = make_reviewable(engagement)
+    auditor = make_member(engagement, "auditor")
+    law = contract.extractions["Governing Law"]
+    _decide(law, auditor, "reject")
+    rerun = ExtractionRun.objects.create(engagement=engagement, engine="offline", status="done")
+    again = Extraction.objects.create(run=rerun, document=law.document, clause_type=law.clause_type, status="found",
+                                      engine="offline", clause_text=law.clause_text, dedupe_key=law.dedupe_key)
+    standing = {s.clause_type: s for s in standing_clauses(contract.document)}
+    assert "Governing Law" not in standing
+    payment = contract.extractions["Payment"]
+    Extraction.objects.create(run=rerun, document=payment.document, clause_type=payment.clause_type,
+                              status="found", engine="offline", clause_text=payment.clause_text,
+                              dedupe_key=payment.dedupe_key)
+    _decide(payment, auditor, "correct", corrected_text="a unit fee of $247.83 per record")
+    standing = {s.clause_type: s for s in standing_clauses(contract.document)}
+    assert standing["Payment"].text == "a unit fee of $247.83 per record"  # the correction, not the repeat
+    assert standing["Payment"].extraction_id == payment.pk and again.pk not in {s.extraction_id for s in standing.values()}
+
+
 def test_a_value_the_document_lacks_is_flagged_and_every_summary_is_kept(client, engagement, make_member):
     contract = make_reviewable(engagement)
     auditor = make_member(engagement, "auditor")
