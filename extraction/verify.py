@@ -11,7 +11,10 @@ neighbour as long as it starts or ends inside the cited chunk.
 
 Exact values in ``clause_text`` (money, percentages, dates, IDs, numbers with
 units, bare numbers) must occur verbatim in the verified cited text, so a
-paraphrased value ("~$250" for "$247.83") fails.
+paraphrased value ("~$250" for "$247.83") fails. And ``clause_text`` itself must
+be the cited text: at least ``MIN_GROUNDED`` of its words must occur in the
+verified quotes, so a clause the model wrote itself cannot pass on the strength
+of a quote of two words.
 
 Errors are specific sentences meant to be shown to the model on retry.
 """
@@ -27,6 +30,7 @@ from extraction.types import ChunkView, PageTable, page_of
 
 NOT_FOUND = "not_found"
 MIN_QUOTE_CHARS = 2
+MIN_GROUNDED = 0.8  # share of clause_text's words that must occur in its verified quotes
 _SHOW = 160  # chars of a quote/passage shown in an error
 
 _DROP = {"\u00ad", "\u200b", "\u200c", "\u200d", "\u2060", "\ufeff"}
@@ -195,6 +199,7 @@ def verify_extraction(
     if verified and clause_text.strip():
         values = exact_values(clause_text)
         errors.extend(check_values(values, [v.quote for v in verified]))
+        errors.extend(check_grounding(clause_text, [v.quote for v in verified]))
     return VerificationResult(False, tuple(verified), tuple(errors), tuple(values))
 
 
@@ -250,6 +255,23 @@ def verify_citation(
     if exact == quote:
         how = "exact"
     return VerifiedCitation(chunk_id, p1, p2, start, end, exact, model_page, matched, how, count), None
+
+
+def _words(text: str) -> list[str]:
+    return re.findall(r"[^\W_]+", norm(text).lower())
+
+
+def check_grounding(clause_text: str, quotes: Sequence[str]) -> list[str]:
+    """An error when fewer than ``MIN_GROUNDED`` of ``clause_text``'s words (and more than one) occur in
+    none of the quotes."""
+    words = _words(clause_text)
+    held = set(_words(" ".join(quotes)))
+    missing = [w for w in words if w not in held]
+    if len(missing) <= max(1, (1 - MIN_GROUNDED) * len(words)):  # a word of glue is forgiven
+        return []
+    shown = ", ".join(f'"{w}"' for w in list(dict.fromkeys(missing))[:8])
+    return [f"clause_text is not the cited text: {len(missing)} of its {len(words)} words ({shown}) "
+            "occur in none of the quotes; give the clause as the source words it and quote every part of it"]
 
 
 # --------------------------------------------------------------------------- locating

@@ -110,19 +110,19 @@ def test_model_page_is_never_trusted():
 
 def test_curly_and_straight_quotes_and_dashes():
     q = '"Confidential Information" means information marked as confidential - in writing'
-    v = only(verify_extraction([cite("Confidential Information", quote=q)], CHUNKS, PAGES, "x"))
+    v = only(verify_extraction([cite("Confidential Information", quote=q)], CHUNKS, PAGES, q))
     assert v.quote.startswith("\u201cConfidential") and "\u2013" in v.quote
 
 
 def test_line_end_hyphenation():
     v = only(verify_extraction([cite("indemni-", quote="each party shall indemnification obligations")],
-                               CHUNKS, PAGES, "x"))
+                               CHUNKS, PAGES, "each party shall indemnification obligations"))
     assert v.quote == "each party shall indemni-\nfication obligations"
 
 
 def test_case_folded_match_is_flagged():
     q = "Limitation of Liability. In no event shall either party be liable"
-    v = only(verify_extraction([cite("LIMITATION OF LIABILITY", quote=q)], CHUNKS, PAGES, "x"))
+    v = only(verify_extraction([cite("LIMITATION OF LIABILITY", quote=q)], CHUNKS, PAGES, q))
     assert v.match == "casefold" and v.quote == "LIMITATION OF LIABILITY. IN NO EVENT SHALL EITHER PARTY BE LIABLE"
 
 
@@ -147,7 +147,8 @@ def test_repeated_quote_on_two_pages_picks_the_cited_page():
 
 def test_unicode_ligatures_and_accents():
     v = only(verify_extraction([cite("Soci\u00e9t\u00e9", quote="Soci\u00e9t\u00e9 G\u00e9n\u00e9rale S.A. will "
-                                     "receive the final report")], CHUNKS, PAGES, "x"))
+                                     "receive the final report")], CHUNKS, PAGES,
+                                 "Soci\u00e9t\u00e9 G\u00e9n\u00e9rale"))
     assert "\ufb01nal" in v.quote and DOC[v.start:v.end] == v.quote
     # a decomposed source letter matches a precomposed quote, accents kept in the result
     text = "Caf\u0065\u0301 de Flore pays \u20ac12.50."
@@ -164,12 +165,12 @@ def test_quote_crossing_into_the_next_chunk_is_anchored_in_the_cited_one():
     a, b = CHUNKS[0], CHUNKS[1]
     assert b.char_start < a.char_end  # overlapping chunks
     span = DOC[a.char_end - 30:a.char_end + 40]
-    v = only(verify_extraction([{"chunk_id": a.chunk_id, "page": 1, "quote": span}], CHUNKS, PAGES, "x"))
+    v = only(verify_extraction([{"chunk_id": a.chunk_id, "page": 1, "quote": span}], CHUNKS, PAGES, span))
     assert (v.start, v.end) == (a.char_end - 30 + len(span) - len(span.lstrip()),
                                 a.char_end + 40 - (len(span) - len(span.rstrip())))
     assert v.chunk_id == a.chunk_id
     # same result when the caller supplies the document text
-    v2 = only(verify_extraction([{"chunk_id": a.chunk_id, "page": 1, "quote": span}], CHUNKS, PAGES, "x",
+    v2 = only(verify_extraction([{"chunk_id": a.chunk_id, "page": 1, "quote": span}], CHUNKS, PAGES, span,
                                 document_text=DOC))
     assert (v2.start, v2.end, v2.quote) == (v.start, v.end, v.quote)
 
@@ -246,14 +247,15 @@ def test_not_found_rules():
 
 def test_each_bad_citation_is_reported_and_good_ones_kept():
     good = cite("Late payments bear interest at 1.5% per month.")
-    r = verify_extraction([good, {"chunk_id": "zz", "page": 1, "quote": "abc"}, {"page": 1}], CHUNKS, PAGES, "x")
+    r = verify_extraction([good, {"chunk_id": "zz", "page": 1, "quote": "abc"}, {"page": 1}], CHUNKS, PAGES,
+                          good["quote"])
     assert len(r.citations) == 1 and len(r.errors) == 2
     assert r.errors[0].startswith("citation 2:") and r.errors[1].startswith("citation 3: chunk_id is missing")
 
 
 def test_duplicate_citations_are_collapsed():
     c = cite("Late payments bear interest")
-    r = verify_extraction([c, dict(c)], CHUNKS, PAGES, "x")
+    r = verify_extraction([c, dict(c)], CHUNKS, PAGES, c["quote"])
     assert r.ok and len(r.citations) == 1
 
 
@@ -326,3 +328,17 @@ def test_fast_enough():
     t = time.perf_counter()
     verify_extraction(cits, CHUNKS, PAGES, q)
     assert time.perf_counter() - t < 1.0
+
+
+def test_a_clause_the_model_wrote_itself_does_not_pass_on_a_short_quote():
+    # a real two-word quote cannot carry a clause whose words the chunk does not hold
+    invented = "This Agreement is governed by Delaware law and the Vendor indemnifies the Customer for all losses."
+    r = verify_extraction([cite("Customer shall pay", quote="Customer shall")], CHUNKS, PAGES, invented)
+    assert not r.ok and len(r.citations) == 1
+    assert r.errors[0].startswith("clause_text is not the cited text") and '"delaware"' in r.errors[0]
+    # the clause as the source words it, with a line break, other spacing and quotes joined, passes
+    q1 = "Customer shall pay the monthly fee of $247.83"
+    q2 = "Late payments bear interest at 1.5% per month."
+    assert verify_extraction([cite(q1), cite(q2)], CHUNKS, PAGES, q1 + "\n ... " + q2).ok
+    # a word or two of glue between the quoted parts is forgiven
+    assert verify_extraction([cite(q1)], CHUNKS, PAGES, "Under it, " + q1).ok
