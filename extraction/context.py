@@ -7,8 +7,9 @@
     that no heading covers first, since a contract names itself, its parties and
     its date there; then priority Abstract, Summary, Conclusion, Results,
     Introduction, Discussion, Methods, Background, then document order, within a
-    character budget), otherwise the retrieved chunks the caller passes (or, with
-    none, the document's opening);
+    character budget), otherwise the opening chunk and the chunks the caller
+    retrieved for the task (``extraction.whole_document``), or with none the
+    document's opening alone (mode "opening");
   - a clause question uses the caller's top-K retrieved chunks (K=5), re-sorted
     to reading order.
 
@@ -163,23 +164,35 @@ def whole_document_context(document_text: str, chunks: Sequence[ChunkView], *, s
 
     Short documents go in whole (as chunk blocks covering the full text, so every
     part stays citable). Long ones never do: sections if there are at least 3
-    headings, else the retrieved chunks, else the opening of the document.
+    headings, else the opening chunk and the top ``k`` retrieved chunks, else
+    (nothing retrieved) the opening of the document up to the budget.
     """
-    if len(document_text) < WHOLE_DOC_MAX_CHARS:
+    mode = whole_document_mode(document_text, chunks)
+    if mode == "whole":
         blocks = segment_blocks(chunks, source=source, pages=pages)
         if _uncovered(document_text, blocks):  # chunks missing: fall back to one raw block
             n1, n2 = (pages_of_span(0, len(document_text), pages) if pages else (1, 1))
             tag = ProvenanceTag(source, (), n1, n2, 0, "", 0)
             blocks = [ContextBlock("", document_text, 0, len(document_text), tag)]
         return ContextPack("whole", tuple(blocks))
-    if len(headings(chunks)) >= MIN_HEADINGS:
+    if mode == "sections":
         return section_context(chunks, source=source, pages=pages, budget_chars=budget_chars)
     if retrieved:
         top = [_as_chunk(c) for c in list(retrieved)[:k]]
+        opening = min(chunks, key=lambda c: (c.char_start, c.char_end), default=None)
+        if opening is not None and opening.chunk_id not in {c.chunk_id for c in top}:
+            top.insert(0, opening)  # the title, the parties and the date
         return ContextPack("retrieval", tuple(segment_blocks(top, source=source, pages=pages,
                                                              max_chars=budget_chars)))
-    return ContextPack("retrieval", tuple(segment_blocks(chunks, source=source, pages=pages,
-                                                         max_chars=budget_chars)))
+    return ContextPack("opening", tuple(segment_blocks(chunks, source=source, pages=pages,
+                                                       max_chars=budget_chars)))
+
+
+def whole_document_mode(document_text: str, chunks: Sequence[ChunkView]) -> str:
+    """How a whole-document task reads this document: "whole", "sections" or "retrieval"."""
+    if len(document_text) < WHOLE_DOC_MAX_CHARS:
+        return "whole"
+    return "sections" if len(headings(chunks)) >= MIN_HEADINGS else "retrieval"
 
 
 def _uncovered(document_text: str, blocks: Sequence[ContextBlock]) -> bool:

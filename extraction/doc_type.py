@@ -4,8 +4,9 @@ Ingest reads the type from the title when it can (``ingest.doctype``: 0.955 of c
 cannot and a run's engine is Claude, the run asks Claude before the first clause, so CASE_FACTS
 carries the type from then on:
 
-* one Messages call over the whole-document context (``extraction.context.whole_document_context``:
-  the text under 12,000 characters, else the sections by priority, else the opening), the
+* one Messages call over the whole-document context (``extraction.whole_document``: the text under
+  12,000 characters, else the sections by priority, else the chunks retrieved for what kind of
+  agreement it is), the
   ``classify_document`` tool forced; its ``doc_type`` is one of the engagement's type names
   (``ingest.doctype.type_choices``) or "Other", its ``evidence`` a passage of the document;
 * the server looks for the evidence in the document text (normalised as citations are); an answer
@@ -28,13 +29,13 @@ from dataclasses import dataclass, field
 from typing import Sequence
 
 from extraction.claude_call import ClaudeCallError, create_message
-from extraction.context import whole_document_context
 from extraction.docview import DocumentView
 from extraction.prompts import DOC_TYPE_SYSTEM, doc_type_question, verification_feedback
 from extraction.tool_schemas import OTHER_TYPE, classify_document_tool
 from extraction.runs import add_usage
 from extraction.usage import Usage
 from extraction.verify import norm
+from extraction.whole_document import DOC_TYPE_QUERIES, task_context
 from ingest.doctype import type_choices
 from ingest.models import Document
 
@@ -68,7 +69,7 @@ def check_answer(answer: dict, choices: Sequence[str], document_text: str) -> st
 def ask_claude(document: DocumentView, choices: Sequence[str], *, client, model: str) -> DocTypeAnswer:
     """Claude's answer for ``document``'s type; raises ``ClaudeCallError`` when the call fails."""
     tool = classify_document_tool(choices)
-    pack = whole_document_context(document.text, document.chunks, source=document.source, pages=document.pages)
+    pack = task_context(document, DOC_TYPE_QUERIES)
     messages = [doc_type_question(pack)]
     usage, problem, response_model = Usage(), "", model
     for _ in range(ATTEMPTS):

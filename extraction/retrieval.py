@@ -235,6 +235,20 @@ def search_chunks(document, query: str, k: int = DEFAULT_K) -> list[ScoredChunk]
     return [ScoredChunk(chunk_view(h.chunk), float(h.score), _cosine(vectors.get(h.chunk.pk), qv)) for h in hits]
 
 
+def task_chunks(document, queries: Sequence[str], k: int = DEFAULT_K, *, depth: int = 10) -> list[ScoredChunk]:
+    """Up to ``k`` chunks of ``document`` for a task of several ``queries`` (a whole-document task on a
+    long document without headings): each query's best chunk in turn, then each one's second, ... so
+    every topic is read (a fused ranking let chunks that touch every topic a little crowd out the
+    one chunk that holds a topic)."""
+    ranked = [search_chunks(document, query, depth) for query in queries]
+    out: dict[str, ScoredChunk] = {}
+    for rank in range(depth):
+        for hits in ranked:
+            if rank < len(hits) and len(out) < k:
+                out.setdefault(hits[rank].chunk.chunk_id, hits[rank])
+    return list(out.values())
+
+
 def searcher(document) -> Callable[[str, int], list[ScoredChunk]]:
     """The agent's ``search_document`` backend for one document."""
     return lambda query, k: search_chunks(document, query, k)

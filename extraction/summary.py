@@ -8,8 +8,8 @@ Two ways to one shape (:class:`Summary`, a tuple of :class:`Point`):
   caller passes what reviewers left standing (a rejected clause is not in it, a corrected one
   comes with the reviewer's text).
 * :func:`ask_claude`: Claude reads the whole-document context (the whole text under 12,000
-  characters, else the sections by priority, else the opening; :func:`extraction.context.
-  whole_document_context`) and answers with bullet points.
+  characters, else the sections by priority, else the chunks retrieved for the summary's topics;
+  ``extraction.whole_document``) and answers with bullet points.
 
 Either way the server then looks for every exact value of every point (amounts, dates, ids:
 :func:`extraction.verify.exact_values`) in the document text; a value it cannot find is listed
@@ -22,11 +22,11 @@ from dataclasses import dataclass, field, replace
 from typing import Sequence
 
 from extraction.claude_call import ClaudeCallError, create_message
-from extraction.context import whole_document_context
 from extraction.docview import DocumentView
 from extraction.prompts import SUMMARY_SYSTEM, summary_question
 from extraction.usage import Usage
 from extraction.verify import ValueSource, exact_values
+from extraction.whole_document import SUMMARY_QUERIES, task_context
 
 MAX_POINTS = 10
 MAX_TOKENS = 2048
@@ -78,7 +78,7 @@ class Summary:
     engine: str  # "offline" | "anthropic"
     points: tuple[Point, ...]
     model: str = ""
-    context_mode: str = ""  # how Claude saw the document: whole | sections | retrieval
+    context_mode: str = ""  # how Claude saw the document: whole | sections | retrieval | opening
     truncated: bool = False  # Claude stopped at max_tokens; the points are the ones it finished
     usage: Usage = field(default_factory=Usage)
 
@@ -132,7 +132,7 @@ def offline_summary(clauses: Sequence[Source], document_text: str) -> Summary:
 
 def ask_claude(document: DocumentView, *, client, model: str, max_tokens: int = MAX_TOKENS) -> Summary:
     """Claude's summary of ``document`` (one Messages API call; the SDK retries 429/500/529)."""
-    pack = whole_document_context(document.text, document.chunks, source=document.source, pages=document.pages)
+    pack = task_context(document, SUMMARY_QUERIES)
     try:
         response = create_message(client, task="summarise this document", model=model, max_tokens=max_tokens,
                                   system=SUMMARY_SYSTEM, messages=[summary_question(pack)])

@@ -153,9 +153,9 @@ def test_long_document_without_headings_uses_retrieval():
     chunks = [ChunkView(c.chunk_id, c.ordinal, c.text, c.char_start, c.char_end, c.page_start, c.page_end,
                         c.paragraph, "") for c in chunks]
     pack = whole_document_context(doc, chunks, source="s.pdf", pages=table, retrieved=chunks[10:13])
-    assert pack.mode == "retrieval" and pack.chunk_ids == ["k10", "k11", "k12"]
+    assert pack.mode == "retrieval" and pack.chunk_ids == ["k0", "k10", "k11", "k12"]  # the opening first
     head = whole_document_context(doc, chunks, source="s.pdf", pages=table, budget_chars=2000)
-    assert head.mode == "retrieval" and head.chars == 2000 and head.blocks[0].char_start == 0
+    assert head.mode == "opening" and head.chars == 2000 and head.blocks[0].char_start == 0
 
 
 def test_turn_note():

@@ -1,0 +1,41 @@
+"""What a whole-document task (the doc-type question, the case summary) reads of one stored document.
+
+``extraction.context.whole_document_context`` decides: a short document whole, a long one by its
+sections when it has at least three headings. A long document with fewer headings is read through
+retrieval: the opening chunk, then the best chunks for the task's own queries (``DOC_TYPE_QUERIES``,
+``SUMMARY_QUERIES``), each query's best in turn (``retrieval.task_chunks``, five in all). Before,
+such a document was read only as far as its first 12,000 characters, so a summary of a long
+contract without headings never saw the payment or liability terms that came later.
+"""
+from __future__ import annotations
+
+from typing import Sequence
+
+from extraction.context import ContextPack, whole_document_context, whole_document_mode
+from extraction.docview import DocumentView
+
+DOC_TYPE_QUERIES = (
+    "what kind of agreement this is and why the parties enter into it",
+    "the parties and the role each one plays, such as licensor, distributor, supplier or customer",
+    "WHEREAS the parties desire to enter into this agreement for the purpose of",
+)
+SUMMARY_QUERIES = (  # the parties and dates are in the opening chunk, read anyway
+    "fees, prices and payment terms",
+    "termination rights and notice periods",
+    "limitation of liability, caps and indemnification",
+    "governing law and dispute resolution",
+    "each party's main obligations and the services or products supplied",
+)
+
+
+def task_context(document: DocumentView, queries: Sequence[str]) -> ContextPack:
+    """The context pack of a whole-document task whose retrieval asks ``queries``."""
+    retrieved = None
+    if whole_document_mode(document.text, document.chunks) == "retrieval" and document.id:
+        from extraction.retrieval import task_chunks
+        from ingest.models import Document
+
+        stored = Document.objects.filter(pk=document.id).first()
+        retrieved = task_chunks(stored, queries) if stored is not None else None
+    return whole_document_context(document.text, document.chunks, source=document.source, pages=document.pages,
+                                  retrieved=retrieved)
