@@ -3,7 +3,8 @@
 For each pending ``ClauseTask``: retrieve, ask the engine, then in ONE transaction
 save the Extraction (+ Citations), mark the task done, write the checkpoint and
 add the usage to the run. A task already done is skipped (a redelivered Celery
-message, a rerun), so nothing is done twice and nothing is lost. On
+message, a rerun), so nothing is done twice and nothing is lost; a task started
+``MAX_ATTEMPTS`` times without finishing is failed rather than started again. On
 ``stop_reason: max_tokens`` the engine has checkpointed; ``process_document``
 returns ``"interrupted"`` and the caller opens a fresh session (re-enqueue).
 """
@@ -29,6 +30,9 @@ from ingest.models import Document
 
 log = logging.getLogger(__name__)
 DONE, INTERRUPTED = "done", "interrupted"
+# A clause started this many times without finishing failed instead of starting again: its worker
+# died on it each time (out of memory, a hard time limit) and acks_late would redeliver it forever.
+MAX_ATTEMPTS = 5
 OPEN = (ClauseTask.Status.PENDING, ClauseTask.Status.RUNNING)
 
 
@@ -72,8 +76,10 @@ def process_document(run_id: int, document_id: int, *, engine: Engine | None = N
     session_box: dict = {}
 
     def on_checkpoint(snapshot: dict, reason: str) -> None:
-        with transaction.atomic():
-            checkpoints.save(run, document, snapshot, last_record={"reason": reason})
+        with transaction.atomic():  # the last clause's record stays; the interruption is added to it
+            previous = checkpoints.load(run, document)
+            record = dict(previous.last_record or {}) if previous is not None else {}
+            checkpoints.save(run, document, snapshot, last_record={**record, "interrupted": reason})
             session_box["meter"].flush()
 
     session = engine.open_session(
@@ -84,6 +90,10 @@ def process_document(run_id: int, document_id: int, *, engine: Engine | None = N
     for task in tasks:
         clause = as_plain(task.clause_type)
         retrieved: list = []
+        if task.attempts >= MAX_ATTEMPTS:
+            _fail(run, document, task, f"started {task.attempts} times without finishing (the worker was lost "
+                                       "each time); ask for it again with Find a clause", session, meter)
+            continue
         ClauseTask.objects.filter(pk=task.pk).update(status=ClauseTask.Status.RUNNING, attempts=F("attempts") + 1)
         try:
             t0 = time.perf_counter()

@@ -264,8 +264,11 @@ def test_max_tokens_mid_run_checkpoints_and_a_fresh_session_finishes_like_an_uni
     assert pipeline.process_document(run.pk, document.pk, engine=_engine(api, max_tokens=1024)) == "interrupted"
 
     cp = Checkpoint.objects.get(run=run, document=document)
-    assert cp.last_record == {"reason": "max_tokens"}
-    third = sorted(TYPES, key=catalog_order)[2]
+    second, third = sorted(TYPES, key=catalog_order)[1:3]
+    assert cp.last_record["interrupted"] == "max_tokens"  # and the last clause's record is kept
+    assert cp.last_record["clause_type"] == second
+    assert cp.last_record["status"] == ("found" if ANSWERS[second] else "not_found")
+    assert cp.last_record["extraction_id"] == Extraction.objects.get(run=run, clause_type__name=second).pk
     assert cp.position["current"]["clause_type"] == third and cp.position["max_tokens"] == 2048
     assert cp.case_facts["extracted_count"] == 2 and cp.case_facts["policy_cap"] == "$247.83"
     assert Extraction.objects.filter(run=run).count() == 2
@@ -285,6 +288,21 @@ def test_max_tokens_mid_run_checkpoints_and_a_fresh_session_finishes_like_an_uni
     assert Extraction.objects.filter(run=run).count() == len(TYPES)
     run.refresh_from_db()
     assert run.status == "done"
+
+
+def test_a_clause_that_kept_losing_its_worker_is_failed_and_the_others_finish(engagement):
+    document = make_contract(engagement)
+    run = _run(engagement, document, ["Governing Law", "Payment"])
+    ClauseTask.objects.filter(run=run, clause_type__name="Payment").update(status="running",
+                                                                         attempts=pipeline.MAX_ATTEMPTS)
+
+    assert pipeline.process_document(run.pk, document.pk, engine=_engine(MockAnthropic(FakeClaude(dict(ANSWERS))))) == "done"
+
+    poison = ClauseTask.objects.get(run=run, clause_type__name="Payment")
+    assert poison.status == "failed" and "started 5 times without finishing" in poison.error
+    assert poison.attempts == pipeline.MAX_ATTEMPTS  # not started again
+    assert ClauseTask.objects.get(run=run, clause_type__name="Governing Law").status == "done"
+    assert list(Extraction.objects.filter(run=run).values_list("clause_type__name", flat=True)) == ["Governing Law"]
 
 
 def test_persisting_the_same_outcome_twice_creates_no_duplicate(engagement):
