@@ -24,6 +24,7 @@ fresh session); ``model_context_window_exceeded`` compacts and retries once;
 """
 from __future__ import annotations
 
+import json
 import logging
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
@@ -112,6 +113,7 @@ class Agent:
         self.on_checkpoint = on_checkpoint
         self.usage = Usage()
         self.tools = all_tools([n for n, _ in self.skills], self.type_names)
+        self.tool_tokens = estimate_tokens(json.dumps(self.tools))  # every request carries them
         self.toolbox = ToolBox(document, search, self.state.files, self.state.chunks_read)
         self.last_system: list[dict] = []
         self.compactions = 0
@@ -266,11 +268,13 @@ class Agent:
     def system(self, force: bool = False) -> list[dict]:
         facts: CaseFacts = self.facts()
         base = prompts.build_system(facts, types=self.types, skills=self.skills)
-        size = estimate_tokens("".join(b["text"] for b in base))
+        size = estimate_tokens("".join(b["text"] for b in base)) + self.tool_tokens
         return prompts.build_system(facts, types=self.types, skills=self.skills, turn_note=self._note(size, force))
 
     def _system_tokens(self) -> int:
-        return estimate_tokens("".join(b["text"] for b in self.last_system)) if self.last_system else 0
+        """The system prompt's tokens and the tools' (what every request carries besides the messages)."""
+        system = estimate_tokens("".join(b["text"] for b in self.last_system)) if self.last_system else 0
+        return system + self.tool_tokens
 
     def _maybe_compact(self) -> None:
         if should_compact(self.state.messages, system_tokens=self._system_tokens(), policy=self.policy,

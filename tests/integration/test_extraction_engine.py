@@ -11,6 +11,7 @@ import pytest
 from extraction import checkpoints, pipeline, runs
 from extraction.case_facts import parse_case_facts
 from extraction.catalog_sync import catalog_order
+from extraction.compaction import estimate_tokens
 from extraction.engines.anthropic import AnthropicEngine
 from extraction.models import Checkpoint, Citation, ClauseTask, Extraction, ExtractionRun
 from extraction.tool_schemas import all_tools, validate_extract_clause
@@ -379,6 +380,11 @@ def test_fifty_turns_with_compaction_keep_case_facts_verbatim(engagement):
     # the turn note reports the budget and what was read
     assert "tokens used" in api.requests[-1]["system"][-1]["text"]
     assert chunk_ids[1] in api.requests[-1]["system"][-1]["text"]
+    # its count covers what the request carries besides the messages: the system text and the tools
+    first = api.requests[0]
+    used = int(re.search(r"tokens used: ([\d,]+)", first["system"][-1]["text"]).group(1).replace(",", ""))
+    carried = estimate_tokens(json.dumps(first["tools"])) + estimate_tokens("".join(b["text"] for b in first["system"][:2]))
+    assert used >= carried
 
 
 def test_count_tokens_endpoint_can_drive_compaction(engagement):
