@@ -162,12 +162,14 @@ class FakeClaude:
     ``answers``: clause type name -> verbatim quote (or None for not_found). A type not in the key is
     answered not_found. ``wrong_quote``: clause type -> how many of its first answers use a quote that
     is not in the document. ``search_first``: types for which the model calls search_document once
+    before answering. ``skill_first``: types for which the model loads the skill the question names
     before answering. ``doc_type``: the (type, evidence) it answers when asked for the contract's type.
     """
 
     answers: dict[str, str | None] = field(default_factory=dict)
     wrong_quote: dict[str, int] = field(default_factory=dict)
     search_first: set[str] = field(default_factory=set)
+    skill_first: set[str] = field(default_factory=set)
     doc_type: tuple[str, str] = ("Other", "")
     calls: int = 0
 
@@ -181,7 +183,10 @@ class FakeClaude:
             return message([text_block("I have no clause question to answer.")], "end_turn")
         clause_id, clause_type = q
         results = pending_tool_results(body)
-        if clause_type in self.search_first and not self._searched_since_question(body):
+        skill = re.search(r'Load the skill "([^"]+)" first', _text_of(_question_message(body).get("content")))
+        if clause_type in self.skill_first and skill and not self._used_since_question(body, "load_skill"):
+            return message([tool_use_block("load_skill", {"name": skill.group(1)})], "tool_use")
+        if clause_type in self.search_first and not self._used_since_question(body, "search_document"):
             return message([text_block("Let me search first."),
                             tool_use_block("search_document", {"query": clause_type, "k": 3})], "tool_use")
         quote = self.answers.get(clause_type)
@@ -199,12 +204,22 @@ class FakeClaude:
         return extract_call(clause_id, clause_type, quote, [c])
 
     @staticmethod
-    def _searched_since_question(body: dict) -> bool:
+    def _used_since_question(body: dict, tool: str) -> bool:
         msgs = body.get("messages", [])
-        start = max((i for i, m in enumerate(msgs) if m.get("role") == "user"
-                     and _QUESTION.search(_text_of(m.get("content")))), default=0)
-        return any(b.get("type") == "tool_use" and b.get("name") == "search_document"
+        start = _question_index(body)
+        return any(b.get("type") == "tool_use" and b.get("name") == tool
                    for m in msgs[start:] if m.get("role") == "assistant" for b in m.get("content") or [])
+
+
+def _question_index(body: dict) -> int:
+    """Index of the message that asks the current clause question (0 when none does)."""
+    return max((i for i, m in enumerate(body.get("messages", [])) if m.get("role") == "user"
+                and _QUESTION.search(_text_of(m.get("content")))), default=0)
+
+
+def _question_message(body: dict) -> dict:
+    msgs = body.get("messages", [])
+    return msgs[_question_index(body)] if msgs else {}
 
 
 Responder = Callable[[dict], "dict | ErrorReply"]

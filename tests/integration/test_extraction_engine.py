@@ -306,6 +306,23 @@ def test_a_clause_that_kept_losing_its_worker_is_failed_and_the_others_finish(en
     assert list(Extraction.objects.filter(run=run).values_list("clause_type__name", flat=True)) == ["Governing Law"]
 
 
+def test_the_agent_loads_a_clause_types_guide_when_it_needs_it(engagement):
+    document = make_contract(engagement)
+    api = MockAnthropic(FakeClaude(dict(ANSWERS), skill_first={"Governing Law"}))
+    run = _run(engagement, document, ["Governing Law"])
+
+    assert pipeline.process_document(run.pk, document.pk, engine=_engine(api)) == "done"
+
+    first, second = api.requests[0], api.requests[1]
+    assert 'Load the skill "governing-law" first' in first["messages"][0]["content"][0]["text"]
+    system = "\n".join(b["text"] for b in first["system"])
+    assert "governing-law" in system and "## What it is" not in system  # names and descriptions only
+    result = second["messages"][-1]["content"][0]
+    assert result["type"] == "tool_result" and not result.get("is_error")
+    assert "# Governing Law" in json.dumps(result["content"]) and "## What it is" in json.dumps(result["content"])
+    assert Extraction.objects.get(run=run).status == "found"
+
+
 def test_persisting_the_same_outcome_twice_creates_no_duplicate(engagement):
     from extraction.engines.base import ClauseOutcome
     from extraction.persist import save_outcome

@@ -1,4 +1,5 @@
-"""``manage.py evaluate`` on a one-contract slice of cuad-dev: the files it writes follow the schema."""
+"""``manage.py evaluate`` on a two-contract slice of cuad-dev, limited to the first: the files it writes follow
+the schema."""
 from __future__ import annotations
 
 import json
@@ -11,9 +12,11 @@ pytestmark = [pytest.mark.django_db, pytest.mark.corpus]
 PREDICTION_KEYS = {"doc", "clause_type", "retrieved", "extraction", "latency_ms"}
 
 
-def _slice(cuad_dir, tmp_path, doc_prefix: str):
+def _slice(cuad_dir, tmp_path, doc_prefix: str, *, then: int = 0):
+    """A corpus of the contract named ``doc_prefix`` followed by ``then`` others, in the cuad-dev format."""
     docs = [json.loads(line) for line in open(cuad_dir / "documents.jsonl")]
     keep = [d for d in docs if d["doc"].startswith(doc_prefix)][:1]
+    keep += [d for d in docs if not d["doc"].startswith(doc_prefix)][:then]
     (tmp_path / "pdf").symlink_to(cuad_dir / "pdf")
     (tmp_path / "README.md").symlink_to(cuad_dir / "README.md")  # it names CUAD: the figures carry its credit
     (tmp_path / "documents.jsonl").write_text("".join(json.dumps(d) + "\n" for d in keep))
@@ -25,12 +28,13 @@ def _slice(cuad_dir, tmp_path, doc_prefix: str):
 
 def test_evaluate_writes_predictions_and_metrics_in_the_documented_shape(cuad_dir, tmp_path):
     (tmp_path / "corpus").mkdir()
-    corpus, pairs = _slice(cuad_dir, tmp_path / "corpus", "GridironBionutrients")
+    corpus, pairs = _slice(cuad_dir, tmp_path / "corpus", "GridironBionutrients", then=1)
     out = tmp_path / "out"
-    call_command("evaluate", str(corpus), out=str(out), engine="offline", k=5)
+    call_command("evaluate", str(corpus), out=str(out), engine="offline", k=5, limit=1)  # the first contract
 
     lines = [json.loads(line) for line in open(out / "predictions.jsonl")]
-    assert len(lines) == pairs == 41
+    assert pairs == 82 and len(lines) == 41  # the second contract's 41 pairs are left out
+    assert {p["doc"] for p in lines} == {json.loads(open(corpus / "documents.jsonl").readline())["doc"]}
     for p in lines:
         assert set(p) == PREDICTION_KEYS
         assert set(p["extraction"]) == {"status", "clause_text", "citations"}
@@ -54,6 +58,6 @@ def test_evaluate_writes_predictions_and_metrics_in_the_documented_shape(cuad_di
     assert m["timings_ms"]["retrieval"]["n"] == 41
 
     # a second run reuses the ingested document (idempotent by content)
-    call_command("evaluate", str(corpus), out=str(out), engine="offline", k=3)
+    call_command("evaluate", str(corpus), out=str(out), engine="offline", k=3, limit=1)
     m2 = json.loads((out / "metrics.json").read_text())
     assert m2["documents"]["reused"] == 1 and m2["documents"]["ingested"] == 0 and m2["k"] == 3

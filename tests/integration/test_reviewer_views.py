@@ -303,3 +303,13 @@ def test_a_rerun_with_the_same_answers_lists_each_clause_once(client, auditor, c
     table = client.get(reverse("engagement", args=[engagement.pk])).content.decode()
     found = sum(ex.status == "found" for ex in contract.extractions.values()) + 1
     assert f"{found} found" in table and "1 not found" in table and "1 reviewed" in table
+
+
+@pytest.mark.parametrize("engine, model", [("offline", "offline-bm25"), ("anthropic", "claude-sonnet-4-5")])
+def test_the_review_page_shows_which_engine_produced_each_clause(client, auditor, engagement, engine, model):
+    contract = make_reviewable(engagement, engine=engine)
+    ex = contract.extractions["Governing Law"]
+    page = client.get(reverse("document", args=[ex.document_id])).content.decode()
+    assert page.count(f'<span class="chip engine">{engine}</span>') == len(contract.extractions)
+    panel = client.get(reverse("clause", args=[ex.document_id, ex.pk]), **HX).content.decode()
+    assert f'<span class="chip engine" title="{model}">{engine}</span>' in panel
