@@ -30,8 +30,9 @@ from ingest.models import Document
 
 log = logging.getLogger(__name__)
 DONE, INTERRUPTED = "done", "interrupted"
-# A clause started this many times without finishing failed instead of starting again: its worker
+# A clause started this many times without finishing is failed instead of started again: its worker
 # died on it each time (out of memory, a hard time limit) and acks_late would redeliver it forever.
+# A max_tokens stop is not such a start (it checkpoints; the task's MAX_RESUMES bounds those).
 MAX_ATTEMPTS = 5
 OPEN = (ClauseTask.Status.PENDING, ClauseTask.Status.RUNNING)
 
@@ -101,7 +102,8 @@ def process_document(run_id: int, document_id: int, *, engine: Engine | None = N
             t1 = time.perf_counter()
             outcome = session.extract(clause, clause_id_for(document.pk, clause.slug), retrieved)
             t2 = time.perf_counter()
-        except Interrupted as exc:
+        except Interrupted as exc:  # checkpointed: this start does not count against MAX_ATTEMPTS
+            ClauseTask.objects.filter(pk=task.pk).update(attempts=F("attempts") - 1)
             log.info("run %s document %s interrupted: %s", run.pk, document.pk, exc)
             return INTERRUPTED
         except EngineError as exc:

@@ -1,13 +1,17 @@
 """Celery tasks: thin wrappers around ``pipeline``. ``acks_late`` + reject on worker loss:
 a worker killed mid-run leaves the message unacknowledged, it is redelivered, and the
-new session resumes from the checkpoint (done tasks are skipped)."""
+new session resumes from the checkpoint (done tasks are skipped). A ``max_tokens`` stop and a
+lost database connection are retried the same way (a fresh session from the checkpoint); any
+other error fails the document's open clause tasks with its message."""
 from __future__ import annotations
 
 from celery import shared_task
+from django.db import InterfaceError, OperationalError
 
 from extraction import pipeline
 
 MAX_RESUMES = 8
+TRANSIENT = (OperationalError, InterfaceError)  # the database restarting, a dropped connection
 
 
 @shared_task(bind=True, acks_late=True, reject_on_worker_lost=True, max_retries=MAX_RESUMES,
@@ -15,6 +19,11 @@ MAX_RESUMES = 8
 def extract_document(self, run_id: int, document_id: int) -> str:
     try:
         result = pipeline.process_document(run_id, document_id)
+    except TRANSIENT as exc:
+        if self.request.retries < MAX_RESUMES:
+            raise self.retry(exc=exc, countdown=min(60, 5 * 2 ** self.request.retries))
+        pipeline.fail_open_tasks(run_id, document_id, f"{type(exc).__name__}: {exc}")
+        raise
     except Exception as exc:
         pipeline.fail_open_tasks(run_id, document_id, f"{type(exc).__name__}: {exc}")
         raise

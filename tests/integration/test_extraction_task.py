@@ -1,0 +1,86 @@
+"""The Celery task around a document's extraction (run in-process with ``apply``; the real worker's
+redelivery after SIGKILL is in test_extraction_worker): a max_tokens stop resumes in a fresh
+session from the checkpoint, a lost database connection is retried, and a run that keeps being
+cut short ends failed with the reason instead of looping."""
+from __future__ import annotations
+
+import pytest
+from django.db import OperationalError
+
+from extraction import pipeline, runs
+from extraction.models import ClauseTask, Extraction
+from extraction.tasks import MAX_RESUMES, extract_document
+from tests.integration.extraction_fixtures import ANSWERS, TYPES, clause_types, make_contract
+from tests.mock_anthropic import FakeClaude, MockAnthropic, message, serve, text_block, tool_use_block
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def claude(settings):
+    """A mock Messages API served over HTTP, with the settings that point the engine at it."""
+    api = MockAnthropic(FakeClaude(dict(ANSWERS)))
+    url, stop = serve(api)
+    settings.ANTHROPIC_API_KEY, settings.ANTHROPIC_BASE_URL, settings.ANTHROPIC_MAX_RETRIES = "sk-ant-test", url, 1
+    settings.ANTHROPIC_MAX_TOKENS = 1024
+    yield api
+    stop()
+
+
+def _run(engagement):
+    document = make_contract(engagement)
+    run = runs.create_run(engagement, documents=[document], clause_types=clause_types(), engine="anthropic",
+                          enqueue=False)
+    return run, document
+
+
+def _cut_short() -> dict:
+    return message([text_block("The clause reads: "), tool_use_block("extract_clause", {"clause_id": "x"})],
+                   "max_tokens")
+
+
+def test_max_tokens_mid_run_resumes_through_the_task_and_finishes_every_clause(engagement, claude):
+    run, document = _run(engagement)
+    claude.script.extend([None, None, _cut_short()])
+
+    assert extract_document.apply(args=(run.pk, document.pk)).get() == "done"
+
+    assert ClauseTask.objects.filter(run=run, status="done").count() == len(TYPES)
+    got = {e.clause_type.name: e.clause_text or None for e in Extraction.objects.filter(run=run)}
+    assert got == ANSWERS  # every clause once, the interrupted one included
+    assert claude.requests[3]["max_tokens"] == 2048  # the fresh session asked with more room
+
+
+def test_a_run_cut_short_every_time_ends_failed_with_the_reason(engagement, claude, settings):
+    settings.ANTHROPIC_MAX_TOKENS = 16  # doubling to the 32,000 ceiling would take more resumes than allowed
+    run, document = _run(engagement)
+    claude.script.extend([_cut_short()] * 50)
+
+    assert extract_document.apply(args=(run.pk, document.pk)).get() == "failed"
+
+    tasks = ClauseTask.objects.filter(run=run)
+    assert not tasks.filter(status__in=["pending", "running"]).exists()
+    errors = list(tasks.values_list("error", flat=True))
+    assert errors.count(f"interrupted {MAX_RESUMES} times (max_tokens)") >= len(TYPES) - 1
+    assert set(errors) <= {f"interrupted {MAX_RESUMES} times (max_tokens)",
+                           "no extract_clause answer after 8 turns"}  # the first one's turns ran out first
+    assert not Extraction.objects.filter(run=run).exists()
+    run.refresh_from_db()
+    assert run.status == "failed"
+
+
+def test_a_lost_database_connection_is_retried_and_loses_nothing(engagement, claude, monkeypatch):
+    run, document = _run(engagement)
+    real, calls = pipeline.process_document, []
+
+    def flaky(run_id, document_id):
+        calls.append(run_id)
+        if len(calls) == 1:
+            raise OperationalError("server closed the connection unexpectedly")
+        return real(run_id, document_id)
+
+    monkeypatch.setattr(pipeline, "process_document", flaky)
+    assert extract_document.apply(args=(run.pk, document.pk)).get() == "done"
+
+    assert len(calls) == 2 and ClauseTask.objects.filter(run=run, status="done").count() == len(TYPES)
+    assert Extraction.objects.filter(run=run).count() == len(TYPES) and MAX_RESUMES > 1
