@@ -80,5 +80,13 @@ class CaseSummary(AppendOnly):
     usage = models.JSONField(default=dict, blank=True)  # tokens, when Claude made it
     created_at = models.DateTimeField(auto_now_add=True)
 
+    CONTEXT_LABELS = {"whole": "the whole text", "sections": "its sections", "opening": "its opening",
+                      "retrieval": "its opening and the passages found for the summary's topics"}
+
     class Meta:
         ordering = ["document", "-created_at", "-id"]
+
+    @property
+    def context_label(self) -> str:
+        """What Claude read of the document, in words."""
+        return self.CONTEXT_LABELS.get(self.context_mode, self.context_mode)

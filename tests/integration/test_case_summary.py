@@ -128,17 +128,21 @@ def test_claude_summary_reads_sections_of_a_long_document_and_its_values_are_che
     assert "[source:" in prompt and len(prompt) < len(contract.document.text)
 
 
-def test_claude_summary_of_a_long_document_without_headings_reads_what_retrieval_finds(engagement, make_member):
+def test_claude_summary_of_a_long_document_without_headings_reads_what_retrieval_finds(client, engagement,
+                                                                                       make_member):
     contract = make_reviewable(engagement)
     contract.document.chunks.update(section="")  # no headings: nothing to read by sections
     law = "governed by the laws of the State of Delaware"
     assert contract.document.text.index(law) > 12_000  # past what the document's opening would show
     api = MockAnthropic(lambda body: message([text_block("Summary:\n- Delaware law governs the agreement.")]))
 
-    made = make_summary(contract.document, make_member(engagement, "auditor"), engine="anthropic",
-                        client=api.client())
+    auditor = make_member(engagement, "auditor")
+    made = make_summary(contract.document, auditor, engine="anthropic", client=api.client())
 
     assert made.context_mode == "retrieval"
+    client.force_login(auditor)
+    page = client.get(reverse("document-summary", args=[contract.document.pk])).content.decode()
+    assert "Claude read its opening and the passages found for the summary&#x27;s topics" in page
     prompt = api.requests[0]["messages"][0]["content"][0]["text"]
     assert law in prompt and "a unit fee of $247.83" in prompt and "shall not exceed $247,830.00" in prompt
     assert "MASTER SERVICES AGREEMENT No. MSA-2024-0117 — page 1" in prompt  # the opening comes first
