@@ -12,6 +12,10 @@ Sections (JSON on stdout):
 ``offline``    the offline engine on the fixture contract ingested as a PDF (model warm): ms per
                clause, retrieval and extraction apart.
 ``checkpoint`` the atomic checkpoint write (CASE_FACTS rebuilt from rows): p50/p95 ms.
+``cost``       the tokens the Claude engine sends (mock API: its usage counts the request's size) to
+               extract every catalog type from one CUAD contract (CUAD v1, The Atticus Project,
+               CC BY 4.0), each question starting with the earlier questions' turns compacted (ours)
+               against the baseline that carries the whole history from question to question.
 
 Usage: ``python -m bench.bench_extraction [--docs 5] [--sections agent long verify offline checkpoint]``
 """
@@ -158,10 +162,45 @@ def bench_checkpoint(engagement) -> dict:
             "p95_ms": _pct(times, 0.95), "mean_ms": round(statistics.mean(times), 2)}
 
 
+def bench_cost(engagement, tmp) -> dict:
+    from bench._cuad import CREDIT, CUAD
+    from extraction import pipeline, runs
+    from extraction.compaction import CompactionPolicy
+    from extraction.engines.anthropic import AnthropicEngine
+    from extraction.models import ClauseType
+    from ingest.intake import intake_file
+    from ingest.pipeline import run_pipeline
+    from tests.mock_anthropic import FakeClaude, MockAnthropic
+
+    pdf = CUAD / "pdf" / "Loop Industries, Inc. - Marketing Agreement.pdf"  # 17 pages
+    if not pdf.is_file():
+        return {"skipped": f"no {pdf}"}
+    doc = intake_file(engagement, str(pdf), filename=pdf.name, enqueue=False).document
+    run_pipeline(doc.pk)
+    doc.refresh_from_db()
+    types = list(ClauseType.objects.filter(active=True))
+    out = {"contract": pdf.stem, "pages": doc.page_count, "clause_types": len(types), "credit": CREDIT}
+    for label, per_question in (("baseline_history_carried", False), ("questions_compacted", True)):
+        api = MockAnthropic(FakeClaude({}))  # every answer not_found: one turn per clause type
+        engine = AnthropicEngine(client=api.client(), model="claude-sonnet-4-6", max_turns=4,
+                                 policy=CompactionPolicy(per_question=per_question))
+        run = runs.create_run(engagement, documents=[doc], clause_types=types, engine="anthropic", enqueue=False)
+        pipeline.process_document(run.pk, doc.pk, engine=engine)
+        run.refresh_from_db()
+        out[label] = {"requests": len(api.requests), "input_tokens": run.input_tokens,
+                      "cache_read_tokens": run.cache_read_tokens, "cache_write_tokens": run.cache_write_tokens,
+                      "cost_usd": round(float(run.cost_usd), 3),
+                      "last_request_kb": round(len(json.dumps(api.requests[-1])) / 1024, 1)}
+    base, ours = out["baseline_history_carried"], out["questions_compacted"]
+    out["input_tokens_ratio"] = round(ours["input_tokens"] / base["input_tokens"], 3)
+    out["cost_ratio"] = round(ours["cost_usd"] / base["cost_usd"], 3)
+    return out
+
+
 def main(argv=None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--docs", type=int, default=5)
-    parser.add_argument("--sections", nargs="*", default=["agent", "long", "verify", "offline", "checkpoint"])
+    parser.add_argument("--sections", nargs="*", default=["agent", "long", "verify", "offline", "checkpoint", "cost"])
     args = parser.parse_args(argv)
     from bench._django import bench_django
 
@@ -183,6 +222,9 @@ def main(argv=None) -> dict:
             result["offline"] = bench_offline(engagement, str(folder))
         if "checkpoint" in args.sections:
             result["checkpoint"] = bench_checkpoint(engagement)
+        if "cost" in args.sections:
+            folder.mkdir(parents=True, exist_ok=True)
+            result["cost"] = bench_cost(engagement, str(folder))
     result["load_average_1m_at_end"] = round(os.getloadavg()[0], 2)
     print(json.dumps(result, indent=2))
     return result

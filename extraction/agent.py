@@ -4,7 +4,10 @@ Each turn the system prompt is rebuilt: the cached invariant prefix (instruction
 catalog, skill list; ``cache_control: ephemeral``), then CASE_FACTS fresh from the
 ``facts`` provider (the database), then a turn note (tokens used/available, chunks
 read, the current question). The history below may be compacted at 80% of the
-window; compacted turns stay readable through ``read_history``.
+window; compacted turns stay readable through ``read_history``. A new clause question
+also starts by compacting the earlier questions' turns (their answers are in CASE_FACTS):
+re-sending every earlier question's context made a contract's input tokens grow with the
+square of its clause types (``bench.bench_extraction``, section ``cost``).
 
 Tools: ``search_document``, ``read_chunk``, ``regex_document``, ``load_skill``,
 ``read_history`` (see ``agent_tools``) and ``extract_clause``, which ends a clause.
@@ -26,7 +29,7 @@ from __future__ import annotations
 
 import json
 import logging
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Sequence
 
 import anthropic
@@ -125,6 +128,8 @@ class Agent:
             st.current = {"clause_type": clause.name, "clause_id": clause_id, "attempts": 0,
                           "force": self.max_turns <= 1, "turns": 0, "nudges": 0, "pauses": 0,
                           "errors": [], "ctx_retry": False}
+            if self.policy.per_question and len(st.messages) > 2:  # earlier questions' turns, but the last answer
+                self._compact(everything=True)
             question = prompts.clause_question(clause, clause_id, context, skill=self.skill_for(clause.name))
             if isinstance(context, ContextPack):
                 self.toolbox.note_read(context.chunk_ids)
@@ -159,7 +164,7 @@ class Agent:
             raise Interrupted(f"stop_reason max_tokens on {clause.name}; checkpointed, resume with "
                               f"max_tokens={st.max_tokens}")
         if reason == "model_context_window_exceeded":
-            if cur["ctx_retry"] or not self._compact(force=True):
+            if cur["ctx_retry"] or not self._compact():
                 return self._finish(FAILED, errors=["the conversation exceeded the model's context window"])
             cur["ctx_retry"] = True
             return None
@@ -281,8 +286,10 @@ class Agent:
                           count_tokens=self.count_tokens):
             self._compact()
 
-    def _compact(self, force: bool = False) -> bool:
-        result = compact(self.state.messages, system_tokens=self._system_tokens(), policy=self.policy,
+    def _compact(self, everything: bool = False) -> bool:
+        """Compact the oldest turns now (with ``everything``, all but the turns a cut may not split)."""
+        policy = replace(self.policy, keep_last=0, target=0.0) if everything else self.policy
+        result = compact(self.state.messages, system_tokens=self._system_tokens(), policy=policy,
                          count_tokens=self.count_tokens)
         if result is None:
             return False

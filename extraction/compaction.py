@@ -98,6 +98,7 @@ class CompactionPolicy:
     target: float = 0.5       # ...down to about this share
     keep_last: int = 4        # never compact the most recent messages
     digest_chars: int = 6_000  # budget of the digest inside the summary
+    per_question: bool = True  # a new clause question starts with the earlier questions' turns compacted
 
 
 @dataclass(frozen=True)

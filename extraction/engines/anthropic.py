@@ -68,7 +68,7 @@ class AnthropicEngine:
 
     def __init__(self, client: anthropic.Anthropic | None = None, *, model: str | None = None,
                  max_tokens: int | None = None, max_turns: int | None = None, window_tokens: int | None = None,
-                 k: int = 5, count_tokens=None):
+                 k: int = 5, count_tokens=None, policy: CompactionPolicy | None = None):
         self._client = client
         self.model = model or settings.ANTHROPIC_MODEL
         self.max_tokens = max_tokens or settings.ANTHROPIC_MAX_TOKENS
@@ -76,6 +76,7 @@ class AnthropicEngine:
         self.window_tokens = window_tokens or settings.ANTHROPIC_CONTEXT_WINDOW
         self.k = k
         self.count_tokens = count_tokens
+        self.policy = policy or CompactionPolicy(window_tokens=self.window_tokens)
 
     def wants_retrieval(self, document: DocumentView) -> bool:
         """A document under the whole-text threshold goes in whole: no retrieval needed."""
@@ -100,7 +101,7 @@ class AnthropicEngine:
             kwargs["count_tokens"] = self.count_tokens
         agent = Agent(self.client, model=self.model, document=document, facts=facts, types=types, search=search,
                       skills=skills, skill_for=skills_loader.skill_for_clause_type, max_tokens=self.max_tokens,
-                      max_turns=self.max_turns, policy=CompactionPolicy(window_tokens=self.window_tokens),
+                      max_turns=self.max_turns, policy=self.policy,
                       state=AgentState.from_snapshot(snapshot, max_tokens=self.max_tokens),
                       on_checkpoint=on_checkpoint, **kwargs)
         return AnthropicSession(agent, document, self.k)

@@ -404,6 +404,35 @@ def test_fifty_turns_with_compaction_keep_case_facts_verbatim(engagement):
     assert used >= carried
 
 
+def test_each_clause_question_starts_with_the_earlier_ones_compacted(engagement):
+    document = make_contract(engagement)  # short: every question carries the whole text
+    api = MockAnthropic(FakeClaude(dict(ANSWERS), search_first={"Payment"}))
+    run = _run(engagement, document)
+    assert pipeline.process_document(run.pk, document.pk, engine=_engine(api)) == "done"
+
+    sizes = [len(json.dumps(r["messages"])) for r in api.requests]
+    assert max(sizes) < 2 * sizes[0]  # not one more document's worth of context per question asked
+    last = api.requests[-1]
+    assert "[compacted history]" in json.dumps(last["messages"])
+    facts = parse_case_facts(last["system"][1]["text"].split("\n", 1)[1])
+    assert len(facts["decisions"]) == len(TYPES) - 1  # the earlier answers stay in CASE_FACTS
+    cp = Checkpoint.objects.get(run=run, document=document)
+    files = cp.position["history_files"]
+    assert len(files) == len(TYPES) - 1  # one readable history file per earlier question
+    payment = next(text for text in files.values() if "search_document" in text)
+    assert ANSWERS["Payment"] in payment  # its whole transcript, the search included
+    assert _results(run) == _results_without_compaction(engagement, document)
+
+
+def _results_without_compaction(engagement, document):
+    from extraction.compaction import CompactionPolicy
+
+    run = _run(engagement, document)
+    api = MockAnthropic(FakeClaude(dict(ANSWERS), search_first={"Payment"}))
+    pipeline.process_document(run.pk, document.pk, engine=_engine(api, policy=CompactionPolicy(per_question=False)))
+    return _results(run)
+
+
 def test_count_tokens_endpoint_can_drive_compaction(engagement):
     from extraction.compaction import api_token_counter
 
