@@ -244,8 +244,8 @@ def search_chunks(document, query: str, k: int = DEFAULT_K) -> list[ScoredChunk]
 def task_chunks(document, queries: Sequence[str], k: int = DEFAULT_K, *, depth: int = 10) -> list[ScoredChunk]:
     """Up to ``k`` chunks of ``document`` for a task of several ``queries`` (a whole-document task on a
     long document without headings): each query's best chunk in turn, then each one's second, ... so
-    every topic is read (a fused ranking let chunks that touch every topic a little crowd out the
-    one chunk that holds a topic)."""
+    that every topic gets its best chunk, which one fused ranking does not promise (chunks that touch
+    every topic a little can outrank the one chunk that holds a topic)."""
     ranked = [search_chunks(document, query, depth) for query in queries]
     out: dict[str, ScoredChunk] = {}
     for rank in range(depth):
