@@ -63,17 +63,21 @@ def _extractions(engagement_ids, filters: Filters | None):
 
 
 def latest_reviews(extractions) -> list[dict]:
-    """The latest review of each extraction in ``extractions``, flattened to plain rows."""
+    """The latest review of each extraction in ``extractions``, flattened to plain rows, with the
+    extraction's standing correction (its latest "correct" review's text, "" if none): an accept after a
+    correction confirms the reviewer's text, not the engine's."""
+    correction = (Review.objects.filter(extraction=OuterRef("extraction_id"), decision=Review.Decision.CORRECT)
+                  .order_by("-id").values("corrected_text")[:1])
     rows = (
         Review.objects.filter(extraction__in=extractions)
         .order_by("extraction_id", "-created_at", "-id")
         .distinct("extraction_id")
-        .annotate(first_page=_first_page())
-        .values("extraction_id", "decision", "corrected_text", "extraction__status", "extraction__document_id",
+        .annotate(first_page=_first_page(), correction=Subquery(correction))
+        .values("extraction_id", "decision", "correction", "extraction__status", "extraction__document_id",
                 "extraction__document__doc_type", "extraction__clause_type__name", "first_page")
     )
     return [
-        {"extraction": r["extraction_id"], "decision": r["decision"], "corrected_text": r["corrected_text"],
+        {"extraction": r["extraction_id"], "decision": r["decision"], "corrected_text": r["correction"] or "",
          "status": r["extraction__status"], "document": r["extraction__document_id"],
          "doc_type": r["extraction__document__doc_type"] or "", "clause_type": r["extraction__clause_type__name"],
          "page": r["first_page"]}
@@ -86,7 +90,7 @@ def reviewer_counts(engagement_ids, filters: Filters | None = None, bounds=None)
     bounds = bounds or conf.bounds()
     reviewed = latest_reviews(_extractions(engagement_ids, filters))
     for row in reviewed:
-        row["passed"] = stratify.review_passes(row["decision"])
+        row["passed"] = stratify.review_passes(row["decision"], corrected=bool(row["corrected_text"]))
     counts = stratify.count_strata(reviewed, bounds)
     strata = [{"doc_type": k[0], "clause_type": k[1], "section": k[2], "n": n, "passes": p}
               for k, (n, p) in sorted(counts.items())]

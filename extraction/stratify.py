@@ -76,30 +76,40 @@ def wilson_interval(passes: int, n: int, z: float = Z_95) -> tuple[float, float]
 
 
 # --------------------------------------------------------------------------- outcome rules
-def review_passes(decision: str) -> bool:
-    """Latest reviewer decision -> pass/fail: accept passes; reject and correct fail."""
+def review_passes(decision: str, corrected: bool = False) -> bool:
+    """Latest reviewer decision -> pass/fail: accept passes; reject and correct fail. An accept of a clause
+    corrected before (``corrected``) confirms the reviewer's text, not the engine's, so it fails too."""
     if decision == "accept":
-        return True
+        return not corrected
     if decision in ("reject", "correct"):
         return False
     raise ValueError(f"unknown review decision {decision!r}")
 
 
 def marks_absent(extraction_status: str, decision: str, corrected_text: str = "") -> bool:
-    """Did this latest review mark the clause type absent from the document?
+    """Did the reviewers mark the clause type absent from the document?
 
-    Yes for an accepted not_found extraction, or for a correction whose text is exactly "not_found".
+    ``corrected_text`` is the clause's standing correction (its latest "correct" review), if any: a
+    correction or an accept after it marks the clause absent when that text is exactly "not_found";
+    without a correction, an accepted not_found extraction does.
     """
-    if decision == "accept" and extraction_status == NOT_FOUND:
-        return True
-    return decision == "correct" and corrected_text.strip() == NOT_FOUND
+    standing = corrected_text.strip()
+    if decision not in ("accept", "correct"):
+        return False
+    if standing:
+        return standing == NOT_FOUND
+    return decision == "accept" and extraction_status == NOT_FOUND
 
 
 def marks_present(extraction_status: str, decision: str, corrected_text: str = "") -> bool:
-    """Did this latest review confirm the clause is in the document (accepted found, or corrected to a text)?"""
-    if decision == "accept" and extraction_status == "found":
-        return True
-    return decision == "correct" and bool(corrected_text.strip()) and corrected_text.strip() != NOT_FOUND
+    """Did the reviewers confirm the clause is in the document: an accepted found extraction, or a correction
+    (or an accept after it) to a text other than "not_found"?"""
+    standing = corrected_text.strip()
+    if decision not in ("accept", "correct"):
+        return False
+    if standing:
+        return standing != NOT_FOUND
+    return decision == "accept" and extraction_status == "found"
 
 
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
@@ -251,7 +261,7 @@ def absent_pairs(latest_reviews: Iterable[Mapping]) -> set[tuple]:
     """(document, clause_type) pairs a reviewer marked absent and nobody confirmed present.
 
     latest_reviews: one mapping per reviewed extraction with document, clause_type, status,
-    decision, corrected_text (the latest review of that extraction).
+    decision (its latest review) and corrected_text (its standing correction, "" if none).
     """
     absent, present = set(), set()
     for row in latest_reviews:

@@ -13,6 +13,7 @@ from django.db.models import OuterRef, Subquery
 
 from extraction.engines import resolve_engine_name
 from extraction.models import Citation, Extraction
+from extraction.stratify import NOT_FOUND
 from extraction.summary import Source, Summary, SummaryError, ask_claude, offline_summary
 from reviewer.clauses import answer_key, decorate, fold_repeats, with_review_state
 from reviewer.decisions import ACCEPT, CORRECT, PENDING
@@ -23,7 +24,8 @@ __all__ = ["SummaryError", "make_summary", "standing_clauses"]
 
 def standing_clauses(document) -> list[Source]:
     """The document's clauses as they stand after review, from the latest run of each clause type:
-    found and not rejected, accepted (even if flagged unverified), or corrected (the reviewer's text).
+    found and not rejected, accepted (even if flagged unverified), or corrected (the reviewer's text,
+    also when accepted after; a correction to "not_found" marks the clause absent).
     A latest-run answer that repeats an earlier one is judged by the item the clause list shows for
     it (``clauses.fold_repeats``: the one reviewers decided on), so a rejected clause found again
     stays out."""
@@ -39,9 +41,12 @@ def standing_clauses(document) -> list[Source]:
         shown = {answer_key(item): item for item in fold_repeats(items)}
         for row in (r for r in items if r.run_id == items[0].run_id):
             item = shown[answer_key(row)]
-            state = item.review_state
-            standing = (state == CORRECT or (state == ACCEPT and item.status != Extraction.Status.NOT_FOUND)
-                        or (state == PENDING and item.status == Extraction.Status.FOUND))
+            state, correction = item.review_state, (item.latest_correction or "").strip()
+            if correction:  # the reviewer's text stands unless rejected; exactly "not_found" marks it absent
+                standing = state in (CORRECT, ACCEPT) and correction != NOT_FOUND
+            else:
+                standing = ((state == ACCEPT and item.status != Extraction.Status.NOT_FOUND)
+                            or (state == PENDING and item.status == Extraction.Status.FOUND))
             if standing:
                 out.append(Source(name, item.pk, item.first_page, item.current_text))
     return out

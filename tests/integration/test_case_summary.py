@@ -6,7 +6,7 @@ import pytest
 from django.urls import reverse
 
 from reviewer.decisions import record_decision
-from reviewer.models import CaseSummary
+from reviewer.models import CaseSummary, Review
 from reviewer.summaries import SummaryError, make_summary
 from tests.factories import make_reviewable
 from tests.mock_anthropic import MockAnthropic, message, text_block
@@ -15,8 +15,11 @@ pytestmark = pytest.mark.django_db
 
 
 def _decide(extraction, user, decision, **extra):
+    """A decision taken on the clause as it stands now (after any earlier one)."""
+    extraction.refresh_from_db()
+    seen = Review.objects.filter(extraction=extraction).order_by("-id").values_list("id", flat=True).first() or 0
     record_decision(extraction_id=extraction.pk, user=user, decision=decision, reason=extra.pop("reason", "checked"),
-                    seen_review_id=0, seen_version=extraction.version, **extra)
+                    seen_review_id=seen, seen_version=extraction.version, **extra)
 
 
 def test_offline_summary_quotes_the_clauses_as_reviewed_and_links_each_to_its_clause(client, engagement, make_member):
@@ -41,6 +44,24 @@ def test_offline_summary_quotes_the_clauses_as_reviewed_and_links_each_to_its_cl
     payment = contract.extractions["Payment"]
     assert reverse("clause", args=[contract.document.pk, payment.pk]) in html
     assert "p. 2" in html
+
+
+def test_a_correction_stands_when_accepted_and_a_correction_to_not_found_leaves_the_clause_out(engagement,
+                                                                                                make_member):
+    from reviewer.summaries import standing_clauses
+
+    contract = make_reviewable(engagement)
+    first, second = make_member(engagement, "auditor"), make_member(engagement, "auditor", "second")
+    law, absent = contract.extractions["Governing Law"], contract.extractions["Non-Compete"]
+    _decide(law, first, "correct", corrected_text="not_found")
+    _decide(law, second, "accept")  # confirms that the document has no governing-law clause
+    _decide(absent, first, "correct", corrected_text="Provider shall not compete with Customer in the Territory.")
+    _decide(absent, second, "accept")
+
+    standing = {s.clause_type: s.text for s in standing_clauses(contract.document)}
+
+    assert "Governing Law" not in standing
+    assert standing["Non-Compete"] == "Provider shall not compete with Customer in the Territory."
 
 
 def test_a_later_runs_repeat_of_a_rejected_clause_stays_out_of_the_summary(engagement, make_member):

@@ -247,6 +247,25 @@ def test_silent_source_from_reviewer_marked_absent_pairs(engagement, data):
 
 
 @pytest.mark.django_db
+def test_an_accept_after_a_correction_confirms_the_reviewers_text_not_the_engine(engagement, people):
+    run = ExtractionRun.objects.create(engagement=engagement, engine="offline", model="m1", status="done")
+    doc = document(engagement, "Corrected MSA", "Services")
+    to_absent = extraction(run, doc, "Non-Compete", "found", page=3, text="a clause that is not a non-compete")
+    to_text = extraction(run, doc, "Governing Law", "not_found")
+    first, second = people["auditor"], people["admin"]
+    review(to_absent, first, "correct", "not_found")
+    review(to_absent, second, "accept")  # a second reviewer confirms the correction
+    review(to_text, first, "correct", "governed by the laws of the State of Delaware")
+    review(to_text, second, "accept")
+
+    figures = reviewer_figures(everything(engagement))
+
+    assert sum(s.n for s in figures.strata) == 2 and sum(s.passes for s in figures.strata) == 0  # both wrong
+    silent = figures.silent  # Non-Compete is absent (the engine answered found: invented), Governing Law is not
+    assert (silent.silent, silent.n) == (0, 1) and [i["extraction"] for i in silent.invented] == [to_absent.pk]
+
+
+@pytest.mark.django_db
 def test_filters_by_engine_model_and_date(engagement, data):
     by_engine = reviewer_figures(everything(engagement, engine="anthropic"))
     assert sorted(table(by_engine.strata)) == sorted([

@@ -60,6 +60,7 @@ def test_pass_rate():
 
 # --------------------------------------------------------------------------- outcome rules
 def test_review_decisions():
+    assert st.review_passes("accept", corrected=True) is False  # it confirms the reviewer's text
     assert st.review_passes("accept") is True
     assert st.review_passes("reject") is False
     assert st.review_passes("correct") is False
@@ -76,9 +77,25 @@ def test_review_decisions():
     ("found", "accept", "", False),
     ("not_found", "reject", "", False),
     ("unverified", "reject", "", False),
+    ("found", "accept", "not_found", True),  # an accept after a correction to not_found confirms it
+    ("not_found", "accept", "The cap is $247.83", False),  # ... after a correction to a text: present
+    ("found", "reject", "not_found", False),  # the correction was rejected
 ])
 def test_marked_absent(status, decision, corrected, absent):
     assert st.marks_absent(status, decision, corrected) is absent
+
+
+@pytest.mark.parametrize("status, decision, corrected, present", [
+    ("found", "accept", "", True),
+    ("unverified", "accept", "", False),
+    ("not_found", "accept", "", False),
+    ("not_found", "correct", "The cap is $247.83", True),
+    ("not_found", "accept", "The cap is $247.83", True),  # accepted after the correction
+    ("found", "accept", "not_found", False),
+    ("found", "reject", "", False),
+])
+def test_marked_present(status, decision, corrected, present):
+    assert st.marks_present(status, decision, corrected) is present
 
 
 def test_cuad_word_set_and_jaccard():
