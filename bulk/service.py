@@ -16,6 +16,7 @@ from django.db import transaction
 
 from bulk.custom_ids import custom_id
 from bulk.models import BatchItem
+from config.params import id_param
 from engagements.models import Engagement
 from extraction import runs
 from extraction.engines import resolve_engine_name
@@ -69,7 +70,7 @@ def resolve_documents(engagement: Engagement, values: Sequence[str | int | Docum
         if isinstance(value, Document):
             return value if value.engagement_id == engagement.pk and value.status == Document.Status.READY else None
         text = str(value).strip()
-        return ((ready.filter(pk=int(text)).first() if text.isdigit() else None)
+        return ((ready.filter(pk=id_param(text)).first() if id_param(text) is not None else None)
                 or ready.filter(original_name=text).first() or ready.filter(title=text).first())
 
     return _resolve(values, find, f"not ready documents of {engagement.name!r}")

@@ -16,6 +16,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
+from config.params import id_param
 from dashboards import benchmarks, charts, conf, trends
 from dashboards.access import is_admin_somewhere, require_dashboard_access, require_engagement
 from dashboards.corpus import CorpusError
@@ -45,13 +46,18 @@ def _filters(request, managed):
     """(form, Filters) from the query string; asking for an engagement goes through require_role."""
     raw = request.GET.get("engagement", "")
     if raw:
-        if not raw.isdigit():
+        if id_param(raw) is None:
             raise Http404("No engagement matches the given query.")
-        require_engagement(request.user, int(raw))
+        require_engagement(request.user, id_param(raw))
     ids = [e.pk for e in managed]
     engines, models = _choices(ids, visible_sets(ids))
     form = FilterForm(request.GET or None, engagements=managed, engines=engines, models=models)
-    data = form.cleaned_data if form.is_bound and form.is_valid() else {}
+    data = {}
+    if form.is_bound:  # the valid fields apply; a bad one is shown with its error, never widens the view
+        form.is_valid()
+        data = dict(form.cleaned_data)
+        if form.non_field_errors():  # the dates contradict each other
+            data.pop("date_from", None), data.pop("date_to", None)
     filters = Filters(
         engagement_ids=[data["engagement"]] if data.get("engagement") else ids,
         date_from=data.get("date_from"), date_to=data.get("date_to"),
@@ -117,13 +123,14 @@ def refresh(request):
     """Recompute the cached figures now (on a worker) for the chosen engagement or all managed ones."""
     managed = require_dashboard_access(request.user)
     raw = request.POST.get("engagement", "")
-    targets = [require_engagement(request.user, int(raw))] if raw.isdigit() else managed
+    chosen = id_param(raw)
+    targets = [require_engagement(request.user, chosen)] if chosen is not None else managed
     from dashboards.tasks import refresh_dashboards
 
     for engagement in targets:
         transaction.on_commit(lambda pk=engagement.pk: refresh_dashboards.delay(pk))
     messages.info(request, "Refresh queued: the figures update within a minute.")
-    return redirect(reverse("dashboards:index") + (f"?engagement={raw}" if raw.isdigit() else ""))
+    return redirect(reverse("dashboards:index") + (f"?engagement={chosen}" if chosen is not None else ""))
 
 
 # --------------------------------------------------------------------------- benchmarks

@@ -6,6 +6,7 @@ from django.core.exceptions import PermissionDenied
 from django.shortcuts import redirect, render
 from django.utils.text import slugify
 
+from config.params import id_param
 from engagements.models import Membership, Role
 from extraction.models import ClauseType
 from reviewer.forms import ClauseTypeForm
@@ -22,7 +23,8 @@ def catalog(request):
         if not can_manage:
             raise PermissionDenied("Only admins manage the clause catalog.")
         if "toggle" in request.POST:
-            ct = ClauseType.objects.filter(pk=request.POST.get("toggle")).first()
+            wanted = id_param(request.POST.get("toggle"))
+            ct = ClauseType.objects.filter(pk=wanted).first() if wanted is not None else None
             if ct is not None:
                 ct.active = not ct.active
                 ct.save(update_fields=["active"])

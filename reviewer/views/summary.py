@@ -6,6 +6,7 @@ from django.http import Http404
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods
 
+from config.params import id_param
 from extraction.engines import resolve_engine_name
 from reviewer import access
 from reviewer.summaries import SummaryError, make_summary
@@ -26,8 +27,8 @@ def summary(request, document_id: int):
         return redirect("document-summary", doc.pk)
     doc = access.document_for(request.user, document_id)
     kept = list(doc.summaries.select_related("created_by").defer("points", "usage").order_by("-id"))  # the list
-    wanted = request.GET.get("id") or (kept[0].pk if kept else None)
-    shown = doc.summaries.filter(pk=wanted).first() if str(wanted or "").isdigit() else None
+    wanted = id_param(request.GET.get("id")) if request.GET.get("id") else (kept[0].pk if kept else None)
+    shown = doc.summaries.filter(pk=wanted).first() if wanted is not None else None
     if request.GET.get("id") and shown is None:
         raise Http404("No such summary of this document.")
     return render(request, "reviewer/summary.html", {

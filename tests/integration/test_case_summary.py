@@ -105,7 +105,7 @@ def test_a_value_the_document_lacks_is_flagged_and_every_summary_is_kept(client,
     assert [s.unverified_count for s in kept] == [0, 1]
     earlier = client.get(reverse("document-summary", args=[contract.document.pk]), {"id": first.pk})
     assert "An earlier summary" in earlier.content.decode() and "$247.83" in earlier.content.decode()
-    for wrong in (kept[-1].pk + 1000, "latest"):
+    for wrong in (kept[-1].pk + 1000, "latest", "\u00b2"):  # "²" passes str.isdigit but not int()
         assert client.get(reverse("document-summary", args=[contract.document.pk]), {"id": wrong}).status_code == 404
 
 

@@ -351,6 +351,12 @@ def test_figures_respect_engagement_scoping(client, engagement, data, people, ot
     assert (total.passes, total.n) == (5, 10)
     only_other = client.get(reverse("dashboards:index"), {"engagement": other.pk}).context["reviewer_total"]
     assert (only_other.passes, only_other.n) == (0, 1)
+    # a bad filter beside the engagement is shown with its error and never widens the view to every engagement
+    for bad in ({"engine": "no-such-engine"}, {"date_from": "31/12/2025"}):
+        response = client.get(reverse("dashboards:index"), {"engagement": other.pk, **bad})
+        total = response.context["reviewer_total"]
+        assert (total.passes, total.n) == (0, 1) and 'class="errorlist"' in response.content.decode()
+    assert client.get(reverse("dashboards:index"), {"engagement": "\u00b2"}).status_code == 404  # not a 500
 
 
 @pytest.mark.django_db

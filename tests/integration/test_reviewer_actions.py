@@ -138,3 +138,5 @@ def test_members_and_catalog_are_for_admins(client, engagement, make_member, dja
     response = client.post(reverse("catalog"), {"name": "Data Protection", "description": "GDPR terms",
                                                 "query": "personal data", "kind": "text"})
     assert response.status_code == 302 and ClauseType.objects.get(name="Data Protection").slug == "data-protection"
+    for junk in ("abc", "", "\u00b2"):  # a malformed toggle changes nothing and is no server error
+        assert client.post(reverse("catalog"), {"toggle": junk}).status_code == 302
