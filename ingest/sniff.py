@@ -112,17 +112,22 @@ def content_kind(data: bytes) -> str:
 
 
 def _zip_kind(data: bytes) -> str:
+    """The kind a ZIP holds, from its member names and at most 64 bytes of an EPUB's ``mimetype``
+    (never a whole member: that would inflate a decompression bomb before ``check_zip_safety`` sees it).
+    A damaged archive is judged by the names in its first local headers; conversion then calls it
+    corrupt."""
     names: list[str]
     try:
         with zipfile.ZipFile(io.BytesIO(data)) as archive:
             names = archive.namelist()
             if "mimetype" in names:
                 try:
-                    if archive.read("mimetype")[:64].strip() == b"application/epub+zip":
-                        return "epub"
-                except (zipfile.BadZipFile, KeyError, OSError, RuntimeError):
+                    with archive.open("mimetype") as member:
+                        if member.read(64).strip() == b"application/epub+zip":
+                            return "epub"
+                except Exception:  # a damaged member: zlib.error, EOFError, NotImplementedError, ...
                     pass
-    except zipfile.BadZipFile:
+    except Exception:  # BadZipFile, but also ValueError, EOFError, ... from a damaged directory
         # Only a head: EPUB puts "mimetypeapplication/epub+zip" first, stored; others
         # reveal themselves through the names of the first local headers.
         if b"mimetypeapplication/epub+zip" in data[:200]:

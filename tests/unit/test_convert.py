@@ -164,6 +164,41 @@ def test_zip_bomb_by_ratio(tmp_path):
     assert "decompression bomb" in error.message
 
 
+def test_sniffing_an_epub_never_inflates_its_mimetype_member(tmp_path):
+    import tracemalloc
+
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("mimetype", b"application/epub+zip" + b"\0" * (200 * 1024 * 1024))
+        archive.writestr("META-INF/container.xml", "<container/>")
+    data = buffer.getvalue()
+    assert len(data) < 1024 * 1024  # a 200 MB member in a file under 1 MB
+    tracemalloc.start()
+    assert sniff.content_kind(data) == "epub"
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert peak < 20 * 1024 * 1024  # what the directory check needs, not the member
+    expect("zip_bomb", write(tmp_path, "book.epub", data))
+
+
+def test_a_damaged_epub_is_refused_with_words_not_a_crash():
+    import random
+
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("mimetype", b"application/epub+zip" * 50)
+        archive.writestr("META-INF/container.xml", "<x/>" * 100)
+    good, rnd = buffer.getvalue(), random.Random(1)
+    for _ in range(3000):  # a few bytes damaged here and there: before, zlib.error, EOFError, ValueError, ...
+        data = bytearray(good)
+        for _ in range(rnd.randint(1, 6)):
+            data[rnd.randrange(len(data))] = rnd.randrange(256)
+        try:
+            sniff.sniff_kind(bytes(data), "book.epub")
+        except ConversionError:
+            pass
+
+
 def test_zip_bomb_by_total_size(tmp_path, monkeypatch):
     monkeypatch.setattr(sniff, "MAX_UNZIPPED_BYTES", 1000)
     expect("zip_bomb", write(tmp_path, "big.xlsx", make_xlsx()))
