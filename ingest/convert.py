@@ -209,6 +209,8 @@ def _run_markitdown(data: bytes, kind: str):
 def decode_text(data: bytes) -> str:
     """Bytes of a text file to str, never failing: BOMs, then UTF-8, then cp1252, then latin-1.
 
+    A UTF-8 file with a few stray bytes (a cp1252 apostrophe pasted in) stays UTF-8, the stray bytes
+    replaced: read as cp1252 instead, every "§" and curly quote of the file would be garbled.
     Line ends become ``"\\n"`` and NUL characters are dropped.
     """
     if data.startswith(codecs.BOM_UTF8):
@@ -216,13 +218,27 @@ def decode_text(data: bytes) -> str:
     elif data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
         text = data.decode("utf-16", errors="replace")
     else:
-        for encoding in ("utf-8", "cp1252", "latin-1"):
-            try:
-                text = data.decode(encoding)
-                break
-            except UnicodeDecodeError:
-                continue
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError:
+            text = data.decode("utf-8", errors="replace") if _mostly_utf8(data) else _single_byte(data)
     return text.replace("\r\n", "\n").replace("\r", "\n").replace("\x00", "")
+
+
+def _single_byte(data: bytes) -> str:
+    try:
+        return data.decode("cp1252")
+    except UnicodeDecodeError:  # bytes cp1252 leaves undefined
+        return data.decode("latin-1")
+
+
+def _mostly_utf8(data: bytes) -> bool:
+    """True when ``data`` is UTF-8 but for a few bytes: its valid multi-byte characters outnumber the
+    invalid bytes four to one (cp1252 or latin-1 text has almost no valid multi-byte sequences)."""
+    decoded = data.decode("utf-8", errors="replace")
+    bad = decoded.count("\ufffd")
+    valid = sum(1 for ch in decoded if ord(ch) > 127) - bad
+    return valid > 4 * bad
 
 
 def _neutralise_markup(markdown: str) -> str:

@@ -218,6 +218,10 @@ def test_non_utf8_text_is_decoded_without_crashing(tmp_path):
     converted = convert_file(write(tmp_path, "memo.txt", b"Caf\xe9 \x93quoted\x94 fee \x80100.\n"))
     assert "Café “quoted” fee €100." in converted.text
     assert decode_text(b"\x81\x8d raw bytes") == "\x81\x8d raw bytes"  # latin-1 as the last resort
+    # a UTF-8 contract with one stray cp1252 byte stays UTF-8: its "§" and curly quotes are not garbled
+    mostly = "\u201cFees\u201d under \u00a7 4.2 \u2014 due in 30 days. ".encode() * 3 + b"Supplier\x92s invoice."
+    assert decode_text(mostly) == "\u201cFees\u201d under \u00a7 4.2 \u2014 due in 30 days. " * 3 + "Supplier\ufffds invoice."
+    assert decode_text("Pr\u00e9ambule \u00e0 l\u2019accord".encode("cp1252")) == "Pr\u00e9ambule \u00e0 l\u2019accord"
     assert decode_text("Préambule".encode("utf-16")) == "Préambule"
     assert decode_text(b"\xef\xbb\xbfBOM first\r\nline two") == "BOM first\nline two"
 
