@@ -40,11 +40,17 @@ class IntakeError(Exception):
         self.message = message
 
 
+# Failures that were ours, not the file's (a crash, a worker lost over and over): uploading the same
+# bytes again processes them again. A file refused for what it is (damaged, encrypted, a scan) is not.
+RETRY_ON_UPLOAD = {"internal", "worker_lost"}
+
+
 @dataclass
 class IntakeResult:
     document: Document
-    created: bool  # False: the same bytes were already in the engagement (nothing queued)
+    created: bool  # False: the same bytes were already in the engagement (nothing queued, unless retried)
     replaced: bool = False  # True: an earlier version of the same file name got these bytes
+    retried: bool = False  # True: those bytes had failed for a reason of ours, and are processed again
 
 
 def intake_file(engagement, source, *, filename: str, uploaded_by=None, doc_type: str = "",
@@ -74,7 +80,10 @@ def intake_file(engagement, source, *, filename: str, uploaded_by=None, doc_type
 
         existing = Document.objects.filter(engagement=engagement, sha256=digest).first()
         if existing is not None:
-            return IntakeResult(existing, created=False)
+            retry = existing.status == Document.Status.FAILED and existing.error_code in RETRY_ON_UPLOAD
+            if retry:
+                reprocess(existing, enqueue=enqueue, then=then)
+            return IntakeResult(existing, created=False, retried=retry)
         if replace:
             earlier = (Document.objects.filter(engagement=engagement, original_name=name)
                        .order_by("-created_at", "-pk").first())
@@ -138,7 +147,7 @@ def _replace(document: Document, handle, name, digest, size, doc_type, enqueue, 
     return IntakeResult(document, created=False, replaced=True)
 
 
-def reprocess(document: Document, *, enqueue: bool = True) -> None:
+def reprocess(document: Document, *, enqueue: bool = True, then=None) -> None:
     """Run the whole pipeline of a document again (cached embeddings make it cheap)."""
     from ingest.pipeline import reset_stages
 
@@ -146,7 +155,7 @@ def reprocess(document: Document, *, enqueue: bool = True) -> None:
         Document.objects.filter(pk=document.pk).update(status=Document.Status.QUEUED, progress=0, error="", error_code="")
         reset_stages(document)
         if enqueue:
-            _enqueue_on_commit(document.pk)
+            _enqueue_on_commit(document.pk, then)
 
 
 def _enqueue_on_commit(document_id: int, then=None) -> None:
@@ -155,7 +164,8 @@ def _enqueue_on_commit(document_id: int, then=None) -> None:
 
         enqueue_pipeline(document_id, then=then)
 
-    transaction.on_commit(send)
+    # robust: a broker that cannot be reached is logged, and the document, saved with its file, stays queued
+    transaction.on_commit(send, robust=True)
 
 
 # --------------------------------------------------------------------------- file helpers

@@ -57,4 +57,10 @@ def _intake(engagement, uploaded, doc_type: str, user, extract: bool) -> FileRes
     if result.created:
         after = "; its clauses will be extracted when it is ready" if extract else ""
         return FileResult(name, True, f"Queued for processing{after}.", result.document)
+    if result.retried:
+        return FileResult(name, True, f"Uploaded before as “{result.document.title}”, where processing failed "
+                                      "on our side; processing it again.", result.document)
+    if result.document.status == "failed":
+        return FileResult(name, False, f"Uploaded before as “{result.document.title}” and refused: "
+                                       f"{result.document.error}", result.document)
     return FileResult(name, True, f"Already uploaded (same content) as “{result.document.title}”.", result.document)

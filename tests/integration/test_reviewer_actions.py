@@ -69,6 +69,20 @@ def test_upload_checks_each_file_and_lists_results(client, engagement, make_memb
     assert "Already uploaded" in again and Document.objects.count() == 1
     assert client.post(reverse("engagement-upload", args=[engagement.pk]), {}, **HX).status_code == 422
 
+    # the same bytes again after processing failed on our side: processed again, not "already uploaded"
+    Document.objects.filter(pk=doc.pk).update(status="failed", error_code="internal", error="boom")
+    retried = client.post(reverse("engagement-upload", args=[engagement.pk]),
+                          {"files": [SimpleUploadedFile("copy.pdf", pdf.read_bytes())]}, **HX).content.decode()
+    assert "processing it again" in retried
+    doc.refresh_from_db()
+    assert doc.status == "queued" and doc.error_code == "" and Document.objects.count() == 1
+    # ... but a file refused for what it is stays refused
+    Document.objects.filter(pk=doc.pk).update(status="failed", error_code="encrypted", error="locked")
+    refused = client.post(reverse("engagement-upload", args=[engagement.pk]),
+                          {"files": [SimpleUploadedFile("copy.pdf", pdf.read_bytes())]}, **HX).content.decode()
+    assert "Uploaded before as" in refused and "refused: locked" in refused
+    assert Document.objects.get(pk=doc.pk).status == "failed"
+
 
 @pytest.mark.django_db
 def test_find_a_clause_runs_the_extraction_service(client, engagement, make_member):
