@@ -210,6 +210,8 @@ def apply_line(job: BatchJob, run, line: Any, builder: Builder, tally: Tally, it
                            error_message=getattr(err, "message", "") or "")
     except Exception as exc:  # one bad line never stops the harvest: it goes to the next batch
         log.exception("batch %s: could not apply the result for %s", job.batch_id, line.custom_id)
+        if kind == "succeeded":  # billed all the same
+            tally.usage = tally.usage + Usage().add(result.message.usage)
         return apply_failure(job, item.pk, "errored", error_type="harvest_error",
                              error_message=f"the server could not process the result ({type(exc).__name__}: {exc})")
 

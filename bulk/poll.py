@@ -94,7 +94,9 @@ class PollResult:
 
 def poll_active(client=None) -> PollResult:
     out = PollResult(recovered=recover_stale())
-    active = list(BatchJob.objects.filter(state__in=[State.IN_PROGRESS, State.CANCELING]).exclude(batch_id=""))
+    # SUBMITTING with a batch id: its submitter stopped after the API took the batch; polling moves it on
+    active = list(BatchJob.objects.filter(state__in=[State.SUBMITTING, State.IN_PROGRESS, State.CANCELING])
+                  .exclude(batch_id=""))
     if active and client is None:
         from extraction.engines.anthropic import make_client
 

@@ -35,6 +35,7 @@ from extraction.models import ClauseTask, ExtractionRun
 
 log = logging.getLogger(__name__)
 LOAD_CHUNK = 500
+RENEW_CLAIM_S = 60  # claimed items are marked fresh this often (poll.STALE_AFTER releases them after 30 min)
 SEND_AFTER_S = 15 * 60  # a batch being filled for this long is sent as it is (the API starts on it sooner)
 
 
@@ -134,21 +135,25 @@ def submit_pending(run, *, client=None, limits: Limits = API_LIMITS, builder: Bu
 
     A batch is sent when the next request would cross a limit, when building has filled it
     for ``send_after_s`` seconds, and at the end."""
-    ids = claim_pending(run)
-    if not ids:
+    if not BatchItem.objects.filter(run=run, state=BatchItem.State.PENDING).exists():
         return []
-    if client is None:
+    if client is None:  # before claiming: a missing key leaves the items pending, not claimed for 30 minutes
         from extraction.engines.anthropic import make_client
 
         client = make_client()
     builder = builder or Builder(run, client=client)
+    ids = claim_pending(run)
+    if not ids:
+        return []
     outbox = Outbox(run, client, limits)
+    renewed = time.monotonic()
     try:
         for n, item in enumerate(_items(ids), 1):
-            if n % LOAD_CHUNK == 0:
+            if time.monotonic() - renewed > RENEW_CLAIM_S:  # by time: a slow build must not look abandoned
                 renew_claim(run)
-                if outbox.age > send_after_s:
-                    outbox.send()
+                renewed = time.monotonic()
+            if n % LOAD_CHUNK == 0 and outbox.age > send_after_s:
+                outbox.send()
             try:
                 built = builder.build(item)
                 encoded = encode(built.request)

@@ -109,7 +109,7 @@ def classify_for_run(run, document, view: DocumentView, engine) -> DocTypeAnswer
     except ClaudeCallError as exc:
         log.warning("document %s: its type was not asked of Claude: %s", document.pk, exc)
         return None
-    add_usage(run, answer.usage)
+    add_usage(run, answer.usage, batch=False)  # one Messages call, at the standard rate even in a bulk run
     typed = {"doc_type": answer.doc_type} if answer.doc_type else {}
     Document.objects.filter(pk=document.pk, doc_type="").update(doc_type_source=Document.TypeSource.MODEL, **typed)
     if answer.doc_type is None:

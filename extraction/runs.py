@@ -104,15 +104,17 @@ def counts(run: ExtractionRun) -> dict[str, int]:
     return {k: int(v or 0) for k, v in agg.items()}
 
 
-def add_usage(run: ExtractionRun, delta: Usage) -> None:
-    """Add tokens spent for ``run`` (and their cost estimate) to its row."""
+def add_usage(run: ExtractionRun, delta: Usage, *, batch: bool | None = None) -> None:
+    """Add tokens spent for ``run`` (and their cost estimate) to its row. ``batch``: whether the tokens
+    were billed at the Message Batches rate (default: whether the run is a batch run)."""
     if not any((delta.input_tokens, delta.output_tokens, delta.cache_write_tokens, delta.cache_read_tokens)):
         return
     ExtractionRun.objects.filter(pk=run.pk).update(
         input_tokens=F("input_tokens") + delta.input_tokens, output_tokens=F("output_tokens") + delta.output_tokens,
         cache_write_tokens=F("cache_write_tokens") + delta.cache_write_tokens,
         cache_read_tokens=F("cache_read_tokens") + delta.cache_read_tokens,
-        cost_usd=F("cost_usd") + cost_usd(delta, run.model, batch=run.mode == ExtractionRun.Mode.BATCH))
+        cost_usd=F("cost_usd") + cost_usd(delta, run.model,
+                                          batch=run.mode == ExtractionRun.Mode.BATCH if batch is None else batch))
 
 
 def mark_running(run: ExtractionRun) -> None:

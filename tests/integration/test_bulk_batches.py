@@ -118,6 +118,12 @@ def test_an_untyped_contract_is_typed_once_before_its_requests_are_built(engagem
     assert (document.doc_type, document.doc_type_source) == ("Supply", "model")
     for req in api._batches[job.batch_id]["requests"]:
         assert parse_case_facts(req["params"]["system"][1]["text"])["doc_type"] == "Supply"
+    # the question is an ordinary Messages call: the run pays the standard rate for it, not the batch rate
+    from extraction.usage import Usage, cost_usd
+
+    run.refresh_from_db()
+    spent = Usage(run.input_tokens, run.output_tokens, run.cache_write_tokens, run.cache_read_tokens)
+    assert run.input_tokens > 0 and run.cost_usd == cost_usd(spent, run.model, batch=False)
 
 
 def test_succeeded_errored_expired_canceled_then_the_retries_succeed(engagement):
@@ -381,3 +387,28 @@ def test_a_request_with_no_line_in_the_results_file_goes_to_the_next_batch(engag
     assert "no line for this request" in item.error
     job.refresh_from_db()
     assert (job.state, job.n_harvested, job.n_stored, job.n_requeued) == ("harvested", 5, 4, 1)
+
+
+def test_a_batch_whose_submitter_stopped_after_the_api_took_it_is_followed(engagement):
+    make_contract(engagement)
+    run = _start(engagement)
+    api = BatchAPI(FakeClaude(dict(ANSWERS)))
+    (job,) = submit_pending(run, client=api.client())
+    # as if the process had died between saving the batch id and moving the job on
+    BatchJob.objects.filter(pk=job.pk).update(state=BatchJob.State.SUBMITTING)
+
+    poll.poll_active(client=api.client())
+
+    job.refresh_from_db()
+    assert job.state in (BatchJob.State.IN_PROGRESS, BatchJob.State.ENDED)
+
+
+def test_without_an_api_key_nothing_is_claimed(engagement, settings):
+    from extraction.engines import EngineError
+
+    make_contract(engagement)
+    run = _start(engagement)
+    settings.ANTHROPIC_API_KEY = ""
+    with pytest.raises(EngineError, match="ANTHROPIC_API_KEY is not set"):
+        submit_pending(run)
+    assert set(BatchItem.objects.filter(run=run).values_list("state", flat=True)) == {BatchItem.State.PENDING}
