@@ -174,6 +174,8 @@ def _convert_textual(data: bytes, kind: str) -> Converted:
     markdown = result.markdown if kind == "text" else _neutralise_markup(result.markdown)
     if has_page_breaks:
         page_texts = [p.strip("\n") for p in markdown.split(_PAGE_SENTINEL)]
+        if len(page_texts) > 1 and not page_texts[-1].strip():
+            page_texts.pop()  # a file that ends with a page break (pdftotext writes one) has no page after it
         return _finish(page_texts, False, kind, [])
     return _finish(estimate_pages(markdown, page_chars=ESTIMATED_PAGE_CHARS), True, kind, [])
 

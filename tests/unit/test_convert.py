@@ -231,6 +231,9 @@ def test_text_with_form_feeds_keeps_its_pages(tmp_path):
     assert converted.pages_estimated is False
     assert len(converted.pages) == 3
     assert page_of(converted.text.index("Page three"), converted.pages) == 3
+    # pdftotext ends every page with a form feed, the last one too: that makes no empty fourth page
+    trailing = convert_file(write(tmp_path, "pdftotext.txt", b"Page one text.\fPage two text.\fPage three text.\f"))
+    assert len(trailing.pages) == 3
 
 
 def test_long_text_gets_estimated_pages(tmp_path):
