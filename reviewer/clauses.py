@@ -3,8 +3,8 @@ from __future__ import annotations
 
 from itertools import groupby
 
-from django.db.models import Count, OuterRef, Q, QuerySet, Subquery, TextField, Value
-from django.db.models.functions import MD5, Cast, Coalesce, Concat, Lower
+from django.db.models import Count, F, Func, OuterRef, Q, QuerySet, Subquery, TextField, Value
+from django.db.models.functions import MD5, Cast, Coalesce, Concat, Lower, Trim
 
 from extraction.models import ClauseTask, Extraction, ExtractionRun
 from reviewer.decisions import PENDING, STATE_LABELS
@@ -98,9 +98,12 @@ def counted(documents: QuerySet) -> QuerySet:
     """Documents annotated with clause counts by status (distinct answers, as the clause list shows
     them), how many clauses have a decision, and how many clause types are still being extracted by
     a run started from the app (``n_extracting``; bulk runs show their progress on their own page)."""
-    # distinct answers, as the clause list shows them (``fold_repeats``): a repeat counts once
-    answer = Concat(Cast("extractions__clause_type_id", TextField()), Value("|"),
-                    MD5(Lower("extractions__clause_text")), output_field=TextField())
+    # distinct answers, as the clause list shows them (``fold_repeats``, ``answer_key``: status and text,
+    # whitespace and case aside): a repeat counts once
+    spaced = Func(F("extractions__clause_text"), Value(r"\s+"), Value(" "), Value("g"), function="regexp_replace",
+                  output_field=TextField())
+    answer = Concat(Cast("extractions__clause_type_id", TextField()), Value("|"), F("extractions__status"),
+                    Value("|"), MD5(Lower(Trim(spaced))), output_field=TextField())
 
     def n(**where):
         return Count(answer, filter=Q(**where), distinct=True)
@@ -111,7 +114,7 @@ def counted(documents: QuerySet) -> QuerySet:
         n_found=n(extractions__status="found"),
         n_not_found=n(extractions__status="not_found"),
         n_unverified=n(extractions__status="unverified"),
-        n_reviewed=Count("extractions", filter=Q(extractions__reviews__isnull=False), distinct=True),
+        n_reviewed=n(extractions__reviews__isnull=False),
         n_extracting=Coalesce(Subquery(open_tasks), 0),
     )
 

@@ -304,6 +304,13 @@ def test_a_rerun_with_the_same_answers_lists_each_clause_once(client, auditor, c
     found = sum(ex.status == "found" for ex in contract.extractions.values()) + 1
     assert f"{found} found" in table and "1 not found" in table and "1 reviewed" in table
 
+    # a third run whose answers differ only in spacing and capitals, its Payment decided too: still one each
+    third = _rerun(contract, {name: "  " + ex.clause_text.upper().replace(" ", "\n ") + " "
+                              for name, ex in contract.extractions.items() if ex.clause_text})
+    assert _decide(client, third["Payment"], "accept").status_code == 200
+    table = client.get(reverse("engagement", args=[engagement.pk])).content.decode()
+    assert f"{found} found" in table and "1 not found" in table and "1 reviewed" in table
+
 
 @pytest.mark.parametrize("engine, model", [("offline", "offline-bm25"), ("anthropic", "claude-sonnet-4-5")])
 def test_the_review_page_shows_which_engine_produced_each_clause(client, auditor, engagement, engine, model):
