@@ -69,8 +69,8 @@ def resolve_documents(engagement: Engagement, values: Sequence[str | int | Docum
     def find(value):
         if isinstance(value, Document):
             return value if value.engagement_id == engagement.pk and value.status == Document.Status.READY else None
-        text = str(value).strip()
-        return ((ready.filter(pk=id_param(text)).first() if id_param(text) is not None else None)
+        text, pk = str(value).strip(), id_param(value)
+        return ((ready.filter(pk=pk).first() if pk is not None else None)
                 or ready.filter(original_name=text).first() or ready.filter(title=text).first())
 
     return _resolve(values, find, f"not ready documents of {engagement.name!r}")

@@ -48,7 +48,7 @@ def _filters(request, managed):
     if raw:
         if id_param(raw) is None:
             raise Http404("No engagement matches the given query.")
-        require_engagement(request.user, id_param(raw))
+        require_engagement(request.user, id_param(raw))  # a 404 unless the user may see it
     ids = [e.pk for e in managed]
     engines, models = _choices(ids, visible_sets(ids))
     form = FilterForm(request.GET or None, engagements=managed, engines=engines, models=models)
@@ -57,7 +57,7 @@ def _filters(request, managed):
         form.is_valid()
         data = dict(form.cleaned_data)
         if form.non_field_errors():  # the dates contradict each other
-            data.pop("date_from", None), data.pop("date_to", None)
+            data["date_from"] = data["date_to"] = None
     filters = Filters(
         engagement_ids=[data["engagement"]] if data.get("engagement") else ids,
         date_from=data.get("date_from"), date_to=data.get("date_to"),

@@ -83,6 +83,7 @@ def intake_file(engagement, source, *, filename: str, uploaded_by=None, doc_type
             retry = existing.status == Document.Status.FAILED and existing.error_code in RETRY_ON_UPLOAD
             if retry:
                 reprocess(existing, enqueue=enqueue, then=then)
+                existing.refresh_from_db()
             return IntakeResult(existing, created=False, retried=retry)
         if replace:
             earlier = (Document.objects.filter(engagement=engagement, original_name=name)
