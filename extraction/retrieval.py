@@ -82,9 +82,9 @@ class Strategy:
     vector lists beside MiniLM's (main query 0.888, every variant 0.888) or instead (0.890), held-out
     0.855, 0.853, 0.851 (its passages are read whole, 512 word pieces). Not kept. Also from 0.886
     (0.855), re-ranking the top 20: a list by cosine to a clause type's centroid over the other
-    half's top chunks for it (pseudo-relevance across contracts, no labels) 0.883 and 0.853 at
+    half's top chunks for it (pseudo-relevance across contracts, no labels) 0.883 and 0.851-0.853 at
     weight 1-2, lower above; moving a chunk next to one already chosen down (the top 5 hold 1.6
-    adjacent pairs per question) 0.869 and 0.849, or up: no gain. Most chunks missed are in
+    adjacent pairs per question) 0.869 and 0.849, or up: 0.886 and 0.856 at best. Most chunks missed are in
     questions whose other parts were found (204 of 311 parts): contracts that state a type in many
     places, Post-Termination Services above all.
     Held-out half: see metrics.json."""
