@@ -19,7 +19,7 @@ records into the figures of ``metrics.json``:
   itself (gold pages are first occurrences; a repeated text cited where its copy is
   is right). ``citation_page_accuracy_first_occurrence`` counts gold pages only.
 - citation validity: the share of all citations whose quote is exactly
-  ``text[start:end]``, overlaps its chunk and sits on the page it names.
+  ``text[start:end]``, lies inside its chunk and sits on the page it names.
 - silent-source rate: not_found on absent pairs; false not_found rate: not_found on
   present pairs.
 """
@@ -159,13 +159,13 @@ def _starts_on(page_norm: str, text: str, words: int = 6) -> bool:
 
 def citation_is_valid(citation: Mapping, text: str, chunk_range: tuple[int, int] | None,
                       page_of_start: int | None) -> bool:
-    """The quote is exactly ``text[start:end]``, overlaps its chunk and starts on the page it names."""
+    """The quote is exactly ``text[start:end]``, lies inside its chunk and starts on the page it names."""
     start, end = citation.get("start"), citation.get("end")
     if not isinstance(start, int) or not isinstance(end, int) or not 0 <= start < end <= len(text):
         return False
     if text[start:end] != citation.get("quote"):
         return False
-    if chunk_range is None or not (start < chunk_range[1] and end > chunk_range[0]):
+    if chunk_range is None or not (chunk_range[0] <= start and end <= chunk_range[1]):
         return False
     return page_of_start is not None and citation.get("page") == page_of_start
 

@@ -7,7 +7,9 @@ line-end hyphenation vanish, NFKD with accents dropped, so precomposed and
 decomposed letters match). The match is mapped back to EXACT absolute
 offsets in the document; the page comes from the document's page table, never
 from the model. A quote may run past the cited chunk into an overlapping
-neighbour as long as it starts or ends inside the cited chunk.
+neighbour as long as it starts or ends inside the cited chunk; it is then kept
+as one citation per chunk (``within_chunks``), so every stored quote lies
+inside the chunk it names.
 
 Exact values in ``clause_text`` (money, percentages, dates, IDs, numbers with
 units, bare numbers) must occur verbatim in the verified cited text, so a
@@ -23,7 +25,7 @@ from __future__ import annotations
 import difflib
 import re
 import unicodedata
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Iterable, Mapping, Sequence
 
 from extraction.types import ChunkView, PageTable, page_of
@@ -192,8 +194,9 @@ def verify_extraction(
         vc, err = verify_citation(cit, by_id, pages, document_text=document_text)
         if err:
             errors.append(f"citation {n}: {err}")
-        elif vc is not None and all((v.start, v.end) != (vc.start, vc.end) for v in verified):
-            verified.append(vc)
+        elif vc is not None:
+            verified.extend(piece for piece in within_chunks(vc, by_id, pages)
+                            if all((v.start, v.end) != (piece.start, piece.end) for v in verified))
 
     values: list[str] = []
     if verified and clause_text.strip():
@@ -272,6 +275,31 @@ def check_grounding(clause_text: str, quotes: Sequence[str]) -> list[str]:
     shown = ", ".join(f'"{w}"' for w in list(dict.fromkeys(missing))[:8])
     return [f"clause_text is not the cited text: {len(missing)} of its {len(words)} words ({shown}) "
             "occur in none of the quotes; give the clause as the source words it and quote every part of it"]
+
+
+def within_chunks(vc: VerifiedCitation, chunks: Mapping[str, ChunkView], pages: PageTable) -> list[VerifiedCitation]:
+    """``vc`` itself when it lies inside its chunk; else cut where it leaves it, each piece cited to a
+    chunk that holds it whole (the one reaching furthest), edge whitespace trimmed. Unchanged when
+    the chunks leave a gap in the span."""
+    cited = chunks[vc.chunk_id]
+    if cited.char_start <= vc.start and vc.end <= cited.char_end:
+        return [vc]
+    pieces, pos = [], vc.start
+    while pos < vc.end:
+        holders = [c for c in chunks.values() if c.char_start <= pos < c.char_end]
+        if not holders:
+            return [vc]
+        holder = max(holders, key=lambda c: (c.char_end, c.chunk_id == vc.chunk_id))
+        cut = min(vc.end, holder.char_end)
+        text = vc.quote[pos - vc.start:cut - vc.start]
+        start, end = pos + len(text) - len(text.lstrip()), cut - (len(text) - len(text.rstrip()))
+        if start < end:
+            p1, p2 = (page_of(start, pages), page_of(end - 1, pages)) if pages else (holder.page_start, holder.page_end)
+            pieces.append(replace(vc, chunk_id=holder.chunk_id, page=p1, page_end=p2, start=start, end=end,
+                                  quote=vc.quote[start - vc.start:end - vc.start],
+                                  page_matched=vc.model_page is not None and p1 <= vc.model_page <= p2))
+        pos = cut
+    return pieces
 
 
 # --------------------------------------------------------------------------- locating

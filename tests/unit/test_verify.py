@@ -161,18 +161,24 @@ def test_unicode_ligatures_and_accents():
     assert v.quote == "pays \u20ac12.50"
 
 
-def test_quote_crossing_into_the_next_chunk_is_anchored_in_the_cited_one():
+@pytest.mark.parametrize("reach", [20, 400])
+def test_quote_crossing_into_the_next_chunk_is_kept_as_citations_inside_their_chunks(reach):
     a, b = CHUNKS[0], CHUNKS[1]
     assert b.char_start < a.char_end  # overlapping chunks
-    span = DOC[a.char_end - 30:a.char_end + 40]
-    v = only(verify_extraction([{"chunk_id": a.chunk_id, "page": 1, "quote": span}], CHUNKS, PAGES, span))
-    assert (v.start, v.end) == (a.char_end - 30 + len(span) - len(span.lstrip()),
-                                a.char_end + 40 - (len(span) - len(span.rstrip())))
-    assert v.chunk_id == a.chunk_id
+    span = DOC[a.char_end - 30:min(len(DOC), a.char_end + reach)]
+    r = verify_extraction([{"chunk_id": a.chunk_id, "page": 1, "quote": span}], CHUNKS, PAGES, span)
+    assert r.ok, r.errors
+    by_id = {c.chunk_id: c for c in CHUNKS}
+    for v in r.citations:  # each stored quote is exact and lies inside the chunk it names
+        chunk = by_id[v.chunk_id]
+        assert DOC[v.start:v.end] == v.quote and chunk.char_start <= v.start and v.end <= chunk.char_end
+    assert r.citations[0].start == a.char_end - 30 + len(span) - len(span.lstrip())
+    assert r.citations[-1].end == a.char_end - 30 + len(span.rstrip())
+    assert all(x.end <= y.start or y.start >= x.start for x, y in zip(r.citations, r.citations[1:]))
     # same result when the caller supplies the document text
-    v2 = only(verify_extraction([{"chunk_id": a.chunk_id, "page": 1, "quote": span}], CHUNKS, PAGES, span,
-                                document_text=DOC))
-    assert (v2.start, v2.end, v2.quote) == (v.start, v.end, v.quote)
+    r2 = verify_extraction([{"chunk_id": a.chunk_id, "page": 1, "quote": span}], CHUNKS, PAGES, span,
+                           document_text=DOC)
+    assert [(v.chunk_id, v.start, v.end) for v in r2.citations] == [(v.chunk_id, v.start, v.end) for v in r.citations]
 
 
 def test_quote_from_another_part_of_the_document_is_rejected():
