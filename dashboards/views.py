@@ -46,9 +46,10 @@ def _filters(request, managed):
     """(form, Filters) from the query string; asking for an engagement goes through require_role."""
     raw = request.GET.get("engagement", "")
     if raw:
-        if id_param(raw) is None:
+        asked = id_param(raw)
+        if asked is None:
             raise Http404("No engagement matches the given query.")
-        require_engagement(request.user, id_param(raw))  # a 404 unless the user may see it
+        require_engagement(request.user, asked)  # a 404 unless the user may see it
     ids = [e.pk for e in managed]
     engines, models = _choices(ids, visible_sets(ids))
     form = FilterForm(request.GET or None, engagements=managed, engines=engines, models=models)
