@@ -213,7 +213,7 @@ class Agent:
         if not errors:
             doc = self.document
             result = verify_extraction(data["citations"], doc.by_id, doc.pages, data["clause_text"],
-                                       document_text=doc.text)
+                                       document_text=doc.text, furniture=doc.furniture)
             if result.ok:
                 outcome = outcome_from_verification(clause, cur["clause_id"], data, result)
                 text = "Recorded: not_found." if outcome.status == NOT_FOUND else \

@@ -21,7 +21,7 @@ Every block carries a provenance tag (see ``provenance``).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Sequence
 
 from extraction.provenance import ProvenanceTag, join_blocks, render_block
@@ -140,7 +140,7 @@ def section_context(chunks: Sequence[ChunkView], *, source: str, pages: PageTabl
     order = sorted((h for h in sections if h), key=lambda h: (_priority(h), position[h]))
     lead = ordered[:1] if ordered and not " ".join((ordered[0].section or "").split()) else []
     opening = segment_blocks(lead, source=source, pages=pages, max_chars=min(OPENING_CHARS, budget_chars))
-    chosen: list[ChunkView] = lead if opening else []
+    chosen: list[ChunkView] = [_cut_at(lead[0], opening[-1].char_end)] if opening else []
     used = sum(len(b.text) for b in opening)
     for h in order:
         if used >= budget_chars:
@@ -149,11 +149,19 @@ def section_context(chunks: Sequence[ChunkView], *, source: str, pages: PageTabl
         if not blocks:
             continue
         used += sum(len(b.text) for b in blocks)
-        ids = {b.chunk_id for b in blocks}
-        chosen.extend(c for c in sections[h] if c.chunk_id in ids and c not in chosen)
-    # re-render all chosen chunks together so overlaps between sections are shown once
+        ends = {b.chunk_id: b.char_end for b in blocks}
+        chosen.extend(_cut_at(c, ends[c.chunk_id]) for c in sections[h]
+                      if c.chunk_id in ends and all(c.chunk_id != x.chunk_id for x in chosen))
+    # re-render all chosen chunks together so overlaps between sections are shown once; each chunk
+    # keeps the cut its section got, so the budget drops the sections chosen last, not those read last
     blocks = segment_blocks(chosen, source=source, pages=pages, max_chars=budget_chars)
     return ContextPack("sections", tuple(blocks))
+
+
+def _cut_at(chunk: ChunkView, end: int) -> ChunkView:
+    """``chunk`` ending at ``end`` (no later than its own end)."""
+    end = min(end, chunk.char_end)
+    return replace(chunk, text=chunk.text[:end - chunk.char_start], char_end=end)
 
 
 def whole_document_context(document_text: str, chunks: Sequence[ChunkView], *, source: str,

@@ -26,6 +26,14 @@ class DocumentView:
     def by_id(self) -> dict[str, ChunkView]:
         return {c.chunk_id: c for c in self.chunks}
 
+    @cached_property
+    def furniture(self) -> list[tuple[int, int]]:
+        """Spans of the running headers/footers and page numbers: never an answer, and skipped when a
+        quote reads across a page break."""
+        from ingest.blocks import furniture_spans
+
+        return furniture_spans(self.text)
+
 
 def chunk_view(row) -> ChunkView:
     """``ingest.Chunk`` row -> ChunkView."""

@@ -252,6 +252,8 @@ class OfflineResult:
     threshold: float
     candidates: tuple[Candidate, ...]  # best first
     value_cued: bool = False           # the answer is a value its sentence names ("effective as of <date>")
+    offsets: tuple[int, ...] = ()      # where each citation's quote starts in the document (a repeated
+                                       # quote is verified at the place chosen here, not its first copy)
 
     @property
     def not_found(self) -> bool:
@@ -408,8 +410,8 @@ def extract_offline(clause: ClauseType, retrieved: Sequence[ScoredChunk | ChunkV
     floor = max(threshold, relative_cutoff * best)
     rules = RULES.get(clause.name, NO_RULES)
     if rules.value is not None:
-        tool_input, cued = _value_answer(clause, cid, rules, cands, floor, chunks, pages, furniture)
-        return OfflineResult(tool_input, best, threshold, tuple(cands), value_cued=cued)
+        tool_input, cued, start = _value_answer(clause, cid, rules, cands, floor, chunks, pages, furniture)
+        return OfflineResult(tool_input, best, threshold, tuple(cands), value_cued=cued, offsets=(start,))
     spans: list[tuple[str, int, int]] = []
     for cand in cands:
         if len(spans) >= max_citations or cand.score < floor:
@@ -428,14 +430,15 @@ def extract_offline(clause: ClauseType, retrieved: Sequence[ScoredChunk | ChunkV
         texts.append(quote)
     tool_input = {"clause_id": cid, "clause_type": clause.name, "clause_text": "\n\n".join(texts),
                   "citations": citations}
-    return OfflineResult(tool_input, best, threshold, tuple(cands))
+    return OfflineResult(tool_input, best, threshold, tuple(cands), offsets=tuple(sorted(a for _, a, _ in spans)))
 
 
 def _value_answer(clause: ClauseType, cid: str, rules: TypeRules, cands: Sequence[Candidate], floor: float,
-                  chunks: Sequence[ChunkView], pages: PageTable | None, furniture: Spans) -> tuple[dict, bool]:
+                  chunks: Sequence[ChunkView], pages: PageTable | None, furniture: Spans) -> tuple[dict, bool, int]:
     """One cited phrase for a value type (see :func:`extract_offline`); the best sentence whole
     when no pattern match qualifies. Also says whether the phrase was named by the type's cue
-    (``TypeRules.cue``): the earliest such value wins over the preamble's first date."""
+    (``TypeRules.cue``): the earliest such value wins over the preamble's first date; and where the
+    phrase starts."""
     opening = {c.chunk_id for c in chunks if c.ordinal == 0} if rules.preamble else set()
     pattern, cue = rules.value, rules.cue
     matches, cued = [], []  # (absolute start, phrase, candidate)
@@ -469,7 +472,7 @@ def _value_answer(clause: ClauseType, cid: str, rules: TypeRules, cands: Sequenc
         start, quote = cand.start, cand.text
     page = page_of(start, pages) if pages else next(c for c in chunks if c.chunk_id == cand.chunk_id).page_start
     return {"clause_id": cid, "clause_type": clause.name, "clause_text": quote,
-            "citations": [{"chunk_id": cand.chunk_id, "page": page, "quote": quote}]}, bool(cued)
+            "citations": [{"chunk_id": cand.chunk_id, "page": page, "quote": quote}]}, bool(cued), start
 
 
 def _next_to_cue(cue: str, text: str, start: int, length: int) -> bool:

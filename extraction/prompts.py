@@ -29,11 +29,13 @@ How to work:
 
 Rules for the answer (the server rejects answers that break them and tells you why):
 - Quote verbatim. Each citation's quote is ONE contiguous passage copied character-for-character from the
-  chunk: same words, same capitals, same punctuation. No "...", no joined fragments, no edits.
+  chunk: same words, same capitals, same punctuation, whole words and whole numbers. No "...", no joined
+  fragments, no edits.
+- clause_text is the clause as your quotes give it: their words, in their order, nothing added. Where you
+  leave words of a quote out, write "…" in their place.
 - Never paraphrase, round or reformat a value. "$247.83" stays "$247.83" (not "about $250"), "thirty (30)
-  days" stays "thirty (30) days", ids like "cust_4711" stay exactly as written. clause_text should be the
-  clause itself, copied from the source; every amount, percentage, date, id or number in it must appear
-  verbatim in your cited quotes.
+  days" stays "thirty (30) days", ids like "cust_4711" stay exactly as written; every amount, percentage,
+  date, id or number in clause_text must appear verbatim in your cited quotes.
 - If the document has no such clause, answer clause_text "not_found" with no citations. Do not cite a
   clause of a different type to have something to show.
 - Facts in CASE_FACTS below are authoritative and verbatim; use them as written.

@@ -39,7 +39,8 @@ def extract_clause_schema(clause_types: Sequence[str] | None = None) -> dict:
                           "description": "The clause_id given in the question; echo it unchanged."},
             "clause_type": {"type": "string", "enum": types},
             "clause_text": {"type": "string", "minLength": 1,
-                            "description": 'The clause verbatim from the source, or exactly "not_found".'},
+                            "description": 'The clause verbatim: the words of its quotes in their order ("…" where '
+                                           'words are left out), or exactly "not_found".'},
             "citations": {"type": "array", "items": citation,
                           "description": "Evidence. At least one when found; none when not_found."},
         },

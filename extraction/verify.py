@@ -14,9 +14,9 @@ inside the chunk it names.
 Exact values in ``clause_text`` (money, percentages, dates, IDs, numbers with
 units, bare numbers) must occur verbatim in the verified cited text, so a
 paraphrased value ("~$250" for "$247.83") fails. And ``clause_text`` itself must
-be the cited text: at least ``MIN_GROUNDED`` of its words must occur in the
-verified quotes, so a clause the model wrote itself cannot pass on the strength
-of a quote of two words.
+be the cited text, word for word and in order (``check_grounding``: words left out
+are marked "…"), so a clause the model wrote itself cannot pass on the strength of
+a quote of two words, and a dropped "not" or a swapped party cannot pass at all.
 
 Errors are specific sentences meant to be shown to the model on retry.
 """
@@ -32,10 +32,10 @@ from extraction.types import ChunkView, PageTable, page_of
 
 NOT_FOUND = "not_found"
 MIN_QUOTE_CHARS = 2
-MIN_GROUNDED = 0.8  # share of clause_text's words that must occur in its verified quotes
 _SHOW = 160  # chars of a quote/passage shown in an error
 
-_DROP = {"\u00ad", "\u200b", "\u200c", "\u200d", "\u2060", "\ufeff"}
+_SOFT_HYPHEN = "\u00ad"  # kept until hyphenation is resolved, then dropped (see _drop_hyphenation)
+_DROP = {"\u200b", "\u200c", "\u200d", "\u2060", "\ufeff"}
 _FOLD = {
     **{c: "'" for c in "\u2018\u2019\u201a\u201b\u2032\u0060\u00b4"},
     **{c: '"' for c in "\u201c\u201d\u201e\u201f\u2033\u00ab\u00bb"},
@@ -63,7 +63,9 @@ def normalise(text: str, *, fold_case: bool = False) -> tuple[str, list[int]]:
         out = _FOLD.get(ch)
         if out is None:
             out = ch
-            if ord(ch) > 127:  # compatibility forms (ligatures, nbsp, full-width) and accents
+            if unicodedata.category(ch) == "No":  # superscripts, fractions: "$5,000¹" is not "$5,0001"
+                out = " "
+            elif ord(ch) > 127:  # compatibility forms (ligatures, nbsp, full-width) and accents
                 out = "".join(c for c in unicodedata.normalize("NFKD", ch) if not unicodedata.combining(c))
         for o in out:
             if o.isspace():
@@ -95,6 +97,9 @@ def _drop_hyphenation(chars: list[str], src: list[int]) -> tuple[str, list[int]]
     i = 0
     while i < n:
         c = chars[i]
+        if c == _SOFT_HYPHEN:  # invisible: it and a line end after it vanish ("indemni\u00ad\nfication")
+            i += 2 if i + 2 < n and chars[i + 1] == " " and chars[i + 2].isalpha() else 1
+            continue
         if c == "-" and out_c and out_c[-1].isalpha():
             j = i + 1
             if j < n and chars[j] == " ":
@@ -129,6 +134,7 @@ class VerifiedCitation:
     page_matched: bool  # the model's page lies within [page, page_end]
     match: str         # "exact" | "normalised" | "casefold"
     occurrences: int = 1  # how many places in the searched window matched
+    skipped: tuple[tuple[int, int], ...] = ()  # page furniture inside the span that the quote leaves out
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -166,13 +172,18 @@ def verify_extraction(
     clause_text: str,
     *,
     document_text: str | None = None,
+    offsets: Sequence[int] = (),
+    furniture: Sequence[tuple[int, int]] = (),
 ) -> VerificationResult:
     """Verify a model's ``extract_clause`` citations and values. Pure.
 
     ``chunks``: the document's chunks (a dict by id, or any iterable). Passing all
     chunks of the document is fine; a quote is only accepted when it overlaps the
     cited chunk. ``document_text`` is optional (chunks are enough), when given it
-    is the source of the returned quotes.
+    is the source of the returned quotes. ``offsets``: where the offline engine found each quote
+    (never a model's numbers); they only choose among the places of a repeated quote.
+    ``furniture``: the document's running headers, footers and page numbers (``ingest.blocks``); a
+    quote that reads across a page break without them is found, and cited as the parts around them.
     """
     by_id = _index(chunks)
     clause_text = clause_text if isinstance(clause_text, str) else ""
@@ -186,23 +197,27 @@ def verify_extraction(
 
     errors: list[str] = []
     verified: list[VerifiedCitation] = []
+    located: list[str] = []  # each quote as located, before it is cut at chunk ends
     if not clause_text.strip():
         errors.append('clause_text is empty; give the clause text, or "not_found"')
     if not citations:
         errors.append("a found clause needs at least one citation {chunk_id, page, quote}")
     for n, cit in enumerate(citations, 1):
-        vc, err = verify_citation(cit, by_id, pages, document_text=document_text)
+        hint = offsets[n - 1] if n <= len(offsets) else None
+        vc, err = verify_citation(cit, by_id, pages, document_text=document_text, hint=hint, furniture=furniture)
         if err:
             errors.append(f"citation {n}: {err}")
         elif vc is not None:
-            verified.extend(piece for piece in within_chunks(vc, by_id, pages)
-                            if all((v.start, v.end) != (piece.start, piece.end) for v in verified))
+            for part in around_furniture(vc, pages):
+                located.append(part.quote)
+                verified.extend(piece for piece in within_chunks(part, by_id, pages)
+                                if all((v.start, v.end) != (piece.start, piece.end) for v in verified))
 
     values: list[str] = []
     if verified and clause_text.strip():
         values = exact_values(clause_text)
-        errors.extend(check_values(values, [v.quote for v in verified]))
-        errors.extend(check_grounding(clause_text, [v.quote for v in verified]))
+        errors.extend(check_values(values, located))
+        errors.extend(check_grounding(clause_text, located))
     return VerificationResult(False, tuple(verified), tuple(errors), tuple(values))
 
 
@@ -212,8 +227,11 @@ def verify_citation(
     pages: PageTable,
     *,
     document_text: str | None = None,
+    hint: int | None = None,
+    furniture: Sequence[tuple[int, int]] = (),
 ) -> tuple[VerifiedCitation | None, str | None]:
-    """Locate one citation. Returns ``(verified, None)`` or ``(None, error)``."""
+    """Locate one citation. Returns ``(verified, None)`` or ``(None, error)``. ``hint``: an offset
+    near the place meant, when the quote occurs more than once (see :func:`_choose`)."""
     chunk_id = str(citation.get("chunk_id") or "").strip()
     quote = citation.get("quote")
     model_page = citation.get("page")
@@ -234,19 +252,22 @@ def verify_citation(
     dangling = len(nq) > 2 and nq.endswith("-") and nq[-2].isalpha()  # quote ends at a line-end hyphen
     if dangling:
         nq = nq[:-1]
-    found = _locate(nq, chunk, chunks, document_text)
-    if found is None:
+    matches, how = _locate(nq, chunk, chunks, document_text)
+    skip: Sequence[tuple[int, int]] = ()
+    if not matches and furniture:  # read across a page break, leaving out its header/footer lines
+        skip = [f for f in furniture if f[1] > chunk.char_start - _slack(nq) and f[0] < chunk.char_end + _slack(nq)]
+        matches, how = _locate(nq, chunk, chunks, document_text, skip) if skip else ([], "")
+    if not matches:
         if "..." in nq:
             return None, (f'quote "{_short(quote)}" joins separate passages with an ellipsis; cite each '
                           f"contiguous passage as its own citation")
         return None, _not_found_message(quote, nq, chunk)
-    start, end, how, count = found
-    if count > 1 and model_page is not None and pages:
-        # a repeated quote: prefer the occurrence on the page the model named
-        for s, e in _matches(nq, chunk, chunks, document_text, how == "casefold"):
-            if page_of(s, pages) <= model_page <= page_of(max(s, e - 1), pages):
-                start, end = s, e
-                break
+    if not matches[0].whole:
+        m = matches[0]
+        return None, (f'quote "{_short(quote)}" starts or ends inside a word or number (the source reads '
+                      f'"{_short(_around(chunk, chunks, m, document_text))}"); quote whole words and whole '
+                      "numbers")
+    start, end = _choose(matches, hint, model_page, pages)
     if dangling and _source(chunk, chunks, end, end + 1, document_text) in _HYPHENS:
         end += 1
     exact = _source(chunk, chunks, start, end, document_text)
@@ -257,47 +278,131 @@ def verify_citation(
     matched = model_page is not None and p1 <= model_page <= p2
     if exact == quote:
         how = "exact"
-    return VerifiedCitation(chunk_id, p1, p2, start, end, exact, model_page, matched, how, count), None
+    skipped = tuple((a, b) for a, b in skip if start < a and b < end)
+    return VerifiedCitation(chunk_id, p1, p2, start, end, exact, model_page, matched, how, len(matches),
+                            skipped), None
+
+
+def _choose(matches: Sequence[_Match], hint, model_page: int | None, pages: PageTable) -> tuple[int, int]:
+    """Which of a repeated quote's places is meant: the one nearest ``hint`` (an offset the offline
+    engine chose itself; never a model's number), else the first on the page the model named, else
+    the first."""
+    if len(matches) > 1 and isinstance(hint, int) and not isinstance(hint, bool):
+        best = min(matches, key=lambda m: abs(m.start - hint))
+        return best.start, best.end
+    if len(matches) > 1 and model_page is not None and pages:
+        for m in matches:
+            if page_of(m.start, pages) <= model_page <= page_of(max(m.start, m.end - 1), pages):
+                return m.start, m.end
+    return matches[0].start, matches[0].end
+
+
+def _around(chunk, chunks, m: _Match, document_text) -> str:
+    """The source of a match widened to whole words, for an error message."""
+    text, base = _window(chunk, chunks, m.start - 40, m.end + 40, document_text)
+    a, b = m.start - base, m.end - base
+    while a > 0 and not text[a - 1].isspace():
+        a -= 1
+    while b < len(text) and not text[b].isspace():
+        b += 1
+    return text[a:b]
 
 
 def _words(text: str) -> list[str]:
     return re.findall(r"[^\W_]+", norm(text).lower())
 
 
+ELISION = "..."  # "…", "...", "[…]" in clause_text: words of a quote left out, on purpose and visibly
+
+
 def check_grounding(clause_text: str, quotes: Sequence[str]) -> list[str]:
-    """An error when fewer than ``MIN_GROUNDED`` of ``clause_text``'s words (and more than one) occur in
-    none of the quotes."""
-    words = _words(clause_text)
-    held = set(_words(" ".join(quotes)))
-    missing = [w for w in words if w not in held]
-    if len(missing) <= max(1, (1 - MIN_GROUNDED) * len(words)):  # a word of glue is forgiven
-        return []
-    shown = ", ".join(f'"{w}"' for w in list(dict.fromkeys(missing))[:8])
-    return [f"clause_text is not the cited text: {len(missing)} of its {len(words)} words ({shown}) "
-            "occur in none of the quotes; give the clause as the source words it and quote every part of it"]
+    """An error unless ``clause_text`` is its quotes, word for word and in order.
+
+    Words are compared case-folded, punctuation aside. A run of the clause may begin anywhere in a
+    quote and may end anywhere; it may pass from one quote into another only where the first ends
+    and the next begins, so no word inside a quote can be dropped silently ("shall not sublicense"
+    is not "shall sublicense"). Words left out must be marked with an ellipsis."""
+    quoted = [_words(q) for q in quotes]
+    for part in norm(clause_text).split(ELISION):
+        words = _words(part)
+        reached = _covered(words, quoted)
+        if reached < len(words):
+            shown = " ".join(words[max(0, reached - 4):reached + 4])
+            return [f'clause_text is not the cited text word for word: at "{shown}" it departs from the quotes. '
+                    "Give the clause exactly as the quotes have it, in their order; where you leave words of a "
+                    'quote out, write "…" in their place']
+    return []
+
+
+def _covered(words: list[str], quoted: list[list[str]]) -> int:
+    """How many of ``words`` (from the start) the quotes cover as described in :func:`check_grounding`:
+    ``len(words)`` when all. A run goes on only into another quote's first word."""
+    best = 0
+    todo, seen = [(0, -1)], set()  # (position in words, the quote the last run ended; -1: none)
+    while todo:
+        i, last = todo.pop()
+        for k, q in enumerate(quoted):
+            if k == last:
+                continue
+            for o in (range(len(q)) if last < 0 else range(min(1, len(q)))):
+                n = 0
+                while i + n < len(words) and o + n < len(q) and words[i + n] == q[o + n]:
+                    n += 1
+                if not n:
+                    continue
+                best = max(best, i + n)
+                if i + n == len(words):
+                    return best
+                if o + n == len(q) and (i + n, k) not in seen:  # run on into the next quote
+                    seen.add((i + n, k))
+                    todo.append((i + n, k))
+    return best if words else 0
+
+
+def _piece(vc: VerifiedCitation, start: int, end: int, chunk: ChunkView, pages: PageTable) -> VerifiedCitation | None:
+    """The part ``[start, end)`` of ``vc``, cited to ``chunk``, edge whitespace trimmed (None when blank)."""
+    text = vc.quote[start - vc.start:end - vc.start]
+    start, end = start + len(text) - len(text.lstrip()), end - (len(text) - len(text.rstrip()))
+    if start >= end:
+        return None
+    p1, p2 = (page_of(start, pages), page_of(end - 1, pages)) if pages else (chunk.page_start, chunk.page_end)
+    return replace(vc, chunk_id=chunk.chunk_id, page=p1, page_end=p2, start=start, end=end,
+                   quote=vc.quote[start - vc.start:end - vc.start], skipped=(),
+                   page_matched=vc.model_page is not None and p1 <= vc.model_page <= p2)
+
+
+def around_furniture(vc: VerifiedCitation, pages: PageTable) -> list[VerifiedCitation]:
+    """``vc`` as the parts between the page furniture it was read across (``vc.skipped``)."""
+    if not vc.skipped:
+        return [vc]
+    cited = ChunkView(vc.chunk_id, 0, "", vc.start, vc.end, vc.page, vc.page_end, 0, "")
+    bounds = [vc.start] + [x for span in vc.skipped for x in span] + [vc.end]
+    parts = (_piece(vc, a, b, cited, pages) for a, b in zip(bounds[::2], bounds[1::2]))
+    return [p for p in parts if p is not None]
 
 
 def within_chunks(vc: VerifiedCitation, chunks: Mapping[str, ChunkView], pages: PageTable) -> list[VerifiedCitation]:
     """``vc`` itself when it lies inside its chunk; else cut where it leaves it, each piece cited to a
-    chunk that holds it whole (the one reaching furthest), edge whitespace trimmed. Unchanged when
-    the chunks leave a gap in the span."""
+    chunk that holds it whole (the one reaching furthest), edge whitespace trimmed; whitespace
+    between two chunks that do not overlap is left out. Unchanged when text in the span lies in no
+    chunk (chunks cover all of a document's other text)."""
     cited = chunks[vc.chunk_id]
     if cited.char_start <= vc.start and vc.end <= cited.char_end:
         return [vc]
     pieces, pos = [], vc.start
     while pos < vc.end:
         holders = [c for c in chunks.values() if c.char_start <= pos < c.char_end]
-        if not holders:
-            return [vc]
+        if not holders:  # between two chunks that do not overlap: only whitespace lies there
+            after = [c.char_start for c in chunks.values() if pos < c.char_start < vc.end]
+            if not after or vc.quote[pos - vc.start:min(after) - vc.start].strip():
+                return [vc]
+            pos = min(after)
+            continue
         holder = max(holders, key=lambda c: (c.char_end, c.chunk_id == vc.chunk_id))
         cut = min(vc.end, holder.char_end)
-        text = vc.quote[pos - vc.start:cut - vc.start]
-        start, end = pos + len(text) - len(text.lstrip()), cut - (len(text) - len(text.rstrip()))
-        if start < end:
-            p1, p2 = (page_of(start, pages), page_of(end - 1, pages)) if pages else (holder.page_start, holder.page_end)
-            pieces.append(replace(vc, chunk_id=holder.chunk_id, page=p1, page_end=p2, start=start, end=end,
-                                  quote=vc.quote[start - vc.start:end - vc.start],
-                                  page_matched=vc.model_page is not None and p1 <= vc.model_page <= p2))
+        piece = _piece(vc, pos, cut, holder, pages)
+        if piece is not None:
+            pieces.append(piece)
         pos = cut
     return pieces
 
@@ -359,45 +464,80 @@ def _find_all(hay: str, needle: str) -> list[int]:
     return out
 
 
-def _search(nq: str, text: str, base: int, chunk: ChunkView, fold: bool) -> list[tuple[int, int]]:
-    """Absolute (start, end) of every normalised match of ``nq`` overlapping ``chunk``."""
+def _splits(text: str, i: int) -> bool:
+    """Whether position ``i`` of ``text`` lies inside a word or a number ("$247|.83", "cust_47|11")."""
+    if i <= 0 or i >= len(text):
+        return False
+    a, b = text[i - 1], text[i]
+    if (a.isalnum() or a == "_") and (b.isalnum() or b == "_"):
+        return True
+    if a in ".," and b.isdigit() and i >= 2 and text[i - 2].isdigit():
+        return True
+    return b in ".," and a.isdigit() and i + 1 < len(text) and text[i + 1].isdigit()
+
+
+@dataclass(frozen=True)
+class _Match:
+    start: int   # absolute
+    end: int
+    whole: bool  # neither end cuts a word or a number
+
+
+def _search(nq: str, text: str, base: int, chunk: ChunkView, fold: bool) -> list[_Match]:
+    """Every normalised match of ``nq`` overlapping ``chunk``, with absolute offsets."""
     needle = normalise(nq, fold_case=True)[0] if fold else nq
     nt, src = normalise(text, fold_case=fold)
-    spans = []
+    found = []
     for a in _find_all(nt, needle):
         s, e = base + src[a], base + src[a + len(needle) - 1] + 1
         while e - base < len(text) and unicodedata.combining(text[e - base]):
             e += 1  # keep the accents of a decomposed last letter
         if s < chunk.char_end and e > chunk.char_start:
-            spans.append((s, e))
-    return spans
+            found.append(_Match(s, e, not (_splits(text, s - base) or _splits(text, e - base))))
+    return found
 
 
 def _slack(nq: str) -> int:
     return 2 * len(nq) + 200
 
 
-def _matches(nq, chunk, chunks, document_text, fold) -> list[tuple[int, int]]:
-    """All matches anchored in ``chunk``, searching the chunk and its overlapping neighbours."""
+def _blank(text: str, base: int, spans: Sequence[tuple[int, int]]) -> str:
+    """``text`` (starting at absolute ``base``) with the absolute ``spans`` turned to spaces."""
+    if not spans:
+        return text
+    chars = list(text)
+    for a, b in spans:
+        for i in range(max(a - base, 0), min(b - base, len(chars))):
+            chars[i] = " "
+    return "".join(chars)
+
+
+def _matches(nq, chunk, chunks, document_text, fold, skip=()) -> list[_Match]:
+    """All matches anchored in ``chunk``, searching the chunk and its overlapping neighbours, the
+    ``skip`` spans read as blank."""
     text, base = _window(chunk, chunks, chunk.char_start - _slack(nq), chunk.char_end + _slack(nq),
                          document_text)
-    return _search(nq, text, base, chunk, fold)
+    return _search(nq, _blank(text, base, skip), base, chunk, fold)
 
 
-def _locate(nq, chunk, chunks, document_text):
-    """(start, end, how, count) of the first match anchored in ``chunk``, or None.
+def _locate(nq, chunk, chunks, document_text, skip=()) -> tuple[list[_Match], str]:
+    """The matches anchored in ``chunk`` and how they matched ("normalised" or "casefold"): whole ones
+    (cutting no word or number) when there are any, else those that cut one; ``[]`` when none.
 
-    Tries the chunk alone, then the chunk stitched with its neighbours (a quote
-    crossing a chunk boundary), first case-sensitively, then case-folded.
+    Tries the chunk alone, then the chunk stitched with its neighbours (a quote crossing a chunk
+    boundary), first case-sensitively, then case-folded.
     """
+    cut: tuple[list[_Match], str] = ([], "")
     for fold in (False, True):
-        spans = _search(nq, chunk.text, chunk.char_start, chunk, fold)
-        wide = _matches(nq, chunk, chunks, document_text, fold)
-        if spans or wide:
-            count = max(len(spans), len(wide))
-            s, e = spans[0] if spans else wide[0]
-            return s, e, ("casefold" if fold else "normalised"), count
-    return None
+        how = "casefold" if fold else "normalised"
+        inside = _search(nq, _blank(chunk.text, chunk.char_start, skip), chunk.char_start, chunk, fold)
+        matches = inside + [m for m in _matches(nq, chunk, chunks, document_text, fold, skip) if m not in inside]
+        whole = [m for m in matches if m.whole]
+        if whole:
+            return whole, how
+        if matches and not cut[0]:
+            cut = (matches, how)
+    return cut
 
 
 def closest_passage(nq: str, text: str) -> str:
@@ -443,17 +583,19 @@ _MONTH = (r"(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|
 _NUM = r"\d[\d,]*(?:\.\d+)*"
 _UNITS = (r"(?:business days?|calendar days?|working days?|days?|months?|years?|hours?|weeks?|minutes?|"
           r"units?|shares?|kg|km|miles?|lbs?|tons?|seats?|users?|licenses?|copies)")
+_SIGN = r"(?:(?<![\w.,)-])-)?"  # a minus sign belongs to the value ("-5%" is not "5%")
 _VALUE_PATTERNS = [
     # money: $247.83, € 1.000, USD 5,000, US$10 million, 5,000 dollars
-    rf"(?:US\$|[$€£¥₹]|\b(?:USD|EUR|GBP|CHF|JPY|CAD|AUD|INR|RMB|CNY)\s?){_NUM}(?:\s?(?:million|billion|thousand)\b)?",
+    rf"{_SIGN}(?:US\$|[$€£¥₹]|\b(?:USD|EUR|GBP|CHF|JPY|CAD|AUD|INR|RMB|CNY)\s?){_NUM}(?:\s?(?:million|billion|thousand)\b)?",
     rf"\b{_NUM}\s?(?:million|billion|thousand\s)?\s?(?:dollars|euros|pounds|USD|EUR|GBP)\b",
     # percentages
-    rf"\b{_NUM}\s?(?:%|percent\b|per cent\b)",
+    rf"{_SIGN}\b{_NUM}\s?(?:%|percent\b|per cent\b)",
     # dates
     rf"\b{_MONTH}\.?\s+\d{{1,2}}(?:st|nd|rd|th)?,?\s+\d{{4}}\b",
     rf"\b\d{{1,2}}(?:st|nd|rd|th)?\s+(?:day\s+)?(?:of\s+)?{_MONTH},?\s+\d{{4}}\b",
     r"\b\d{4}-\d{2}-\d{2}\b",
-    r"\b\d{1,2}[/.]\d{1,2}[/.]\d{2,4}\b",
+    r"\b\d{4}[/.]\d{1,2}[/.]\d{1,2}\b",
+    r"\b\d{1,2}[/.-]\d{1,2}[/.-]\d{2,4}\b",
     # identifiers: cust_4711, INV-2020-001, A12B, PO#123
     r"\b[A-Za-z][A-Za-z0-9]*(?:[_#-]+[A-Za-z0-9]+)*[_#-]*\d[A-Za-z0-9_#-]*\b",
     r"\b[A-Za-z0-9]+_[A-Za-z0-9_]+\b",
@@ -480,13 +622,23 @@ def exact_values(text: str) -> list[str]:
 
 
 def _loose(s: str) -> str:
-    """Forgive only layout around a value: parentheses and a space after a currency sign."""
-    s = norm(s).replace("(", "").replace(")", "")
+    """Forgive only layout around a value: parentheses around a whole number ("thirty (30) days") and
+    a space after a currency sign. "5(1)" stays "5(1)"."""
+    s = re.sub(r"(?<![\w.,])\((\d[\d,.]*)\)", r"\1", norm(s))
     return re.sub(r"(US\$|[$€£¥₹])\s+(?=\d)", r"\1", s)
 
 
+_SCALE = r"(?:million|billion|thousand|trillion)\b"
+
+
 def _contains_value(hay: str, value: str) -> bool:
+    """``value`` in ``hay`` as a whole: no digit, letter or decimal on either side, no minus sign
+    before it unless it has one, no "million" after it unless it has one ("$5" is not "$5 million")."""
     pat = r"(?<![A-Za-z0-9])(?<!\d[.,])" + re.escape(value) + r"(?![A-Za-z0-9])(?![.,]\d)"
+    if not value.startswith("-"):
+        pat = r"(?<![\s(]-)(?<!^-)" + pat
+    if not re.search(_SCALE + "$", value, re.I):
+        pat += r"(?!\s?(?i:" + _SCALE + "))"
     return re.search(pat, hay) is not None
 
 

@@ -55,7 +55,6 @@ from extraction.retrieval import clause_query
 from extraction.types import ScoredChunk
 from extraction.usage import Usage
 from extraction.verify import verify_extraction
-from ingest.blocks import furniture_spans
 
 QUESTION_THRESHOLD = 0.45  # a free question's best-passage score to be answered (see the module docstring)
 CALIBRATION_FILE = Path(__file__).resolve().parent.parent / "offline_calibration.json"
@@ -91,14 +90,9 @@ class OfflineSession:
         self.document = document
         self.usage = Usage()
 
-    @functools.cached_property
-    def furniture(self) -> list[tuple[int, int]]:
-        """The document's running headers/footers and page numbers: never quoted as an answer."""
-        return furniture_spans(self.document.text)
-
     def _pick(self, clause: ClauseType, clause_id: str, retrieved: Sequence[ScoredChunk], threshold: float):
         kwargs = dict(pages=self.document.pages, embed=self.engine.embed, threshold=threshold, clause_id=clause_id,
-                      furniture=self.furniture, **self.engine.options)
+                      furniture=self.document.furniture, **self.engine.options)
         try:
             return extract_offline(clause, retrieved, **kwargs)
         except ValueError:  # a widened window crossed a gap between retrieved chunks: take sentences alone
@@ -122,7 +116,8 @@ class OfflineSession:
             if p < self.engine.presence_threshold:
                 tool_input = {**tool_input, "clause_text": NOT_FOUND, "citations": []}
         verified = verify_extraction(tool_input["citations"], doc.by_id, doc.pages, tool_input["clause_text"],
-                                     document_text=doc.text)
+                                     document_text=doc.text, offsets=result.offsets,
+                                     furniture=doc.furniture)
         return outcome_from_verification(clause, clause_id, tool_input, verified, turns=0, detail=detail)
 
     def snapshot(self) -> dict:

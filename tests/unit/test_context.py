@@ -148,6 +148,23 @@ def test_sections_start_with_the_opening_that_no_heading_covers():
     assert "Summary" in {b.tag.section for b in pack.blocks} and pack.chars <= 3000
 
 
+def test_the_budget_cuts_the_sections_chosen_last_not_those_read_last():
+    # Definitions come first in the document, Summary (the highest priority) last; the budget holds
+    # the opening, all of Summary and part of Definitions
+    chunks, pos = [], 0
+    for section, size in [("", 1000)] + [("Definitions", 2000)] * 5 + [("Other terms", 2000)] + [("Summary", 2000)] * 2:
+        text = (f"[{section or 'opening'} {len(chunks)}] " + "word " * 400)[:size]
+        chunks.append(ChunkView(f"c{len(chunks)}", len(chunks), text, pos, pos + size, 1, 1, len(chunks), section))
+        pos += size
+    pack = section_context(chunks, source="s.pdf", budget_chars=12000)
+    shown = {}
+    for b in pack.blocks:
+        shown[b.tag.section] = shown.get(b.tag.section, 0) + len(b.text)
+    assert shown["Summary"] == 4000 and shown[""] == 1000
+    assert shown["Definitions"] == 7000 and "Other terms" not in shown
+    assert sum(shown.values()) == 12000
+
+
 def test_long_document_without_headings_uses_retrieval():
     doc, table, chunks = build([("", "Plain text with no headings at all. " * 600)])
     chunks = [ChunkView(c.chunk_id, c.ordinal, c.text, c.char_start, c.char_end, c.page_start, c.page_end,
