@@ -66,13 +66,18 @@ _STREAM_INFO = {
 _PAGE_SENTINEL = "\ue000"  # private-use character standing in for "\f" while MarkItDown runs
 _SLIDE_MARKER = re.compile(r"<!-- Slide number: (\d+) -->[ \t]*\n?")
 _SHEET_START = re.compile(r"^## ", re.M)
-_EXEC_BLOCK = re.compile(r"<(script|style|iframe|object|embed|noscript|template)\b[^>]*>.*?</\1\s*>", re.I | re.S)
-_RISKY_TAG = re.compile(
-    r"</?(?:script|style|iframe|object|embed|noscript|template|link|meta|base|form|input|button|svg|math)\b[^>]*>"
-    r"|<[a-zA-Z][^>]*?(?:\son\w+\s*=|javascript:|vbscript:)[^>]*>",
-    re.I,
+# Real tag syntax, as CommonMark defines raw HTML, but never across a line: a name, then attributes
+# (name, optional =value), then ">". "<Base Fee plus 2%" with no ">" on its line is text, not a tag.
+_TAG_ATTR = r"""[ \t]+[A-Za-z_:][-A-Za-z0-9_.:]*(?:[ \t]*=[ \t]*(?:"[^"\n]*"|'[^'\n]*'|[^\s"'=<>`]+))?"""
+_TAG = re.compile(rf"<(/?)([A-Za-z][A-Za-z0-9-]*)((?:{_TAG_ATTR})*)[ \t]*/?>")
+_EXEC_BLOCK = re.compile(
+    rf"<(script|style|iframe|object|embed|noscript|template)\b(?:{_TAG_ATTR})*[ \t]*>.*?</\1[ \t]*>", re.I | re.S
 )
-_RISKY_LINK = re.compile(r"\]\(\s*(?:javascript|vbscript|data):[^)]*\)", re.I)
+_RISKY_TAG_NAMES = frozenset(
+    "script style iframe object embed noscript template link meta base form input button svg math".split()
+)
+_SCRIPT_ATTR = re.compile(r"""[ \t]on\w+[ \t]*=|javascript:|vbscript:""", re.I)
+_RISKY_LINK = re.compile(r"\]\([ \t]*(?:javascript|vbscript|data):[^)\n]*\)", re.I)
 
 
 @dataclass
@@ -153,7 +158,7 @@ def convert_file(path: Path, *, filename: str | None = None, max_bytes: int = DE
                 + ("…" if len(result.scanned_pages) > 20 else "")
             )
     else:
-        markdown = _neutralise_markup(result.markdown)
+        markdown = _neutralise_markup(result.markdown, raw_html=False)
         if kind == "pptx":
             page_texts, estimated = _slide_pages(markdown), False
         elif kind == "xlsx":
@@ -171,7 +176,7 @@ def _convert_textual(data: bytes, kind: str) -> Converted:
     if has_page_breaks:
         text = text.replace(_PAGE_SENTINEL, " ").replace("\f", f"\n\n{_PAGE_SENTINEL}\n\n")
     result = _run_markitdown(text.encode("utf-8"), kind)
-    markdown = result.markdown if kind == "text" else _neutralise_markup(result.markdown)
+    markdown = result.markdown if kind == "text" else _neutralise_markup(result.markdown, raw_html=kind == "markdown")
     if has_page_breaks:
         page_texts = [p.strip("\n") for p in markdown.split(_PAGE_SENTINEL)]
         if len(page_texts) > 1 and not page_texts[-1].strip():
@@ -243,16 +248,32 @@ def _mostly_utf8(data: bytes) -> bool:
     return valid > 4 * bad
 
 
-def _neutralise_markup(markdown: str) -> str:
-    """Drop executable markup a converter let through (scripts, event handlers, js: links).
+def _neutralise_markup(markdown: str, *, raw_html: bool) -> str:
+    """Drop executable markup a converter let through (scripts, event handlers, js: links),
+    never a word of the document.
 
-    MarkItDown already removes ``<script>`` from HTML; Markdown passes raw HTML through, so
-    this runs on every Markdown-producing format. Display escapes text anyway; this keeps
-    the stored text itself inert.
+    Only Markdown passes raw HTML through (``raw_html``): there, real tags (see :data:`_TAG`) that
+    can run or load something are removed, their inner text kept. A risky tag name whose only
+    "attributes" are bare words (``<Base Fee>``, ``<Form of Notice>``) is a defined term in angle
+    brackets, not markup, and stays; so does anything with a line break before its ``>``. The
+    other formats go through a DOM first (markdownify, or python-pptx text): every ``<`` in their
+    output is the document's own text and is kept. Links to ``javascript:``/``data:`` URLs are
+    made inert in every format. Display escapes all document text anyway
+    (:mod:`reviewer.source`); this keeps the stored text itself inert.
     """
-    markdown = _EXEC_BLOCK.sub("", markdown)
-    markdown = _RISKY_TAG.sub("", markdown)
+    if raw_html:
+        markdown = _EXEC_BLOCK.sub("", markdown)
+        markdown = _TAG.sub(_drop_risky_tag, markdown)
     return _RISKY_LINK.sub("](#)", markdown)
+
+
+def _drop_risky_tag(m: re.Match) -> str:
+    closing, name, attrs = m.groups()
+    if _SCRIPT_ATTR.search(attrs):
+        return ""
+    if name.lower() in _RISKY_TAG_NAMES and (closing or not attrs.strip() or "=" in attrs):
+        return ""
+    return m.group(0)
 
 
 def _slide_pages(markdown: str) -> list[str]:

@@ -266,6 +266,45 @@ def test_markdown_raw_html_is_neutralised(tmp_path):
     assert "alert(" not in converted.text and "javascript:" not in converted.text
 
 
+def test_angle_brackets_in_contract_text_are_kept_in_every_format(tmp_path):
+    # "<Base Fee>" is a defined term, not a <base> tag: stripping it (and, with no ">" nearby, the
+    # text up to the next ">" paragraphs later) lost contract words
+    import docx
+
+    document = docx.Document()
+    document.add_paragraph("1. Fees. The Customer shall pay the <Base Fee> plus 2% each month.")
+    document.add_paragraph("2. Cap. Liability is capped at <Input Amount> dollars.")
+    document.add_paragraph("3. Discounts. Orders of <Meta quantity (see Schedule 2) get 5% off.")
+    document.add_paragraph("4. Law. New York law governs. 5. Price > list is forbidden.")
+    buffer = io.BytesIO()
+    document.save(buffer)
+    text = convert_file(write(tmp_path, "angle.docx", buffer.getvalue())).text
+    for words in ("the <Base Fee> plus 2%", "capped at <Input Amount> dollars", "Orders of <Meta quantity (see Schedule 2)",
+                  "New York law governs", "Price > list"):
+        assert words in text
+
+    html = (b"<html><body><p>The Customer shall pay the &lt;Base Fee&gt; plus 2%.</p><p>Orders of &lt;Link units get"
+            b" a discount.</p><p>Termination on 90 days notice.</p><p>Price &gt; list is forbidden.</p></body></html>")
+    text = convert_file(write(tmp_path, "angle.html", html)).text
+    for words in ("the <Base Fee> plus 2%", "Orders of <Link units get a discount.", "Termination on 90 days notice."):
+        assert words in text
+
+    md = b"The fee is the <Base Fee> plus 2%. The <Form of Notice> is in Exhibit A.\n\nThe amount <b>shall</b> be paid.\n"
+    text = convert_file(write(tmp_path, "angle.md", md)).text
+    for words in ("the <Base Fee> plus 2%", "The <Form of Notice> is in Exhibit A.", "The amount <b>shall</b> be paid."):
+        assert words in text
+
+
+def test_markdown_tags_are_removed_only_in_real_tag_shape(tmp_path):
+    md = (b"# Terms\n\nFees are <style>p{}</style>due.\n\n<form action=\"https://x.test\">Sign</form> here."
+          b" <meta http-equiv=refresh content=0> <input name=a>\n\nA <Link to\nthe schedule> stays.\n")
+    text = convert_file(write(tmp_path, "terms.md", md)).text
+    assert "Fees are due." in text and "Sign here." in text
+    for gone in ("<style", "<form", "</form", "<meta", "<input"):
+        assert gone not in text
+    assert "A <Link to\nthe schedule> stays." in text  # a newline inside: not a tag
+
+
 # --- Office formats -----------------------------------------------------------------------
 
 
