@@ -1,14 +1,15 @@
 """Turn an uploaded file into document text with a page table.
 
-Everything goes through one MarkItDown instance that knows exactly the formats we review:
-its own DOCX, XLSX, PPTX, EPUB, HTML and plain-text converters, and our page-exact PDF
+Everything but XLSX goes through one MarkItDown instance that knows exactly the formats we
+review: its own DOCX, PPTX, EPUB, HTML and plain-text converters, and our page-exact PDF
 converter (:class:`ingest.pdf_pages.PageAwarePdfConverter`) instead of its pdfminer one.
 
 The result's ``text`` joins pages with ``"\\f"``; ``pages`` says where each page is:
 
 * PDF: physical pages, exact (one pdfium text page per PDF page).
 * PPTX: one page per slide (MarkItDown's ``<!-- Slide number: N -->`` markers, removed).
-* XLSX: one page per sheet (MarkItDown's ``## SheetName`` heading, kept).
+* XLSX: one page per sheet, starting ``## SheetName`` (our own reader, :mod:`ingest.xlsx`:
+  MarkItDown's pandas path rewrites cell values).
 * DOCX, HTML, EPUB, Markdown, text: no physical pages, so pages of about 3,000 characters
   are cut at paragraph boundaries and ``pages_estimated`` is True, except for a text or
   Markdown file that carries its own form feeds: those are its pages.
@@ -36,13 +37,13 @@ from markitdown.converters import (
     HtmlConverter,
     PlainTextConverter,
     PptxConverter,
-    XlsxConverter,
 )
 
 from ingest.convert_errors import CODES, ConversionError
 from ingest.pages import PageSpan, estimate_pages, join_pages
 from ingest.pdf_pages import PageAwarePdfConverter, PagedConverterResult
 from ingest.sniff import TEXT_KINDS, ZIP_KINDS, check_zip_safety, sniff_kind
+from ingest.xlsx import sheet_pages
 
 __all__ = ["CODES", "ConversionError", "Converted", "convert_file", "sniff_kind", "markitdown_instance"]
 
@@ -65,7 +66,6 @@ _STREAM_INFO = {
 }
 _PAGE_SENTINEL = "\ue000"  # private-use character standing in for "\f" while MarkItDown runs
 _SLIDE_MARKER = re.compile(r"<!-- Slide number: (\d+) -->[ \t]*\n?")
-_SHEET_START = re.compile(r"^## ", re.M)
 # Real tag syntax, as CommonMark defines raw HTML, but never across a line: a name, then attributes
 # (name, optional =value), then ">". "<Base Fee plus 2%" with no ">" on its line is text, not a tag.
 _TAG_ATTR = r"""[ \t]+[A-Za-z_:][-A-Za-z0-9_.:]*(?:[ \t]*=[ \t]*(?:"[^"\n]*"|'[^'\n]*'|[^\s"'=<>`]+))?"""
@@ -117,7 +117,7 @@ def markitdown_instance() -> MarkItDown:
         md = _SniffedMarkItDown(enable_builtins=False, enable_plugins=False)
         md.register_converter(PlainTextConverter(), priority=PRIORITY_GENERIC_FILE_FORMAT)
         md.register_converter(HtmlConverter(), priority=PRIORITY_GENERIC_FILE_FORMAT)
-        for converter in (DocxConverter(), XlsxConverter(), PptxConverter(), EpubConverter()):
+        for converter in (DocxConverter(), PptxConverter(), EpubConverter()):
             md.register_converter(converter)
         md.register_converter(PageAwarePdfConverter())  # the only PDF converter registered
         _markitdown = md
@@ -146,6 +146,8 @@ def convert_file(path: Path, *, filename: str | None = None, max_bytes: int = DE
         check_zip_safety(data)
     if kind in TEXT_KINDS:
         return _convert_textual(data, kind)
+    if kind == "xlsx":
+        return _finish(_read_sheets(data), False, kind, [])
     result = _run_markitdown(data, kind)
     warnings: list[str] = []
     if kind == "pdf":
@@ -161,8 +163,6 @@ def convert_file(path: Path, *, filename: str | None = None, max_bytes: int = DE
         markdown = _neutralise_markup(result.markdown, raw_html=False)
         if kind == "pptx":
             page_texts, estimated = _slide_pages(markdown), False
-        elif kind == "xlsx":
-            page_texts, estimated = _sheet_pages(markdown), False
         else:
             page_texts, estimated = estimate_pages(markdown, page_chars=ESTIMATED_PAGE_CHARS), True
     return _finish(page_texts, estimated, kind, warnings)
@@ -190,6 +190,13 @@ def _finish(page_texts: list[str], estimated: bool, kind: str, warnings: list[st
     if not text.replace("\f", "").strip():
         raise ConversionError("empty", "This file contains no text to review.")
     return Converted(text=text, pages=pages, pages_estimated=estimated, kind=kind, warnings=warnings)
+
+
+def _read_sheets(data: bytes) -> list[str]:
+    try:
+        return sheet_pages(data)
+    except Exception as exc:  # openpyxl choking on a malformed workbook
+        raise ConversionError("corrupt", "This XLSX file is damaged and could not be read.") from exc
 
 
 def _run_markitdown(data: bytes, kind: str):
@@ -293,16 +300,3 @@ def _slide_pages(markdown: str) -> list[str]:
     if preamble.strip():
         pages[0] = preamble.strip("\n") + "\n\n" + pages[0]
     return pages
-
-
-def _sheet_pages(markdown: str) -> list[str]:
-    """Page N = sheet N: each page starts at a ``## SheetName`` line."""
-    starts = [m.start() for m in _SHEET_START.finditer(markdown)]
-    if not starts:
-        return [markdown]
-    if starts[0] > 0 and markdown[: starts[0]].strip():
-        starts.insert(0, 0)
-    else:
-        starts[0] = 0
-    bounds = starts + [len(markdown)]
-    return [markdown[a:b].strip("\n") for a, b in zip(bounds, bounds[1:])]

@@ -374,6 +374,61 @@ def test_xlsx_sheets_are_pages(tmp_path):
     assert page_of(converted.text.index("247.83"), converted.pages) == 1
 
 
+def test_xlsx_cells_read_as_the_sheet_shows_them(tmp_path):
+    # pandas read "N/A"/"NULL" as NaN, wrote empty cells as NaN, "$247.83" as 247.83, "5.00%" as 0.050
+    import datetime
+
+    import openpyxl
+
+    workbook = openpyxl.Workbook()
+    fees = workbook.active
+    fees.title = "Fees"
+    fees.append(["Item", "Amount", "Rate", "Due", "Cap", "Notes", "Account"])
+    fees.append(["Setup", 247.83, 0.05, datetime.date(2025, 3, 31), "N/A", "NULL", 123])
+    fees.append(["Support", 1234567.5, 0.125, datetime.date(2025, 6, 30), "None", "NA", None])
+    fees.append(["Credit", -1200, 1, None, None, "", 7])
+    for cell, number_format in (("B2", '"$"#,##0.00'), ("B3", "#,##0.00"), ("B4", '"$"#,##0.00;("$"#,##0.00)'),
+                                ("C2", "0.00%"), ("C3", "0.0%"), ("C4", "0%"), ("D2", "mm/dd/yyyy"),
+                                ("D3", "d mmmm yyyy"), ("G2", "00000"), ("G4", "0.000")):
+        fees[cell].number_format = number_format
+    workbook.create_sheet("Terms").append(["Note", "Line one\n## Not a sheet"])
+    buffer = io.BytesIO()
+    workbook.save(buffer)
+    converted = convert_file(write(tmp_path, "fees.xlsx", buffer.getvalue()))
+    assert converted.kind == "xlsx" and len(converted.pages) == 2
+    first = converted.text[converted.pages[0].char_start:converted.pages[0].char_end]
+    assert first.splitlines() == [
+        "## Fees",
+        "| Item | Amount | Rate | Due | Cap | Notes | Account |",
+        "| --- | --- | --- | --- | --- | --- | --- |",
+        "| Setup | $247.83 | 5.00% | 03/31/2025 | N/A | NULL | 00123 |",
+        "| Support | 1,234,567.50 | 12.5% | 30 June 2025 | None | NA |  |",
+        "| Credit | ($1,200.00) | 100% |  |  |  | 7.000 |",
+    ]
+    assert "nan" not in converted.text.lower() and "NaT" not in converted.text
+    assert page_of(converted.text.index("## Not a sheet"), converted.pages) == 2  # a cell's text never starts a page
+
+
+@pytest.mark.parametrize(
+    "value,number_format,shown",
+    [
+        (1234.5, "#,##0", "1,235"),
+        (0.0725, "0.00%", "7.25%"),
+        (1234567, '#,##0,"K"', "1,235K"),
+        (123456789, "000-00-0000", "123-45-6789"),
+        (12.5, "[$\u20ac-407] #,##0.00", "\u20ac 12.50"),
+        (247.83, "0.00E+00", "2.48E+02"),
+        (0.1 + 0.2, "General", "0.3"),
+        (3, "@", "3"),
+        (2.675, "0.00", "2.68"),  # Excel rounds half away from zero, on the decimal value
+    ],
+)
+def test_xlsx_number_formats(value, number_format, shown):
+    from ingest.xlsx import cell_text
+
+    assert cell_text(value, number_format) == shown
+
+
 def test_exact_values_survive_office_conversion_verbatim(tmp_path):
     from demo import make_workbook_xlsx
 
