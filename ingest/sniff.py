@@ -37,9 +37,12 @@ ZIP_KINDS = frozenset({"docx", "xlsx", "pptx", "epub"})
 
 # Decompression-bomb limits, checked on the ZIP directory before anything is extracted.
 MAX_UNZIPPED_BYTES = 200 * 1024 * 1024
-MAX_RATIO = 100  # uncompressed / compressed, per member over MIN_RATIO_CHECK_BYTES
+MAX_RATIO = 100  # uncompressed / compressed, per parsed member over MIN_RATIO_CHECK_BYTES
 MIN_RATIO_CHECK_BYTES = 1024 * 1024
 MAX_MEMBERS = 10_000
+# Members no converter parses (images, embedded objects): exempt from the ratio, not from the total.
+_UNPARSED_FOLDERS = ("word/media/", "xl/media/", "ppt/media/", "word/embeddings/", "xl/embeddings/", "ppt/embeddings/")
+_IMAGE_SUFFIXES = (".bmp", ".dib", ".tif", ".tiff", ".emf", ".wmf", ".emz", ".wmz", ".png", ".jpg", ".jpeg", ".gif", ".webp")
 
 _OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
 _HTML_START = re.compile(rb"^\s*(?:<!--.*?-->\s*)*<(?:!doctype\s+html|html|head|body)\b", re.I | re.S)
@@ -176,10 +179,15 @@ def _mismatch(filename: str, claimed: str, actual: str) -> ConversionError:
 def check_zip_safety(data: bytes) -> None:
     """Refuse a ZIP (DOCX/XLSX/PPTX/EPUB) whose directory announces a decompression bomb.
 
-    Reads only the central directory: total uncompressed size over
-    :data:`MAX_UNZIPPED_BYTES`, a member over 1 MiB compressed more than
-    :data:`MAX_RATIO` times, or more than :data:`MAX_MEMBERS` members raise ``zip_bomb``;
-    an unreadable directory raises ``corrupt``.
+    Reads only the central directory. Raises ``zip_bomb`` for a total uncompressed size over
+    :data:`MAX_UNZIPPED_BYTES` (the real bound on what opening the file can cost: zipfile
+    never inflates a member past the size the directory declares), more than
+    :data:`MAX_MEMBERS` members, or a member that a converter parses (XML, HTML, text) over
+    1 MiB and compressed more than :data:`MAX_RATIO` times. Images and embedded objects
+    (``*/media/``, ``*/embeddings/``, image file names) are left out of the ratio rule:
+    an uncompressed BMP, TIFF or EMF of a white page deflates about 1000:1 in a valid
+    document, and nothing parses its bytes; it still counts towards the total.
+    An unreadable directory raises ``corrupt``.
     """
     try:
         with zipfile.ZipFile(io.BytesIO(data)) as archive:
@@ -197,5 +205,11 @@ def check_zip_safety(data: bytes) -> None:
         total += info.file_size
         if total > MAX_UNZIPPED_BYTES:
             raise bomb
-        if info.file_size > MIN_RATIO_CHECK_BYTES and info.file_size > MAX_RATIO * max(info.compress_size, 1):
+        if (info.file_size > MIN_RATIO_CHECK_BYTES and info.file_size > MAX_RATIO * max(info.compress_size, 1)
+                and not _unparsed_member(info.filename)):
             raise bomb
+
+
+def _unparsed_member(name: str) -> bool:
+    """An image or embedded object: converters copy or skip it, never parse it as markup."""
+    return name.startswith(_UNPARSED_FOLDERS) or name.lower().endswith(_IMAGE_SUFFIXES)

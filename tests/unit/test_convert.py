@@ -164,6 +164,35 @@ def test_zip_bomb_by_ratio(tmp_path):
     assert "decompression bomb" in error.message
 
 
+def test_a_docx_with_an_uncompressed_image_is_not_a_bomb(tmp_path):
+    # a white 1000x800 BMP (a signature block, a diagram) deflates about 1000:1: it was refused
+    import docx
+    from docx.shared import Inches
+    from PIL import Image
+
+    image = io.BytesIO()
+    Image.new("RGB", (1000, 800), "white").save(image, format="BMP")
+    document = docx.Document()
+    document.add_paragraph("1. Fees. The Customer shall pay 100 dollars each month.")
+    document.add_picture(io.BytesIO(image.getvalue()), width=Inches(2))
+    document.add_paragraph("Signed by the parties.")
+    buffer = io.BytesIO()
+    document.save(buffer)
+    media = [i for i in zipfile.ZipFile(buffer).infolist() if i.filename.startswith("word/media/")]
+    assert media and media[0].file_size > 100 * media[0].compress_size
+    converted = convert_file(write(tmp_path, "signed.docx", buffer.getvalue()))
+    assert "Signed by the parties." in converted.text
+
+
+def test_zip_bomb_by_ratio_in_an_image_folder_still_counts_to_the_total(tmp_path, monkeypatch):
+    monkeypatch.setattr(sniff, "MAX_UNZIPPED_BYTES", 10 * 1024 * 1024)
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("word/document.xml", "<w:document/>")
+        archive.writestr("word/media/image1.bmp", b"\0" * (20 * 1024 * 1024))
+    expect("zip_bomb", write(tmp_path, "bomb.docx", buffer.getvalue()))
+
+
 def test_sniffing_an_epub_never_inflates_its_mimetype_member(tmp_path):
     import tracemalloc
 
