@@ -2,9 +2,10 @@
 
 Every entry point (the upload view, ``manage.py ingest``, ``manage.py bulk_ingest``) calls
 :func:`intake_file`. What can be judged without converting is judged here, before anything is
-stored or queued: an empty file, a file over ``settings.MAX_UPLOAD_BYTES``, and a file whose
-bytes are not what its name says or not a kind we review raise :class:`IntakeError`. The
-rest of bad input (corrupt, encrypted, scanned, zip bombs...) is found by conversion and
+stored or queued: an empty file, a file over ``settings.MAX_UPLOAD_BYTES``, a file whose
+bytes are not what its name says or not a kind we review, and a password-protected
+DOCX/XLSX/PPTX raise :class:`IntakeError`. The rest of bad input (corrupt, encrypted PDFs,
+scanned, zip bombs...) is found by conversion and
 ends as a failed document (see :mod:`ingest.pipeline`).
 
 The same bytes (sha256) in the same engagement are one document: a second upload returns the
@@ -24,7 +25,7 @@ from django.db import IntegrityError, transaction
 
 from ingest.convert_errors import ConversionError
 from ingest.models import Document, DocumentStage
-from ingest.sniff import sniff_kind
+from ingest.sniff import OLE_MAGIC, sniff_kind
 
 SNIFF_BYTES = 64 * 1024
 READ_BLOCK = 1024 * 1024
@@ -32,7 +33,7 @@ READ_BLOCK = 1024 * 1024
 
 class IntakeError(Exception):
     """A file refused at the door. ``code`` is stable (empty, too_large, type_mismatch,
-    unsupported); ``message`` is a sentence for the person who sent it."""
+    unsupported, encrypted); ``message`` is a sentence for the person who sent it."""
 
     def __init__(self, code: str, message: str):
         super().__init__(message)
@@ -223,9 +224,10 @@ def _hash(handle) -> tuple[str, bytes]:
 
 
 def _check_kind(handle, head: bytes, name: str, size: int) -> str:
-    """The kind the bytes are (ZIP containers are read whole: their directory is at the end)."""
+    """The kind the bytes are (ZIP and compound files are read whole: their directory is at the
+    end, or anywhere, and says whether the file is a document or a password-protected one)."""
     data = head
-    if head.startswith(b"PK") and size > len(head):
+    if head.startswith((b"PK", OLE_MAGIC)) and size > len(head):
         handle.seek(0)
         data = handle.read()
     try:

@@ -2,8 +2,8 @@
 
 Uploads are named by people: a ``.pdf`` may be a Word file, a ``.docx`` a spreadsheet. The
 kind is read from magic bytes (``%PDF-``; a ZIP's member names: ``word/``, ``xl/``,
-``ppt/``, an EPUB ``mimetype``; the OLE header of legacy Office files) and compared with the
-extension. Office files and EPUBs are ZIP archives, so before anything extracts them the
+``ppt/``, an EPUB ``mimetype``; the OLE header of legacy Office files, and in it the
+``EncryptedPackage`` of a password-protected DOCX/XLSX/PPTX) and compared with the extension. Office files and EPUBs are ZIP archives, so before anything extracts them the
 central directory is checked for decompression bombs.
 """
 from __future__ import annotations
@@ -44,7 +44,9 @@ MAX_MEMBERS = 10_000
 _UNPARSED_FOLDERS = ("word/media/", "xl/media/", "ppt/media/", "word/embeddings/", "xl/embeddings/", "ppt/embeddings/")
 _IMAGE_SUFFIXES = (".bmp", ".dib", ".tif", ".tiff", ".emf", ".wmf", ".emz", ".wmz", ".png", ".jpg", ".jpeg", ".gif", ".webp")
 
-_OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
+OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
+_ENCRYPTED_PACKAGE = "EncryptedPackage\0".encode("utf-16-le")  # a compound-file directory entry's name
+_DIRECTORY_ENTRY = 128  # bytes; entries are aligned to it, the name's byte length (with NUL) at +64
 _HTML_START = re.compile(rb"^\s*(?:<!--.*?-->\s*)*<(?:!doctype\s+html|html|head|body)\b", re.I | re.S)
 _LOCAL_HEADER = re.compile(rb"PK\x03\x04")
 
@@ -68,13 +70,20 @@ def sniff_kind(data_head: bytes, filename: str) -> str:
 
     Pass the whole file when it is at hand (ZIP members are then read from the central
     directory); with only the first bytes, the names of the first local ZIP headers are
-    used. Raises ``type_mismatch`` when the content contradicts the extension and
-    ``unsupported`` for anything that is none of the kinds.
+    used. Raises ``type_mismatch`` when the content contradicts the extension,
+    ``encrypted`` for a password-protected DOCX/XLSX/PPTX (whatever its name; pass the whole
+    file, the compound file's directory may lie anywhere in it) and ``unsupported`` for
+    anything that is none of the kinds.
     """
     ext = PurePath(filename or "").suffix.lower()
     claimed = EXTENSION_KINDS.get(ext)
     content = content_kind(data_head)
 
+    if content == "ole" and is_encrypted_ooxml(data_head):
+        raise ConversionError(
+            "encrypted",
+            "This Office file is password-protected. Remove the password (or save an unlocked copy) and upload it again.",
+        )
     if content in ("ole", "zip", "binary"):
         if claimed is not None:
             raise _mismatch(filename, claimed, content)
@@ -107,11 +116,26 @@ def content_kind(data: bytes) -> str:
         return "pdf"
     if data.startswith(b"PK\x03\x04") or data.startswith(b"PK\x05\x06"):
         return _zip_kind(data)
-    if data.startswith(_OLE_MAGIC):
+    if data.startswith(OLE_MAGIC):
         return "ole"
     if _looks_textual(data[:8192]):
         return "textual"
     return "binary"
+
+
+def is_encrypted_ooxml(data: bytes) -> bool:
+    """True for a password-protected DOCX/XLSX/PPTX: Office writes it as a compound (OLE) file
+    whose directory holds an ``EncryptedPackage`` stream (the name in UTF-16LE, in a 128-byte
+    aligned directory entry that records the name's length, so text that merely mentions the
+    word does not count). Legacy .doc/.xls/.ppt files have no such stream."""
+    if not data.startswith(OLE_MAGIC):
+        return False
+    at = data.find(_ENCRYPTED_PACKAGE)
+    while at >= 0:
+        if at % _DIRECTORY_ENTRY == 0 and data[at + 64 : at + 66] == len(_ENCRYPTED_PACKAGE).to_bytes(2, "little"):
+            return True
+        at = data.find(_ENCRYPTED_PACKAGE, at + 1)
+    return False
 
 
 def _zip_kind(data: bytes) -> str:

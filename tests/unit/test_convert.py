@@ -483,6 +483,38 @@ def test_sniff_kind_from_bytes():
     assert sniff_kind(b"plain words", "notes.md") == "markdown"
 
 
+def cfb(*names: str, filler: int = 0) -> bytes:
+    """A compound file (OLE) whose directory, ``filler`` bytes into it, holds entries ``names``."""
+    entries = b""
+    for name in names:
+        encoded = (name + "\0").encode("utf-16-le")
+        entries += encoded.ljust(64, b"\0") + len(encoded).to_bytes(2, "little") + b"\x02" + b"\0" * 61
+    return b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + b"\0" * 504 + b"\0" * filler + entries.ljust(512, b"\0")
+
+
+@pytest.mark.parametrize("name", ["NDA.docx", "prices.xlsx", "deck.pptx", "NDA"])
+def test_a_password_protected_office_file_is_encrypted_not_legacy(tmp_path, name):
+    # Office writes a password-protected DOCX/XLSX/PPTX as a compound file holding an EncryptedPackage
+    locked = cfb("Root Entry", "EncryptionInfo", "EncryptedPackage", filler=512)
+    with pytest.raises(ConversionError) as caught:
+        sniff_kind(locked, name)
+    assert caught.value.code == "encrypted" and "password" in caught.value.message
+    expect("encrypted", write(tmp_path, name, locked), filename=name)
+    # a legacy Word file is still what it was
+    with pytest.raises(ConversionError) as caught:
+        sniff_kind(cfb("Root Entry", "WordDocument", "1Table"), "old.doc")
+    assert caught.value.code == "unsupported"
+
+
+def test_intake_reads_a_whole_compound_file_to_find_its_encryption():
+    from ingest.intake import SNIFF_BYTES, IntakeError, _check_kind
+
+    locked = cfb("Root Entry", "EncryptionInfo", "EncryptedPackage", filler=SNIFF_BYTES + 4096)
+    with pytest.raises(IntakeError) as caught:
+        _check_kind(io.BytesIO(locked), locked[:SNIFF_BYTES], "NDA.docx", len(locked))
+    assert caught.value.code == "encrypted" and "NDA.docx" in caught.value.message
+
+
 def make_epub() -> bytes:
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w") as archive:
