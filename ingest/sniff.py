@@ -216,7 +216,7 @@ def check_zip_safety(data: bytes) -> None:
     try:
         with zipfile.ZipFile(io.BytesIO(data)) as archive:
             infos = archive.infolist()
-    except (zipfile.BadZipFile, OSError, ValueError) as exc:
+    except Exception as exc:  # BadZipFile, but also NotImplementedError (a bad "version needed"), EOFError, ...
         raise ConversionError("corrupt", "This file is damaged: its ZIP structure cannot be read.") from exc
     bomb = ConversionError(
         "zip_bomb",

@@ -228,6 +228,17 @@ def test_a_damaged_epub_is_refused_with_words_not_a_crash():
             pass
 
 
+def test_a_zip_with_a_bad_version_needed_is_corrupt_not_a_crash(tmp_path):
+    # zipfile raises NotImplementedError for it: that was an "internal" failure, retried on every upload
+    data = bytearray(make_docx())
+    at = data.index(b"PK\x01\x02")  # the first central directory entry
+    data[at + 6 : at + 8] = (255).to_bytes(2, "little")  # "version needed to extract": 25.5
+    expect("corrupt", write(tmp_path, "damaged.docx", bytes(data)))
+    with pytest.raises(ConversionError) as caught:
+        sniff.check_zip_safety(bytes(data))
+    assert caught.value.code == "corrupt"
+
+
 def test_zip_bomb_by_total_size(tmp_path, monkeypatch):
     monkeypatch.setattr(sniff, "MAX_UNZIPPED_BYTES", 1000)
     expect("zip_bomb", write(tmp_path, "big.xlsx", make_xlsx()))
