@@ -29,11 +29,12 @@ from ingest.sniff import OLE_MAGIC, sniff_kind
 
 SNIFF_BYTES = 64 * 1024
 READ_BLOCK = 1024 * 1024
+STORED_NAME_BYTES = 150  # file systems allow 255 bytes a name; room left for the storage's "_abc1234" suffix
 
 
 class IntakeError(Exception):
     """A file refused at the door. ``code`` is stable (empty, too_large, type_mismatch,
-    unsupported, encrypted); ``message`` is a sentence for the person who sent it."""
+    unsupported, encrypted, storage: the server could not store it); ``message`` is a sentence for the person who sent it."""
 
     def __init__(self, code: str, message: str):
         super().__init__(message)
@@ -100,8 +101,7 @@ def _create(engagement, handle, name, digest, size, uploaded_by, doc_type, enque
         doc_type=doc_type, doc_type_source=Document.TypeSource.UPLOAD if doc_type else "", uploaded_by=uploaded_by,
         status=Document.Status.QUEUED,
     )
-    handle.seek(0)
-    document.file.save(name, File(handle, name=name), save=False)
+    _store(document, handle, name)
     try:
         with transaction.atomic():
             document.save()
@@ -133,8 +133,7 @@ def _replace(document: Document, handle, name, digest, size, doc_type, enqueue, 
         typed = {"doc_type": "", "doc_type_source": ""}  # the new file's type is read (or asked) again
     else:
         typed = {}
-    handle.seek(0)
-    document.file.save(name, File(handle, name=name), save=False)
+    _store(document, handle, name)
     with transaction.atomic():
         Document.objects.filter(pk=document.pk).update(
             file=document.file.name, sha256=digest, size_bytes=size, status=Document.Status.QUEUED, progress=0,
@@ -171,6 +170,34 @@ def _enqueue_on_commit(document_id: int, then=None) -> None:
 
 
 # --------------------------------------------------------------------------- file helpers
+
+
+def _store(document: Document, handle, name: str) -> None:
+    """Save the upload into ``document.file`` (not the row) under :func:`stored_name`; a storage
+    failure (a full disk, a file system refusing the name) is refused with words, not a crash."""
+    stored = stored_name(name)
+    handle.seek(0)
+    try:
+        document.file.save(stored, File(handle, name=stored), save=False)
+    except OSError as exc:
+        raise IntakeError(
+            "storage", f"“{name}” could not be stored on the server ({exc.strerror or exc}). Try again later."
+        ) from exc
+
+
+def stored_name(name: str, max_bytes: int = STORED_NAME_BYTES) -> str:
+    """``name`` shortened to at most ``max_bytes`` bytes of UTF-8 (file systems count bytes, and a
+    Chinese or Cyrillic name has two or three a character), its extension kept, no character cut
+    in half. The document keeps the full name in ``original_name`` for display."""
+    if len(name.encode()) <= max_bytes:
+        return name
+    path = PurePath(name)
+    suffix = path.suffix if len(path.suffix.encode()) <= 16 else ""
+    stem = name[: len(name) - len(suffix)] if suffix else name
+    room = max_bytes - len(suffix.encode())
+    stem = stem.encode()[:room].decode("utf-8", errors="ignore").rstrip(" .")
+    return (stem or "upload") + suffix
+
 
 
 class _open:

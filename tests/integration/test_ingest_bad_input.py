@@ -119,3 +119,29 @@ def _message(engagement, path) -> str:
     except IntakeError as exc:
         return exc.message
     raise AssertionError(f"{path.name} was accepted")
+
+
+def test_a_long_non_ascii_file_name_is_stored_under_a_shorter_one(engagement, tmp_path):
+    # 104 Chinese characters are 312 bytes: over the file system's 255 per name, saving raised OSError (HTTP 500)
+    name = "合同" * 52 + ".txt"
+    body = b"The Supplier shall deliver the goods.\n"
+    upload = SimpleUploadedFile(name, body)
+    result = intake_file(engagement, upload, filename=name, enqueue=False)
+    assert result.created and result.document.original_name == name
+    stored = Path(result.document.file.path)
+    assert stored.read_bytes() == body and stored.suffix == ".txt"
+    assert len(stored.name.encode()) <= 255 and stored.name.startswith("合同")
+
+
+def test_a_file_that_cannot_be_stored_is_refused_with_words(engagement, tmp_path, monkeypatch):
+    from django.core.files.storage import FileSystemStorage
+
+    def full(*args, **kwargs):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(FileSystemStorage, "_save", full)
+    upload = SimpleUploadedFile("lease.txt", b"The Tenant shall pay rent monthly.\n")
+    with pytest.raises(IntakeError) as refused:
+        intake_file(engagement, upload, filename=upload.name, enqueue=False)
+    assert refused.value.code == "storage" and "lease.txt" in refused.value.message
+    assert not Document.objects.exists()
