@@ -49,6 +49,9 @@ _ENCRYPTED_PACKAGE = "EncryptedPackage\0".encode("utf-16-le")  # a compound-file
 _DIRECTORY_ENTRY = 128  # bytes; entries are aligned to it, the name's byte length (with NUL) at +64
 _HTML_START = re.compile(rb"^\s*(?:<!--.*?-->\s*)*<(?:!doctype\s+html|html|head|body)\b", re.I | re.S)
 _LOCAL_HEADER = re.compile(rb"PK\x03\x04")
+# Control bytes found in real text: tab, line feed, vertical tab (Word's manual line break),
+# form feed, carriage return, ^Z (the end of old DOS files) and escape.
+_TEXT_CONTROLS = frozenset({9, 10, 11, 12, 13, 26, 27})
 
 _DESCRIPTIONS = {
     "pdf": "a PDF",
@@ -111,9 +114,8 @@ def sniff_kind(data_head: bytes, filename: str) -> str:
 def content_kind(data: bytes) -> str:
     """What the bytes are: a kind from :data:`KINDS` for binary formats, ``"textual"`` for
     text of any flavour, or ``"zip"``/``"ole"``/``"binary"`` for what we cannot review."""
-    head = data[:1024]
-    if b"%PDF-" in head:
-        return "pdf"
+    if data.startswith(b"%PDF-") or (b"%PDF-" in data[:1024] and not _looks_textual(data[:8192])):
+        return "pdf"  # readers accept a header up to 1 KB in; in a text file it is only a mention
     if data.startswith(b"PK\x03\x04") or data.startswith(b"PK\x05\x06"):
         return _zip_kind(data)
     if data.startswith(OLE_MAGIC):
@@ -187,7 +189,7 @@ def _looks_textual(sample: bytes) -> bool:
         return True  # UTF-16 with a byte-order mark
     if b"\x00" in sample:
         return False
-    control = sum(1 for b in sample if b < 32 and b not in (9, 10, 12, 13, 27))
+    control = sum(1 for b in sample if b < 32 and b not in _TEXT_CONTROLS)
     return control <= len(sample) // 100
 
 

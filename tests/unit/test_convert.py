@@ -494,6 +494,18 @@ def test_sniff_kind_from_bytes():
     assert sniff_kind(b"plain words", "notes.md") == "markdown"
 
 
+def test_text_that_mentions_pdf_or_holds_word_line_breaks_is_text(tmp_path):
+    mention = b"This is the contract. Attachments are sent as %PDF-1.4 files.\n"
+    assert sniff_kind(mention, "notes.txt") == "text"
+    assert "sent as %PDF-1.4 files." in convert_file(write(tmp_path, "notes.txt", mention)).text
+    # Word's manual line break is a vertical tab in exported text; ^Z ends old DOS files
+    for data, words in ((b"Line one\x0bline two.\fPage two.", "Page two."), (b"Fees are due in 30 days.\r\n\x1a", "30 days.")):
+        assert sniff_kind(data, "memo.txt") == "text"
+        assert words in convert_file(write(tmp_path, "memo.txt", data)).text
+    # a PDF is still a PDF, also with a few bytes before its header (readers accept up to 1 KB)
+    assert sniff_kind(b"\0\xff junk\n" + make_pdf(pages=1), "a.pdf") == "pdf"
+
+
 def cfb(*names: str, filler: int = 0) -> bytes:
     """A compound file (OLE) whose directory, ``filler`` bytes into it, holds entries ``names``."""
     entries = b""
