@@ -224,8 +224,9 @@ def decode_text(data: bytes) -> str:
     """Bytes of a text file to str, never failing: BOMs, then UTF-8, then cp1252, then latin-1.
 
     A UTF-8 file with a few stray bytes (a cp1252 apostrophe pasted in) stays UTF-8, the stray bytes
-    replaced: read as cp1252 instead, every "§" and curly quote of the file would be garbled.
-    Line ends become ``"\\n"`` and NUL characters are dropped.
+    replaced: read as cp1252 instead, every "§", "€" and curly quote of the file would be garbled.
+    See :func:`_mostly_utf8` for "a few". Latin-1 is the last resort only for bytes with no valid
+    multi-byte UTF-8 in them. Line ends become ``"\\n"`` and NUL characters are dropped.
     """
     if data.startswith(codecs.BOM_UTF8):
         text = data[3:].decode("utf-8", errors="replace")
@@ -235,24 +236,34 @@ def decode_text(data: bytes) -> str:
         try:
             text = data.decode("utf-8")
         except UnicodeDecodeError:
-            text = data.decode("utf-8", errors="replace") if _mostly_utf8(data) else _single_byte(data)
+            valid, bad = _utf8_counts(data)
+            text = data.decode("utf-8", errors="replace") if _mostly_utf8(valid, bad) else _single_byte(data, valid)
     return text.replace("\r\n", "\n").replace("\r", "\n").replace("\x00", "")
 
 
-def _single_byte(data: bytes) -> str:
+def _single_byte(data: bytes, valid_utf8: int) -> str:
     try:
         return data.decode("cp1252")
     except UnicodeDecodeError:  # bytes cp1252 leaves undefined
+        if valid_utf8:  # latin-1 would garble those characters too; UTF-8 keeps them
+            return data.decode("utf-8", errors="replace")
         return data.decode("latin-1")
 
 
-def _mostly_utf8(data: bytes) -> bool:
-    """True when ``data`` is UTF-8 but for a few bytes: its valid multi-byte characters outnumber the
-    invalid bytes four to one (cp1252 or latin-1 text has almost no valid multi-byte sequences)."""
+def _utf8_counts(data: bytes) -> tuple[int, int]:
+    """(valid multi-byte UTF-8 characters, invalid bytes) in ``data``."""
     decoded = data.decode("utf-8", errors="replace")
     bad = decoded.count("\ufffd")
-    valid = sum(1 for ch in decoded if ord(ch) > 127) - bad
-    return valid > 4 * bad
+    return sum(1 for ch in decoded if ord(ch) > 127) - bad, bad
+
+
+def _mostly_utf8(valid: int, bad: int) -> bool:
+    """True when bytes with ``valid`` multi-byte UTF-8 characters and ``bad`` invalid bytes are UTF-8 but
+    for a few stray bytes: there are valid multi-byte characters, and no more invalid bytes than those. Cp1252 or latin-1 text has almost no valid multi-byte sequences (an
+    accented letter followed by exactly the right continuation bytes); and of the two readings,
+    UTF-8 then damages fewer characters (one replacement per stray byte, where cp1252 turns each
+    valid character into two or three wrong ones)."""
+    return valid > 0 and bad <= valid
 
 
 def _neutralise_markup(markdown: str, *, raw_html: bool) -> str:

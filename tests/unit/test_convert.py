@@ -266,6 +266,16 @@ def test_non_utf8_text_is_decoded_without_crashing(tmp_path):
     assert decode_text(b"\xef\xbb\xbfBOM first\r\nline two") == "BOM first\nline two"
 
 
+def test_utf8_text_with_a_stray_cp1252_byte_keeps_its_quotes_and_euros():
+    # three valid characters, one stray byte: read as cp1252, then latin-1, every quote and "€" was garbled
+    text = "The \u201cSupplier\u201d shall deliver the goods. The Customer@@s payment is due. Fee: \u20ac247.83.\n"
+    data = text.encode().replace(b"@@", b"\x92")
+    assert decode_text(data) == text.replace("@@", "\ufffd")
+    # fewer valid characters than stray bytes, and bytes cp1252 leaves undefined: still never latin-1
+    data = "Notice \u201dsent\u201d.".encode() + b" Supplier\x92s, Buyer\x92s and Agent\x92s copies."
+    assert decode_text(data).startswith("Notice \u201dsent\u201d. Supplier")
+
+
 def test_text_with_form_feeds_keeps_its_pages(tmp_path):
     converted = convert_file(write(tmp_path, "paged.txt", b"Page one text.\fPage two text.\fPage three text."))
     assert converted.pages_estimated is False
