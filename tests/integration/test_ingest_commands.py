@@ -64,3 +64,21 @@ def test_bulk_ingest_goes_on_past_bad_files_and_sums_up(tmp_path):
     assert "1 failed" in printed and "2 ready" in printed
     statuses = {d.original_name: d.status for d in Document.objects.all()}
     assert statuses == {"paper.md": "ready", "deck.pptx": "ready", "broken.pdf": "failed"}
+
+
+@pytest.mark.parametrize("command", ["ingest", "bulk_ingest"])
+def test_inline_runs_a_document_that_failed_on_our_side_again(tmp_path, command):
+    # the re-upload resets it to queued (intake retries internal/worker_lost failures), but --inline
+    # ran only new documents: it stayed queued for a worker nobody had asked for
+    folder = tmp_path / "inbox"
+    folder.mkdir()
+    paper = make_paper_markdown(folder / "paper.md").path
+    target = str(paper) if command == "ingest" else str(folder)
+    call_command(command, target, "--engagement", "Retry", "--wait", "--inline", stdout=io.StringIO())
+    Document.objects.update(status=Document.Status.FAILED, error_code="internal", error="crashed")
+
+    out = io.StringIO()
+    call_command(command, target, "--engagement", "Retry", "--wait", "--inline", stdout=out)
+    document = Document.objects.get()
+    assert document.status == Document.Status.READY and document.error_code == ""
+    assert "retried" in out.getvalue() and "paper.md: ready ·" in out.getvalue()

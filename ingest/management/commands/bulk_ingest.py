@@ -2,7 +2,8 @@
 
 For folders of hundreds of files: every document file under DIR goes through
 :func:`ingest.intake.intake_file`, one line per file as it goes (queued, duplicate or
-refused, with the reason). A file that is refused, or that breaks in any way, never stops
+refused, with the reason; the same bytes as a document that failed on our side are
+processed again, as retried). A file that is refused, or that breaks in any way, never stops
 the rest. With ``--wait`` the command follows the pipelines (on the workers, or in this
 process when none answers or with ``--inline``) and prints each document as it finishes. A
 summary closes the run; exit status 1 when anything was refused or failed.
@@ -60,14 +61,15 @@ class Command(BaseCommand):
                 refused.append((str(path.relative_to(folder)), f"{type(exc).__name__}: {exc}"))
                 self.stdout.write(f"{label}: error: {type(exc).__name__}: {exc}")
                 continue
-            if result.created:
-                counts["queued"] += 1
+            if result.created or result.retried:
+                counts["queued" if result.created else "retried"] += 1
                 queued.append(result.document)
-                self.stdout.write(f"{label}: queued as document {result.document.pk}")
+                verb = "queued" if result.created else "failed on our side before; retried"
+                self.stdout.write(f"{label}: {verb} as document {result.document.pk}")
             else:
                 counts["duplicate"] += 1
                 self.stdout.write(f"{label}: duplicate of document {result.document.pk}")
-            if inline and result.created:
+            if inline and (result.created or result.retried):
                 self._run_inline(label, result.document)
 
         outcome: Counter[str] = Counter()
@@ -109,8 +111,9 @@ class Command(BaseCommand):
 
     def _summary(self, total, counts, outcome, refused, seconds, waited) -> None:
         self.stdout.write("")
+        retried = f", {counts['retried']} retried" if counts["retried"] else ""
         self.stdout.write(f"{total} files in {seconds:.1f} s: {counts['queued']} new, {counts['duplicate']} duplicates, "
-                          f"{counts['refused']} refused")
+                          f"{counts['refused']} refused{retried}")
         if waited:
             parts = ", ".join(f"{n} {status}" for status, n in sorted(outcome.items()))
             self.stdout.write(f"documents: {parts or 'none'}")

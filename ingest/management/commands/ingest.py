@@ -6,8 +6,9 @@ workers and the command returns. With ``--wait`` it waits for them with a progre
 the workers if one answers a ping, otherwise by running the pipeline in this process
 (``--inline`` forces that). ``--dump-chunks`` (implies ``--wait``) then writes one JSON line
 per chunk. ``--replace`` turns a changed file of the same name into a new version of its
-document (only changed chunks are re-embedded). Exit status 1 when any file was refused or
-any document failed.
+document (only changed chunks are re-embedded). The same bytes as a document that failed on
+our side (a crash, a lost worker) are processed again, like a new file. Exit status 1 when any
+file was refused or any document failed.
 """
 from __future__ import annotations
 
@@ -60,9 +61,9 @@ class Command(BaseCommand):
                 continue
             document = result.document
             documents.append(document)
-            if result.created or result.replaced:
+            if result.created or result.replaced or result.retried:
                 fresh.append(document)
-                verb = "replaced" if result.replaced else "queued"
+                verb = "replaced" if result.replaced else "retried" if result.retried else "queued"
                 self.stdout.write(f"{path.name}: {verb} as document {document.pk}")
             else:
                 self.stdout.write(f"{path.name}: same bytes as document {document.pk} ({document.status}); nothing to do")
