@@ -34,7 +34,8 @@ STORED_NAME_BYTES = 150  # file systems allow 255 bytes a name; room left for th
 
 class IntakeError(Exception):
     """A file refused at the door. ``code`` is stable (empty, too_large, type_mismatch,
-    unsupported, encrypted, storage: the server could not store it); ``message`` is a sentence for the person who sent it."""
+    unsupported, encrypted, storage: the server could not store it, busy: a document to replace is
+    still being processed); ``message`` is a sentence for the person who sent it."""
 
     def __init__(self, code: str, message: str):
         super().__init__(message)
@@ -53,6 +54,7 @@ class IntakeResult:
     created: bool  # False: the same bytes were already in the engagement (nothing queued, unless retried)
     replaced: bool = False  # True: an earlier version of the same file name got these bytes
     retried: bool = False  # True: those bytes had failed for a reason of ours, and are processed again
+    kept: Document | None = None  # the earlier version that ``replace`` left as it was (see held_elsewhere)
 
 
 def intake_file(engagement, source, *, filename: str, uploaded_by=None, doc_type: str = "",
@@ -62,7 +64,9 @@ def intake_file(engagement, source, *, filename: str, uploaded_by=None, doc_type
     ``source`` is a path or an uploaded/open binary file. With ``replace``, a document of the
     engagement with the same file name but other bytes is updated in place (new file,
     stages reset) instead of a new document being created; its pipeline then re-embeds
-    only the chunks whose text changed. ``enqueue=False`` leaves running the pipeline to
+    only the chunks whose text changed. Not while that document is still being processed
+    (``IntakeError`` "busy"), and never once clauses were extracted from it or anything else
+    refers to it (:func:`held_elsewhere`): the new bytes then become a new document beside it. ``enqueue=False`` leaves running the pipeline to
     the caller (``manage.py ingest --wait`` without a worker). ``then(document_id)``: a Celery
     signature queued after the pipeline's last stage, whatever became of the document (it checks).
     """
@@ -90,9 +94,33 @@ def intake_file(engagement, source, *, filename: str, uploaded_by=None, doc_type
         if replace:
             earlier = (Document.objects.filter(engagement=engagement, original_name=name)
                        .order_by("-created_at", "-pk").first())
-            if earlier is not None:
+            if earlier is not None and earlier.status not in SETTLED:
+                raise IntakeError("busy", f"“{name}” is still being processed ({earlier.status}); replace it "
+                                          "once it is ready or has failed.")
+            if earlier is not None and not held_elsewhere(earlier):
                 return _replace(earlier, handle, name, digest, size, doc_type, enqueue, then)
+            # an earlier version with clauses, reviews or summaries is kept as it is: these bytes
+            # become a document of their own beside it
+            if earlier is not None:
+                result = _create(engagement, handle, name, digest, size, uploaded_by, doc_type, enqueue, then)
+                result.kept = earlier
+                return result
         return _create(engagement, handle, name, digest, size, uploaded_by, doc_type, enqueue, then)
+
+
+SETTLED = {Document.Status.READY, Document.Status.FAILED, Document.Status.NEEDS_OCR}
+
+
+def held_elsewhere(document: Document) -> bool:
+    """Whether rows of other apps point at ``document`` (extracted clauses, reviews, summaries...).
+    Such a document is never changed in place: their citations hold offsets into its text. Asked
+    through Django's relations, so ingest needs to know nothing of those apps."""
+    for relation in Document._meta.related_objects:
+        model = relation.related_model
+        if model._meta.app_label != Document._meta.app_label and \
+                model._base_manager.filter(**{relation.field.name: document}).exists():
+            return True
+    return False
 
 
 def _create(engagement, handle, name, digest, size, uploaded_by, doc_type, enqueue, then=None) -> IntakeResult:

@@ -10,7 +10,7 @@ import pytest
 
 from demo import make_contract_pdf, make_manual_docx, make_paper_markdown, make_slides_pptx, make_workbook_xlsx
 from ingest import pipeline
-from ingest.intake import intake_file, reprocess
+from ingest.intake import IntakeError, intake_file, reprocess
 from ingest.models import Chunk, Document, DocumentStage, EmbeddingCache
 from taskstate.models import TaskState
 from tests.integration.ingest_helpers import assert_consistent, chunks_containing, stage, wait_terminal
@@ -213,3 +213,31 @@ def test_a_document_uploaded_without_a_type_takes_the_one_its_title_names(celery
     assert again.replaced and again.document.pk == docs[0].pk
     [replaced] = wait_terminal([again.document], worker=celery_worker)
     assert (replaced.doc_type, replaced.doc_type_source) == ("Reseller", "title")
+
+
+def test_replace_keeps_a_version_that_reviews_refer_to(celery_worker, engagement, tmp_path, make_member):
+    """Citations hold offsets into a document's text: a changed file never rewrites a document that
+    clauses, reviews or summaries refer to, and a document still being processed is not replaced."""
+    from reviewer.models import DocumentTypeChange
+
+    path = tmp_path / "terms.md"
+    path.write_text("# Terms\n\nThe Supplier shall deliver within 8 days.\n", encoding="utf-8")
+    first = intake_file(engagement, path, filename="terms.md").document
+    (first,) = wait_terminal([first], worker=celery_worker)
+    DocumentTypeChange.objects.create(document=first, old_type="", new_type="Supply",
+                                      changed_by=make_member(engagement, "admin"))
+
+    path.write_text("# Terms\n\nThe Supplier shall deliver within 11 days.\n", encoding="utf-8")
+    result = intake_file(engagement, path, filename="terms.md", replace=True)
+    assert result.created and not result.replaced and result.kept.pk == first.pk
+    first.refresh_from_db()
+    assert "within 8 days" in first.text and first.sha256 != result.document.sha256
+    (second,) = wait_terminal([result.document], worker=celery_worker)
+    assert "within 11 days" in second.text
+
+    busy = Document.objects.filter(pk=second.pk)
+    busy.update(status=Document.Status.EMBEDDING)
+    path.write_text("# Terms\n\nThe Supplier shall deliver within 12 days.\n", encoding="utf-8")
+    with pytest.raises(IntakeError) as refused:
+        intake_file(engagement, path, filename="terms.md", replace=True)
+    assert refused.value.code == "busy" and "still being processed" in refused.value.message

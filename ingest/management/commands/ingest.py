@@ -6,7 +6,8 @@ workers and the command returns. With ``--wait`` it waits for them with a progre
 the workers if one answers a ping, otherwise by running the pipeline in this process
 (``--inline`` forces that). ``--dump-chunks`` (implies ``--wait``) then writes one JSON line
 per chunk. ``--replace`` turns a changed file of the same name into a new version of its
-document (only changed chunks are re-embedded). The same bytes as a document that failed on
+document (only changed chunks are re-embedded); a document that clauses were already extracted
+from is kept as it is, and the changed file becomes a new document. The same bytes as a document that failed on
 our side (a crash, a lost worker) are processed again, like a new file. Exit status 1 when any
 file was refused or any document failed.
 """
@@ -33,7 +34,7 @@ class Command(BaseCommand):
         parser.add_argument("--doc-type", default="", help="document type, e.g. MSA")
         parser.add_argument("--wait", action="store_true", help="wait until every document is ready or failed")
         parser.add_argument("--inline", action="store_true", help="with --wait: run the pipeline in this process")
-        parser.add_argument("--replace", action="store_true", help="a changed file replaces the document of the same name")
+        parser.add_argument("--replace", action="store_true", help="a changed file replaces the document of the same name (unless clauses were extracted from it)")
         parser.add_argument("--dump-chunks", metavar="OUT.jsonl", help="write the chunks as JSON lines (implies --wait)")
 
     def handle(self, *args, **options):
@@ -64,7 +65,9 @@ class Command(BaseCommand):
             if result.created or result.replaced or result.retried:
                 fresh.append(document)
                 verb = "replaced" if result.replaced else "retried" if result.retried else "queued"
-                self.stdout.write(f"{path.name}: {verb} as document {document.pk}")
+                kept = (f" (document {result.kept.pk}, the earlier version, has clauses or reviews and is kept)"
+                        if result.kept else "")
+                self.stdout.write(f"{path.name}: {verb} as document {document.pk}{kept}")
             else:
                 self.stdout.write(f"{path.name}: same bytes as document {document.pk} ({document.status}); nothing to do")
 
