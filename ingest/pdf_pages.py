@@ -23,6 +23,7 @@ import io
 import re
 import statistics
 import unicodedata
+import warnings
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO
 
@@ -95,6 +96,9 @@ def extract_pdf_pages(data: bytes, *, password: str | None = None) -> PdfText:
             "corrupt", "This PDF is damaged or not a real PDF, so its text cannot be read."
         ) from exc
     try:
+        with warnings.catch_warnings():  # a failed XFA load warns; the AcroForm fields are still read
+            warnings.simplefilter("ignore")
+            pdf.init_forms()  # before any page is loaded (pypdfium2), so field values can be flattened
         if len(pdf) == 0:
             raise ConversionError("corrupt", "This PDF has no pages.")
         pages: list[str] = []
@@ -102,7 +106,7 @@ def extract_pdf_pages(data: bytes, *, password: str | None = None) -> PdfText:
         textless = 0
         for index in range(len(pdf)):
             try:
-                page = pdf[index]
+                page = _with_form_values(pdf, index)
             except pdfium.PdfiumError as exc:
                 raise ConversionError(
                     "corrupt", f"Page {index + 1} of this PDF is damaged and cannot be read."
@@ -123,6 +127,18 @@ def extract_pdf_pages(data: bytes, *, password: str | None = None) -> PdfText:
     if total_visible == 0 or len(scanned) * 2 > len(pages):
         raise ConversionError("needs_ocr", NEEDS_OCR_MESSAGE)
     return PdfText(pages=pages, scanned_pages=scanned)
+
+
+def _with_form_values(pdf: pdfium.PdfDocument, index: int) -> pdfium.PdfPage:
+    """Page ``index``, with what was typed into its form fields (an order form's customer name and
+    fee) drawn into the page, where the text layer reads it: pdfium's page text leaves the fields
+    out. The values come after the page's own text. Pages without annotations are loaded as they are."""
+    page = pdf[index]
+    if pdf.formenv is None or not pdfium_c.FPDFPage_GetAnnotCount(page):
+        return page
+    page.flatten()  # changes the document in memory only; the page must be loaded again
+    page.close()
+    return pdf[index]
 
 
 def _visible_chars(text: str) -> int:

@@ -87,6 +87,46 @@ def test_pdf_pages_are_exact_including_a_table_page(tmp_path):
     assert page_of(converted.text.index("After the table on page 3."), converted.pages) == 3
 
 
+def filled_form_pdf() -> bytes:
+    """A one-page order form whose customer and fee were typed into AcroForm text fields."""
+    def stream(body: bytes, head: bytes = b"") -> bytes:
+        return b"<< " + head + b"/Length %d >>\nstream\n" % len(body) + body + b"\nendstream"
+
+    def field(name: bytes, value: bytes, y: int, appearance: int) -> bytes:
+        return (b"<< /Type /Annot /Subtype /Widget /FT /Tx /T (" + name + b") /V (" + value + b") /Rect [180 %d 400 %d]"
+                b" /P 3 0 R /F 4 /DA (/F1 12 Tf 0 g) /AP << /N %d 0 R >> >>" % (y, y + 20, appearance))
+
+    xobject = b"/Type /XObject /Subtype /Form /BBox [0 0 220 20] /Resources << /Font << /F1 4 0 R >> >> "
+    objects = [
+        b"<< /Type /Catalog /Pages 2 0 R /AcroForm << /Fields [5 0 R 7 0 R] /DR << /Font << /F1 4 0 R >> >> >> >>",
+        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 4 0 R >> >>"
+        b" /Contents 9 0 R /Annots [5 0 R 7 0 R] >>",
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+        field(b"customer", b"ACME HOLDINGS LLC", 695, 6),
+        stream(b"/Tx BMC BT /F1 12 Tf 2 4 Td (ACME HOLDINGS LLC) Tj ET EMC", xobject),
+        field(b"fee", b"USD 247,830.00", 675, 8),
+        stream(b"/Tx BMC BT /F1 12 Tf 2 4 Td (USD 247,830.00) Tj ET EMC", xobject),
+        stream(b"BT /F1 12 Tf 72 720 Td (This Services Agreement is made between the Provider and the Customer"
+               b" named below.) Tj 0 -20 Td (Customer name:) Tj 0 -20 Td (Annual fee:) Tj ET"),
+    ]
+    out, offsets = b"%PDF-1.7\n", []
+    for n, body in enumerate(objects, 1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n" % n + body + b"\nendobj\n"
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
+    out += b"".join(b"%010d 00000 n \n" % o for o in offsets)
+    return out + b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref)
+
+
+def test_what_was_typed_into_a_pdf_form_is_part_of_its_text(tmp_path):
+    converted = convert_file(write(tmp_path, "order-form.pdf", filled_form_pdf()))
+    assert "Customer name:" in converted.text
+    assert "ACME HOLDINGS LLC" in converted.text and "USD 247,830.00" in converted.text
+    assert len(converted.pages) == 1
+
+
 def test_pdf_goes_through_our_registered_converter():
     result = markitdown_instance().convert_stream(io.BytesIO(make_pdf(pages=2)), stream_info=StreamInfo(extension=".pdf"))
     assert isinstance(result, PagedConverterResult)
