@@ -111,6 +111,36 @@
       afterWorkspace(!!(posted && posted.id === "decision-form"), !!(posted && posted.id === "find-form"));
     }
   });
+  // A decision or a search the server never took (a 403 after signing in again in another tab, a 404,
+  // a 5xx, no network): htmx swaps nothing, so say so by the form that sent it, which keeps what was typed.
+  var FAILED = {
+    "decision-form": { id: "decision-error", what: "Not saved" },
+    "find-form": { id: "find-error", what: "The search did not run" }
+  };
+  function failureReason(status) {
+    if (!status) { return "the server could not be reached"; }
+    if (status === 403) { return "the server refused it (403): you may have signed out or signed in again in another tab"; }
+    if (status === 404) { return "the server no longer finds this page (404)"; }
+    if (status >= 500) { return "the server failed (" + status + ")"; }
+    return "the server refused it (" + status + ")";
+  }
+  function showFailure(event) {
+    var elt = event.detail.elt, form = elt && elt.closest ? elt.closest("form") : null, how = form && FAILED[form.id];
+    if (!how) { return; }
+    var old = document.getElementById(how.id), saved = document.getElementById("decision-saved");
+    if (old) { old.remove(); }
+    if (saved) { saved.remove(); }  // an earlier "Recorded" must not read as this one's answer
+    var alert = document.createElement("p");
+    alert.id = how.id;
+    alert.className = form.id === "decision-form" ? "alert error" : "error small";
+    alert.setAttribute("role", "alert");
+    alert.textContent = how.what + ": " + failureReason(event.detail.xhr && event.detail.xhr.status) +
+      ". Reload the page and try again.";
+    if (form.id === "decision-form") { form.parentNode.insertBefore(alert, form); } else { form.appendChild(alert); }
+  }
+  document.addEventListener("htmx:responseError", showFailure);
+  document.addEventListener("htmx:sendError", showFailure);
+
   document.addEventListener("htmx:historyRestore", syncCurrent);
   document.addEventListener("DOMContentLoaded", function () { applyFilter(); syncCurrent(); revealMark(); });
 

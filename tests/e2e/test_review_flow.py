@@ -229,3 +229,43 @@ def test_a_group_counts_the_clauses_its_filter_shows(signed_in, auditor, contrac
     assert "Governing Law 2" in titles.all_text_contents()
     s.page.locator('#clause-filter [data-show="found"]').click()
     assert "Governing Law 1" in titles.all_text_contents()
+
+
+# What the browser logs for the failures the next test provokes on purpose.
+PROVOKED = ("Response Status Error Code", "status of 500", "ERR_FAILED", "htmx:afterRequest", "htmx:sendError")
+
+
+def _answer(status):
+    """A route handler that answers with ``status`` (None: the connection fails)."""
+    return lambda route: route.abort() if status is None else route.fulfill(status=status, body="<h1>nope</h1>")
+
+
+def test_a_decision_or_find_the_server_never_took_says_so_and_keeps_what_was_typed(signed_in, auditor, contract):
+    s = signed_in(auditor)
+    ex = contract.extractions["Payment"]
+    s.page.goto(reverse("clause", args=[ex.document_id, ex.pk]))
+    decide = reverse("decide", args=[ex.document_id, ex.pk])
+    # 403: a stale CSRF token after signing in again in another tab; 404, 500; None: no network
+    for status in (403, 404, 500, None):
+        s.page.unroute("**" + decide)
+        s.page.route("**" + decide, _answer(status))
+        s.page.fill("#decision-reason", f"wrong party ({status})")
+        s.page.click('#decision-form button[data-action="reject"]')
+        alert = s.page.locator('.decision-pane [role="alert"]')
+        alert.wait_for()
+        text = alert.text_content()
+        assert text.startswith("Not saved") and "Reload the page and try again." in text, text
+        assert s.page.input_value("#decision-reason") == f"wrong party ({status})"  # what was typed is kept
+        assert s.page.locator('[data-review-state="pending"]').count() == 1
+        s.page.evaluate("() => document.querySelectorAll('.decision-pane [role=alert]').forEach(a => a.remove())")
+    assert alert.count() == 0 and not Review.objects.exists()
+
+    find = reverse("find", args=[ex.document_id])
+    s.page.route("**" + find, lambda r: r.fulfill(status=500, body="boom"))
+    s.page.fill("#find-question", "Who pays the unit fee?")
+    s.page.click("#find-form button[type=submit]")
+    alert = s.page.locator('#find-form [role="alert"]')
+    alert.wait_for()
+    assert "Reload the page and try again." in alert.text_content()
+    assert s.page.input_value("#find-question") == "Who pays the unit fee?"
+    s.errors[:] = [e for e in s.errors if not any(p in e for p in PROVOKED)]
