@@ -1,9 +1,22 @@
-"""Login with throttling: too many failures for one username from one address → wait."""
+"""Login with throttling: too many failures for one username from one address → wait.
+
+``HtmxLoginRequiredMiddleware`` is Django's LoginRequiredMiddleware with one change: an htmx
+request without a session is answered 401 with ``HX-Redirect`` to the sign-in page (next= the
+page the tab shows), so the whole tab signs in and comes back; a 302 would be followed by the
+XHR and the sign-in page swapped into the panel.
+"""
+from urllib.parse import urlsplit
+
 from django.conf import settings
 from django.contrib.auth import views as auth_views
+from django.contrib.auth.middleware import LoginRequiredMiddleware
 from django.core.cache import cache
+from django.http import HttpResponse
+from django.shortcuts import resolve_url
 from django.utils.decorators import method_decorator
 from django.views.decorators.debug import sensitive_post_parameters
+
+from reviewer.htmx import is_fragment
 
 
 def _throttle_key(request) -> str:
@@ -34,3 +47,16 @@ class ThrottledLoginView(auth_views.LoginView):
     def form_valid(self, form):
         cache.delete(_throttle_key(self.request))
         return super().form_valid(form)
+
+
+class HtmxLoginRequiredMiddleware(LoginRequiredMiddleware):
+    def handle_no_permission(self, request, view_func):
+        if not is_fragment(request):  # a page, or an htmx history restore (which wants a whole page)
+            return super().handle_no_permission(request, view_func)
+        shown = urlsplit(request.headers.get("HX-Current-URL", ""))
+        page = shown.path + (f"?{shown.query}" if shown.query else "") if shown.path else request.get_full_path()
+        login = auth_views.redirect_to_login(page, resolve_url(self.get_login_url(view_func)),
+                                             self.get_redirect_field_name(view_func))
+        response = HttpResponse("Signed out: sign in again.", status=401, content_type="text/plain")
+        response["HX-Redirect"] = login["Location"]
+        return response

@@ -3,13 +3,13 @@ from __future__ import annotations
 
 from django.contrib import messages
 from django.shortcuts import redirect
-from django.views.decorators.http import require_POST
 
 from reviewer import access
 from reviewer.doc_types import TypeChangeError, change_doc_type
+from reviewer.posting import post_only
 
 
-@require_POST
+@post_only("document", "document_id")
 def change_type(request, document_id: int):
     doc = access.document_for(request.user, document_id, access.MANAGE_ROLES)
     try:

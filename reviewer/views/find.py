@@ -5,18 +5,18 @@ import logging
 
 from django.shortcuts import redirect, render
 from django.urls import reverse
-from django.views.decorators.http import require_POST
 
 from extraction.service import FindClauseError, find_clause
 from reviewer import access, clauses, workspace
 from reviewer.forms import FindForm
 from reviewer.htmx import is_fragment
+from reviewer.posting import post_only
 from reviewer.views.review import respond
 
 log = logging.getLogger(__name__)
 
 
-@require_POST
+@post_only("document", "document_id")
 def find(request, document_id: int):
     doc = access.document_for(request.user, document_id, access.FIND_ROLES)
     form = FindForm(request.POST)

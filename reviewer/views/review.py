@@ -10,13 +10,13 @@ from django.http import Http404
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.cache import patch_vary_headers
-from django.views.decorators.http import require_POST
 
 from ingest.doctype import type_choices
 from reviewer import access, clauses, workspace
 from reviewer.decisions import DecisionError, InvalidDecision, StaleDecision, record_decision
 from reviewer.forms import DecisionForm, FindForm
 from reviewer.htmx import is_fragment
+from reviewer.posting import post_only
 from reviewer.timing import server_timing
 
 TYPE_CHANGES_SHOWN = 5
@@ -89,7 +89,7 @@ def _pushed(response, goto):
     return response
 
 
-@require_POST
+@post_only("clause", "document_id", "extraction_id")
 def decide(request, document_id: int, extraction_id: int):
     ex = access.extraction_for(request.user, document_id, extraction_id, access.DECIDE_ROLES)
     form = DecisionForm(request.POST)

@@ -320,3 +320,39 @@ def test_the_review_page_shows_which_engine_produced_each_clause(client, auditor
     assert page.count(f'<span class="chip engine">{engine}</span>') == len(contract.extractions)
     panel = client.get(reverse("clause", args=[ex.document_id, ex.pk]), **HX).content.decode()
     assert f'<span class="chip engine" title="{model}">{engine}</span>' in panel
+
+
+def test_a_decision_posted_after_the_session_expired_comes_back_to_the_clause(client, engagement, make_member,
+                                                                             contract):
+    from urllib.parse import quote
+
+    user = make_member(engagement, "auditor")
+    ex = contract.extractions["Governing Law"]
+    clause_url, decide_url = reverse("clause", args=[ex.document_id, ex.pk]), reverse("decide", args=[ex.document_id, ex.pk])
+    login = reverse("login")
+    # without JavaScript: POST -> sign in -> the sign-in sends a GET to decide/ -> back to the clause, not a 405
+    posted = _decide(client, ex, "accept", headers={})
+    assert posted.status_code == 302 and posted["Location"] == f"{login}?next={quote(decide_url)}"
+    form = client.get(posted["Location"]).content.decode()
+    assert f'action="{login}"' in form  # a login form swapped into another page still posts to the login
+    signed_in = client.post(login, {"username": user.username, "password": "pw-for-tests-1", "next": decide_url})
+    assert signed_in.status_code == 302 and signed_in["Location"] == decide_url
+    back = client.get(decide_url)
+    assert back.status_code == 302 and back["Location"] == clause_url
+    assert not Review.objects.exists()
+    # the other POST-only pages of a document send a GET back to the document
+    doc_url = reverse("document", args=[ex.document_id])
+    for name in ("find", "document-type"):
+        answer = client.get(reverse(name, args=[ex.document_id]))
+        assert answer.status_code == 302 and answer["Location"] == doc_url
+
+
+def test_an_htmx_request_without_a_session_sends_the_whole_tab_to_sign_in(client, contract):
+    from urllib.parse import quote
+
+    ex = contract.extractions["Governing Law"]
+    clause_url = reverse("clause", args=[ex.document_id, ex.pk])
+    response = _decide(client, ex, "accept", headers={**HX, "HTTP_HX_CURRENT_URL": "http://testserver" + clause_url})
+    assert response.status_code == 401  # not a 302 that the XHR follows and swaps the login page into the panel
+    assert response["HX-Redirect"] == f"{reverse('login')}?next={quote(clause_url)}"
+    assert not Review.objects.exists()
