@@ -25,7 +25,12 @@ class DecisionError(Exception):
 
 
 class InvalidDecision(DecisionError):
-    pass
+    kind = "invalid"
+
+
+class UnsavedEdit(InvalidDecision):
+    """Accept or reject posted with the clause text edited: saving it would drop the edit."""
+    kind = "edited"
 
 
 class StaleDecision(DecisionError):
@@ -58,9 +63,14 @@ def derive_state(engine_text: str, reviews_newest_first: Iterable[Any]) -> Claus
 
 
 def validate(decision: str, corrected_text: str, reason: str, current_text: str) -> tuple[str, str, str]:
-    """Normalised (decision, corrected_text, reason), or InvalidDecision with what to fix."""
+    """Normalised (decision, corrected_text, reason), or InvalidDecision with what to fix.
+
+    The text box is posted with every decision; accept or reject with a text that differs from
+    the current one is refused (UnsavedEdit) rather than recorded with the edit thrown away.
+    """
     decision = (decision or "").strip().lower()
     corrected_text = (corrected_text or "").strip()
+    current_text = (current_text or "").strip()
     reason = (reason or "").strip()
     if decision not in DECISIONS:
         raise InvalidDecision("Choose accept, reject or correct.")
@@ -69,8 +79,11 @@ def validate(decision: str, corrected_text: str, reason: str, current_text: str)
     if decision == CORRECT:
         if not corrected_text:
             raise InvalidDecision("Type the corrected clause text.")
-        if corrected_text == (current_text or "").strip():
+        if corrected_text == current_text:
             raise InvalidDecision("The corrected text is the same as the current text: accept it instead.")
+    elif corrected_text and corrected_text != current_text:
+        raise UnsavedEdit("You edited the text: save it as a correction, or discard the edit "
+                          "(the text box keeps it for now).")
     else:
         corrected_text = ""
     return decision, corrected_text, reason

@@ -109,7 +109,7 @@ def decide(request, document_id: int, extraction_id: int):
         except StaleDecision as exc:
             status, error, kind = 409, str(exc), "stale"
         except InvalidDecision as exc:
-            status, error, kind = 422, str(exc), "invalid"
+            status, error, kind = 422, str(exc), exc.kind
         except DecisionError as exc:  # pragma: no cover - any other refusal
             status, error, kind = 400, str(exc), "invalid"
         else:

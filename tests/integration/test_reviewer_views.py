@@ -356,3 +356,17 @@ def test_an_htmx_request_without_a_session_sends_the_whole_tab_to_sign_in(client
     assert response.status_code == 401  # not a 302 that the XHR follows and swaps the login page into the panel
     assert response["HX-Redirect"] == f"{reverse('login')}?next={quote(clause_url)}"
     assert not Review.objects.exists()
+
+
+def test_accepting_with_an_edited_text_is_refused_and_the_edit_kept(client, auditor, contract):
+    ex = contract.extractions["Governing Law"]
+    edited = ex.clause_text + " (as amended in 2025)"
+    for decision in ("accept", "reject"):
+        response = _decide(client, ex, decision, corrected_text=edited, reason="checked")
+        html = response.content.decode()
+        assert response.status_code == 422
+        assert "You edited the text: save it as a correction, or discard the edit" in html
+        assert re.search(r'<details id="correct-box" class="correct-box" open>', html)  # the edit is in view
+        assert "(as amended in 2025)</textarea>" in html and ">checked</textarea>" in html
+    assert not Review.objects.exists()
+    assert _decide(client, ex, "accept", corrected_text=ex.clause_text).status_code == 200  # untouched: fine

@@ -38,7 +38,8 @@ def test_invalid_decisions_say_what_to_fix(args, message):
 
 
 def test_valid_decisions_are_normalised():
-    assert validate(" Accept ", "ignored", " ok ", "x") == ("accept", "", "ok")
+    assert validate(" Accept ", " x ", " ok ", "x") == ("accept", "", "ok")  # the text box left as it was
+    assert validate("accept", "", "", "x") == ("accept", "", "")  # no text box posted
     assert validate("correct", " new text ", "", "old") == ("correct", "new text", "")
 
 
@@ -58,3 +59,9 @@ def test_stale_when_someone_decided_after_you_opened_it():
 def test_stale_when_the_extraction_version_moved():
     with pytest.raises(StaleDecision, match="new version"):
         check_fresh(5, 1, review(5, "correct"), 2, "accept")
+
+
+@pytest.mark.parametrize("decision", ["accept", "reject"])
+def test_accept_or_reject_with_an_edited_text_is_refused_not_the_edit_dropped(decision):
+    with pytest.raises(InvalidDecision, match="You edited the text: save it as a correction, or discard the edit"):
+        validate(decision, "the engine text, amended", "why", "the engine text")
