@@ -65,12 +65,13 @@ def derive_state(engine_text: str, reviews_newest_first: Iterable[Any]) -> Claus
 def validate(decision: str, corrected_text: str, reason: str, current_text: str) -> tuple[str, str, str]:
     """Normalised (decision, corrected_text, reason), or InvalidDecision with what to fix.
 
-    The text box is posted with every decision; accept or reject with a text that differs from
-    the current one is refused (UnsavedEdit) rather than recorded with the edit thrown away.
+    Texts are compared and stored stripped, with LF line ends on both sides (browsers post a
+    textarea with CRLF, so an untouched multi-line box must not read as an edit). The text box
+    is posted with every decision: accept or reject with a text that differs from the current
+    one is refused (UnsavedEdit) rather than recorded with the edit thrown away.
     """
     decision = (decision or "").strip().lower()
-    corrected_text = (corrected_text or "").strip()
-    current_text = (current_text or "").strip()
+    corrected_text, current_text = _plain(corrected_text), _plain(current_text)
     reason = (reason or "").strip()
     if decision not in DECISIONS:
         raise InvalidDecision("Choose accept, reject or correct.")
@@ -131,6 +132,10 @@ def record_decision(
         if decision == CORRECT:  # the corrected text is a new version of the clause
             Extraction.objects.filter(pk=extraction.pk).update(version=F("version") + 1)
     return review
+
+
+def _plain(text: str | None) -> str:
+    return (text or "").replace("\r\n", "\n").replace("\r", "\n").strip()
 
 
 def _name(user) -> str:

@@ -370,3 +370,17 @@ def test_accepting_with_an_edited_text_is_refused_and_the_edit_kept(client, audi
         assert "(as amended in 2025)</textarea>" in html and ">checked</textarea>" in html
     assert not Review.objects.exists()
     assert _decide(client, ex, "accept", corrected_text=ex.clause_text).status_code == 200  # untouched: fine
+
+
+def test_an_unchanged_multiline_correction_posted_with_crlf_is_not_a_new_version(client, auditor, contract):
+    ex = contract.extractions["Payment"]
+    assert _decide(client, ex, "correct", corrected_text="4.2 Fees.\nA unit fee of $247.83.").status_code == 200
+    first = Review.objects.get(extraction=ex)
+    assert first.corrected_text == "4.2 Fees.\nA unit fee of $247.83."
+    again = _decide(client, ex, "correct", seen_review=first.pk, seen_version=2,
+                    corrected_text="4.2 Fees.\r\nA unit fee of $247.83.\r\n")  # as a browser posts the same box
+    assert again.status_code == 422 and "same as the current text" in again.content.decode()
+    assert _decide(client, ex, "accept", seen_review=first.pk, seen_version=2,
+                   corrected_text="4.2 Fees.\r\nA unit fee of $247.83.").status_code == 200
+    ex.refresh_from_db()
+    assert ex.version == 2 and Review.objects.filter(extraction=ex).count() == 2

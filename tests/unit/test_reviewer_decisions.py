@@ -65,3 +65,13 @@ def test_stale_when_the_extraction_version_moved():
 def test_accept_or_reject_with_an_edited_text_is_refused_not_the_edit_dropped(decision):
     with pytest.raises(InvalidDecision, match="You edited the text: save it as a correction, or discard the edit"):
         validate(decision, "the engine text, amended", "why", "the engine text")
+
+
+def test_line_endings_from_a_browser_are_normalised_on_both_sides():
+    # browsers submit a textarea with CRLF; the stored text may have either
+    with pytest.raises(InvalidDecision, match="same as the current text"):
+        validate("correct", "12.1 Cap.\r\nExcept for\r\n", "", "12.1 Cap.\nExcept for")
+    with pytest.raises(InvalidDecision, match="same as the current text"):
+        validate("correct", "12.1 Cap.\nExcept for", "", "12.1 Cap.\r\nExcept for")
+    assert validate("accept", "12.1 Cap.\r\nExcept for", "", "12.1 Cap.\nExcept for") == ("accept", "", "")
+    assert validate("correct", "12.1 Cap.\r\nSave for", "", "12.1 Cap.\nExcept for") == ("correct", "12.1 Cap.\nSave for", "")
