@@ -74,9 +74,33 @@
     viewer.scrollTop = Math.max(0, offset - (target.tagName === "MARK" ? viewer.clientHeight / 3 : 8));
   }
 
+  // Say in a few words what the swap changed (the workspace itself is not a live region: a screen
+  // reader would read the whole page out on every swap).
+  function announce() {
+    var status = document.getElementById("workspace-status");
+    var holder = document.querySelector("#workspace [data-announce]");
+    if (status && holder) { status.textContent = holder.getAttribute("data-announce"); }
+  }
+
+  // A page or citation link used from the keyboard keeps the focus (htmx restores it by id); when
+  // the new view has no such link (the last citation has no "next"), its counterpart takes it.
+  var COUNTERPART = { "next-citation": "prev-citation", "prev-citation": "next-citation",
+                      "next-page": "prev-page", "prev-page": "next-page" };
+  var navUsed = null;
+  function refocusNav() {
+    var active = document.activeElement, nav = navUsed;
+    navUsed = null;
+    if (!nav || (active && active !== document.body && document.contains(active))) { return; }
+    var again = document.querySelector('#workspace [data-nav="' + nav + '"]') ||
+      document.querySelector('#workspace [data-nav="' + COUNTERPART[nav] + '"]');
+    if (again) { again.focus({ preventScroll: true }); }
+  }
+
   function afterWorkspace(decided, found) {
     syncCurrent();
     revealMark();
+    announce();
+    refocusNav();
     // After a recorded decision, a clause found (or when the focused control was replaced), focus
     // goes to the clause in the list, so j/k/a/r/e keep working; a refused decision keeps focus
     // where it was.
@@ -92,6 +116,10 @@
   // selected and, if it had the focus, focused.
   var focusedClause = null;
   document.addEventListener("htmx:beforeSwap", function (event) {
+    if (event.target && event.target.id === "workspace") {
+      var used = document.activeElement;
+      navUsed = used && event.target.contains(used) ? used.getAttribute("data-nav") : null;
+    }
     if (event.target && event.target.id === "clause-list") {
       var active = document.activeElement;
       focusedClause = active && event.target.contains(active) ? active.getAttribute("data-extraction-id") : null;

@@ -269,3 +269,38 @@ def test_a_decision_or_find_the_server_never_took_says_so_and_keeps_what_was_typ
     assert "Reload the page and try again." in alert.text_content()
     assert s.page.input_value("#find-question") == "Who pays the unit fee?"
     s.errors[:] = [e for e in s.errors if not any(p in e for p in PROVOKED)]
+
+
+def test_page_and_citation_controls_keep_the_keyboard_focus_and_a_short_status_is_announced(signed_in, auditor,
+                                                                                            contract):
+    s = signed_in(auditor)
+    ex = contract.extractions["Cap On Liability"]
+    first, second = contract.citations["Cap On Liability"]
+    s.page.goto(reverse("clause", args=[ex.document_id, ex.pk]))
+    assert s.page.locator("#workspace[aria-live]").count() == 0  # not the whole panel read out on every swap
+    status = s.page.locator("#workspace-status")
+    assert status.get_attribute("aria-live") == "polite" or status.get_attribute("role") == "status"
+
+    def focused_nav():
+        return s.page.evaluate("() => document.activeElement.getAttribute('data-nav') || document.activeElement.className")
+
+    s.page.focus('[data-nav="next-citation"]')
+    s.page.keyboard.press("Enter")
+    s.page.wait_for_selector(f'mark[data-citation-id="{second.pk}"]')
+    s.settle()
+    assert focused_nav() == "prev-citation"  # the last citation has no "next": its counterpart has the focus
+    assert "citation 2 of 2" in status.text_content()
+
+    s.page.focus('[data-nav="next-page"]')
+    s.page.keyboard.press("Enter")
+    s.page.wait_for_selector(f'.page[data-page="{second.page + 1}"]')
+    s.settle()
+    assert focused_nav() == "next-page"
+    assert f"Page {second.page + 1} of 6" in status.text_content()
+
+    s.page.fill(".page-input", "2")
+    s.page.press(".page-input", "Enter")
+    s.page.wait_for_selector('.page[data-page="2"]')
+    s.settle()
+    assert focused_nav() == "page-input"
+    assert "Page 2 of 6" in status.text_content()
