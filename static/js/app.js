@@ -218,6 +218,8 @@
     return button;
   }
 
+  // The decision the reason box's Enter submits; a refused decision's form comes back with it
+  // (data-pending rendered from the draft), so the swap does not forget it.
   function pending(form, action) {
     if (form) { form.setAttribute("data-pending", action); }
   }

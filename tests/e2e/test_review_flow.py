@@ -304,3 +304,20 @@ def test_page_and_citation_controls_keep_the_keyboard_focus_and_a_short_status_i
     s.settle()
     assert focused_nav() == "page-input"
     assert "Page 2 of 6" in status.text_content()
+
+
+def test_r_then_enter_still_rejects_after_a_refused_decision(signed_in, auditor, contract):
+    s = signed_in(auditor)
+    ex = contract.extractions["Governing Law"]
+    open_document(s, contract)
+    click_clause(s, ex)
+    s.page.keyboard.press("r")
+    s.page.keyboard.press("Enter")  # no reason yet: refused
+    s.page.wait_for_selector("#decision-error")
+    s.settle()
+    assert "Give a reason" in s.page.locator("#decision-error").text_content()
+    assert s.page.evaluate("() => document.activeElement.id") == "decision-reason"
+    s.page.keyboard.type("wrong party")
+    s.page.keyboard.press("Enter")
+    s.page.wait_for_selector('[data-review-state="reject"]')
+    assert list(Review.objects.filter(extraction=ex).values_list("decision", "reason")) == [("reject", "wrong party")]
