@@ -54,11 +54,12 @@
   document.addEventListener("htmx:oobAfterSwap", applyFilter);
   function currentLink() { return document.querySelector('#clause-list .clause-link[aria-current="true"]'); }
 
-  // Keep the clause list's selection in step with the workspace (after htmx swaps and history moves).
+  // Keep the clause list's selection in step with the workspace (after htmx swaps and history moves);
+  // every link, hidden by the filter or not, so a hidden one never stays current.
   function syncCurrent() {
     var holder = document.querySelector("#workspace [data-current-extraction]");
     var id = holder ? holder.getAttribute("data-current-extraction") : null;
-    clauseLinks().forEach(function (a) {
+    allClauseLinks().forEach(function (a) {
       if (a.getAttribute("data-extraction-id") === id) { a.setAttribute("aria-current", "true"); }
       else { a.removeAttribute("aria-current"); }
     });

@@ -321,3 +321,22 @@ def test_r_then_enter_still_rejects_after_a_refused_decision(signed_in, auditor,
     s.page.keyboard.press("Enter")
     s.page.wait_for_selector('[data-review-state="reject"]')
     assert list(Review.objects.filter(extraction=ex).values_list("decision", "reason")) == [("reject", "wrong party")]
+
+
+def test_a_clause_hidden_by_the_filter_does_not_stay_current(signed_in, auditor, contract):
+    s = signed_in(auditor)
+    law, insurance = contract.extractions["Governing Law"], contract.extractions["Insurance"]
+    open_document(s, contract)
+    click_clause(s, law)
+    s.page.locator('#clause-filter [data-show="unverified"]').click()  # hides Governing Law
+    s.page.locator("body").press("j")
+    s.page.wait_for_selector(f'#workspace [data-current-extraction="{insurance.pk}"]')
+    s.settle()
+    s.page.locator('#clause-filter [data-show="all"]').click()
+    current = s.page.locator('#clause-list .clause-link[aria-current="true"]')
+    assert current.evaluate_all("links => links.map(a => a.dataset.extractionId)") == [str(insurance.pk)]
+    links = s.page.locator("#clause-list .clause-link")
+    ids = [links.nth(i).get_attribute("data-extraction-id") for i in range(links.count())]
+    s.page.locator("body").press("j")  # the one after Insurance, not after Governing Law
+    after = ids[ids.index(str(insurance.pk)) + 1] if ids.index(str(insurance.pk)) + 1 < len(ids) else str(insurance.pk)
+    s.page.wait_for_selector(f'#workspace [data-current-extraction="{after}"]')
