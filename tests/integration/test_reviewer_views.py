@@ -384,3 +384,15 @@ def test_an_unchanged_multiline_correction_posted_with_crlf_is_not_a_new_version
                    corrected_text="4.2 Fees.\r\nA unit fee of $247.83.").status_code == 200
     ex.refresh_from_db()
     assert ex.version == 2 and Review.objects.filter(extraction=ex).count() == 2
+
+
+def test_a_not_found_clause_a_reviewer_corrected_shows_its_text_in_the_list(client, auditor, contract):
+    ex = contract.extractions["Non-Compete"]
+    planted = "9.1 Non-Compete. Provider shall not offer competing services for 12 months."
+    response = _decide(client, ex, "correct", corrected_text=planted, reason="it is on page 3")
+    assert response.status_code == 200
+    item = re.search(rf'id="clause-item-{ex.pk}".*?</li>', response.content.decode(), re.S).group(0)  # the oob item
+    assert "9.1 Non-Compete. Provider shall not" in item and "Not found in this document" not in item
+    page = client.get(reverse("document", args=[ex.document_id])).content.decode()
+    item = re.search(rf'id="clause-item-{ex.pk}".*?</li>', page, re.S).group(0)
+    assert "9.1 Non-Compete. Provider shall not" in item and "Not found in this document" not in item
