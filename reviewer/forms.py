@@ -16,7 +16,7 @@ class DecisionForm(forms.Form):
     corrected_text = forms.CharField(required=False, max_length=50000)
     seen_review = forms.IntegerField(min_value=0)  # id of the latest review the reviewer saw (0: none)
     seen_version = forms.IntegerField(min_value=1)  # the extraction version the reviewer saw
-    citation = forms.IntegerField(required=False, min_value=1)  # to re-show the same citation
+    # "citation" / "page" (what was being read) are read by the view whether the form is valid or not
 
 
 class MultipleFileInput(forms.ClearableFileInput):

@@ -93,13 +93,12 @@ def _pushed(response, goto):
 def decide(request, document_id: int, extraction_id: int):
     ex = access.extraction_for(request.user, document_id, extraction_id, access.DECIDE_ROLES)
     form = DecisionForm(request.POST)
-    citation_id = None
+    citation_id, page = _shown(request.POST, ex.document.page_count)  # valid form or not, show it again
     status, error, kind = 200, "", ""
     if not form.is_valid():
         status, error, kind = 422, _form_error(form), "invalid"
     else:
         data = form.cleaned_data
-        citation_id = data.get("citation")
         try:
             review = record_decision(
                 extraction_id=ex.pk, user=request.user, decision=data["decision"], reason=data["reason"],
@@ -115,10 +114,10 @@ def decide(request, document_id: int, extraction_id: int):
         else:
             if not is_fragment(request):
                 messages.success(request, f"Recorded: {review.get_decision_display().lower()}.")
-                return redirect(_clause_url(ex, citation_id), permanent=False)
+                return redirect(_clause_url(ex, citation_id, page), permanent=False)
     ex = access.extraction_for(request.user, document_id, extraction_id, with_rows=True,  # fresh version, state
                                pages_for=citation_id or 0)
-    ws = workspace.build(ex.document, extraction=ex, citation_id=citation_id, strict=False)
+    ws = workspace.build(ex.document, extraction=ex, citation_id=citation_id, page_number=page, strict=False)
     extra = {"decision_error": error, "error_kind": kind, "saved": not error,
              "draft": request.POST if error else None}
     return respond(request, ex.document, ex.my_role, ws, status=status, extra=extra, refresh_item=True)
@@ -152,7 +151,21 @@ def _check_page(doc, number: int) -> None:
         raise Http404("No such page.")
 
 
-def _clause_url(ex, citation_id=None) -> str:
+def _shown(post, page_count: int) -> tuple[int | None, int | None]:
+    """(citation id, page number) the decision form was posted from: the citation being read, else
+    the page being read (one outside the document is ignored), else neither (the first citation)."""
+    def number(name):
+        raw = post.get(name, "")
+        return int(raw) if raw.isascii() and raw.isdigit() and int(raw) >= 1 else None
+    citation_id, page = number("citation"), number("page")
+    if citation_id is not None or (page is not None and page > max(page_count, 1)):
+        page = None
+    return citation_id, page
+
+
+def _clause_url(ex, citation_id=None, page=None) -> str:
+    if page:
+        return reverse("clause-page", args=[ex.document_id, ex.pk, page])
     if citation_id and ex.citations.filter(pk=citation_id).exists():
         return reverse("citation", args=[ex.document_id, ex.pk, citation_id])
     return reverse("clause", args=[ex.document_id, ex.pk])

@@ -396,3 +396,22 @@ def test_a_not_found_clause_a_reviewer_corrected_shows_its_text_in_the_list(clie
     page = client.get(reverse("document", args=[ex.document_id])).content.decode()
     item = re.search(rf'id="clause-item-{ex.pk}".*?</li>', page, re.S).group(0)
     assert "9.1 Non-Compete. Provider shall not" in item and "Not found in this document" not in item
+
+
+def test_a_decision_comes_back_to_the_citation_or_page_being_read(client, auditor, contract):
+    ex = contract.extractions["Cap On Liability"]
+    second = contract.citations["Cap On Liability"][1]
+    refused = _decide(client, ex, "", citation=second.pk)  # an invalid form still knows what was shown
+    assert refused.status_code == 422 and "citation 2 of 2" in refused.content.decode()
+    assert f'<mark data-citation-id="{second.pk}"' in refused.content.decode()
+    on_page = _decide(client, ex, "reject", page=6)  # no reason: refused, still on page 6
+    assert on_page.status_code == 422
+    html = on_page.content.decode()
+    assert 'data-page="6"' in html and "<mark" not in html and 'name="page" value="6"' in html
+    saved = _decide(client, ex, "accept", page=6)
+    assert saved.status_code == 200 and 'data-page="6"' in saved.content.decode()
+    last = Review.objects.get(extraction=ex)
+    plain = _decide(client, ex, "accept", seen_review=last.pk, headers={}, page=6)
+    assert plain.status_code == 302 and plain["Location"] == reverse("clause-page", args=[ex.document_id, ex.pk, 6])
+    for junk in ("abc", "0", "99"):  # a page that is no page is no server error
+        assert _decide(client, ex, "", page=junk).status_code == 422
