@@ -3,7 +3,8 @@
 ``export_records`` turns loaded rows into plain dicts (one per extraction, citations nested; a
 clause extracted again by a later run is its own row with its own run id and decisions);
 ``flat_rows`` flattens them to one row per citation for the tabular formats. Cells that a
-spreadsheet would run as a formula are neutralised (contracts are untrusted text).
+spreadsheet would run as a formula are neutralised (contracts are untrusted text): in CSV with a
+leading apostrophe, in XLSX by writing every text as a string cell, which keeps the exact text.
 """
 from __future__ import annotations
 
@@ -121,18 +122,23 @@ def to_xlsx(records: list[dict]) -> bytes:
     ws = wb.create_sheet("clauses")
     ws.append(list(COLUMNS))
     for row in flat_rows(records):
-        ws.append([_xlsx_cell(row[k]) for k in COLUMNS])
+        ws.append([_xlsx_cell(ws, row[k]) for k in COLUMNS])
     buf = io.BytesIO()
     wb.save(buf)
     return buf.getvalue()
 
 
-def _xlsx_cell(value: Any) -> Any:
+def _xlsx_cell(sheet, value: Any) -> Any:
+    """Text as a string cell (type "s"): "=..." stays inert text, so the exact quote is kept with no
+    apostrophe (the CSV guard would change it); characters XML cannot hold are dropped."""
+    from openpyxl.cell import WriteOnlyCell
     from openpyxl.cell.cell import ILLEGAL_CHARACTERS_RE
 
-    if isinstance(value, str):
-        return safe_cell(ILLEGAL_CHARACTERS_RE.sub("", value))
-    return value
+    if not isinstance(value, str):
+        return value
+    cell = WriteOnlyCell(sheet, value=ILLEGAL_CHARACTERS_RE.sub("", value))
+    cell.data_type = "s"
+    return cell
 
 
 def render(fmt: str, records: list[dict], **meta: Any) -> bytes:

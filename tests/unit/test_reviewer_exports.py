@@ -2,6 +2,7 @@
 import csv
 import io
 import json
+import zipfile
 
 from openpyxl import load_workbook
 
@@ -11,7 +12,8 @@ RECORDS = [
     {"document_id": 1, "document": "MSA", "document_type": "Service", "extraction_id": 10, "clause": "=HYPERLINK(\"http://x\")", "engine_text": "",
      "type": "Governing Law", "status": "found", "engine": "offline", "model": "", "extraction_version": 1,
      "citations": [{"citation_id": 5, "ordinal": 0, "chunk_id": "abc", "page": 3, "span": [10, 20], "quote": "+1 555"},
-                   {"citation_id": 6, "ordinal": 1, "chunk_id": "def", "page": 4, "span": [30, 40], "quote": "q2"}],
+                   {"citation_id": 6, "ordinal": 1, "chunk_id": "def", "page": 4, "span": [30, 40],
+                    "quote": "- The Supplier shall deliver."}],
      "current_decision": "accepted", "reviewer": "alice", "decided_at": "2026-03-01T10:00:00+00:00", "reason": "ok"},
     {"document_id": 1, "document": "MSA", "extraction_id": 11, "clause": "", "engine_text": "", "type": "Non-Compete",
      "status": "not_found", "engine": "offline", "model": "", "extraction_version": 1, "citations": [],
@@ -37,6 +39,20 @@ def test_csv_json_xlsx():
     assert rows[0]["clause"].startswith("'=HYPERLINK") and rows[0]["quote"] == "'+1 555"
     data = json.loads(to_json(RECORDS, engagement={"id": 1}))
     assert data["engagement"] == {"id": 1} and data["clauses"][0]["clause"].startswith("=HYPERLINK")  # JSON is raw
+    assert rows[1]["quote"] == "'- The Supplier shall deliver."  # CSV: guarded
     sheet = load_workbook(io.BytesIO(to_xlsx(RECORDS))).active
     values = list(sheet.iter_rows(values_only=True))
-    assert values[0] == COLUMNS and len(values) == 4 and values[1][COLUMNS.index("clause")].startswith("'=")
+    assert values[0] == COLUMNS and len(values) == 4
+
+
+def test_xlsx_keeps_the_exact_quote_as_text_that_never_runs():
+    data = to_xlsx(RECORDS)
+    rows = list(load_workbook(io.BytesIO(data)).active.iter_rows(min_row=2))
+    clause, quote = rows[0][COLUMNS.index("clause")], rows[0][COLUMNS.index("quote")]
+    assert (clause.value, clause.data_type) == ('=HYPERLINK("http://x")', "s")  # a string cell, not a formula
+    assert (quote.value, quote.data_type) == ("+1 555", "s")
+    assert rows[1][COLUMNS.index("quote")].value == "- The Supplier shall deliver."  # exact, no apostrophe
+    assert rows[0][COLUMNS.index("page")].value == 3  # numbers stay numbers
+    with zipfile.ZipFile(io.BytesIO(data)) as xlsx:
+        sheet = xlsx.read("xl/worksheets/sheet1.xml").decode()
+    assert "<f>" not in sheet and "<f " not in sheet  # no formula anywhere in the file
