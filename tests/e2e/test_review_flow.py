@@ -340,3 +340,16 @@ def test_a_clause_hidden_by_the_filter_does_not_stay_current(signed_in, auditor,
     s.page.locator("body").press("j")  # the one after Insurance, not after Governing Law
     after = ids[ids.index(str(insurance.pk)) + 1] if ids.index(str(insurance.pk)) + 1 < len(ids) else str(insurance.pk)
     s.page.wait_for_selector(f'#workspace [data-current-extraction="{after}"]')
+
+
+def test_no_contract_text_is_kept_in_browser_storage(signed_in, auditor, contract):
+    s = signed_in(auditor)
+    open_document(s, contract)
+    for name in ("Governing Law", "Payment"):  # each htmx navigation pushes a history entry
+        click_clause(s, contract.extractions[name])
+    # htmx's history cache (sessionStorage in htmx 2.0.8) would keep the pages after signing out
+    stored = s.page.evaluate("() => [localStorage, sessionStorage].map(store => Object.keys(store)"
+                             ".map(k => store.getItem(k)).join(' ')).join(' ')")
+    assert "Delaware" not in stored and "MASTER SERVICES AGREEMENT" not in stored
+    s.page.go_back()  # history still works, from the server
+    s.page.wait_for_selector(f'#workspace [data-current-extraction="{contract.extractions["Governing Law"].pk}"]')
