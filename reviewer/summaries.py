@@ -25,7 +25,10 @@ __all__ = ["SummaryError", "make_summary", "standing_clauses"]
 def standing_clauses(document) -> list[Source]:
     """The document's clauses as they stand after review, from the latest run of each clause type:
     found and not rejected, accepted (even if flagged unverified), or corrected (the reviewer's text,
-    also when accepted after; a correction to "not_found" marks the clause absent).
+    also when accepted after; a correction to "not_found" marks the clause absent). When nobody has
+    reviewed the latest run's answers for a type yet, the answers reviewers accepted or corrected in
+    earlier runs stand instead: a rerun that words the clause differently (or misses it) does not
+    drop a reviewer's correction.
     A latest-run answer that repeats an earlier one is judged by the item the clause list shows for
     it (``clauses.fold_repeats``: the one reviewers decided on), so a rejected clause found again
     stays out."""
@@ -39,8 +42,11 @@ def standing_clauses(document) -> list[Source]:
         for row in items:
             decorate(row)
         shown = {answer_key(item): item for item in fold_repeats(items)}
-        for row in (r for r in items if r.run_id == items[0].run_id):
-            item = shown[answer_key(row)]
+        latest = [shown[answer_key(r)] for r in items if r.run_id == items[0].run_id]
+        kept = [item for item in shown.values() if item.review_state in (ACCEPT, CORRECT)]
+        if kept and all(item.review_state == PENDING for item in latest):
+            latest = kept  # a later run nobody has reviewed yet does not undo what reviewers kept
+        for item in latest:
             state, correction = item.review_state, (item.latest_correction or "").strip()
             if correction:  # the reviewer's text stands unless rejected; exactly "not_found" marks it absent
                 standing = state in (CORRECT, ACCEPT) and correction != NOT_FOUND

@@ -192,3 +192,29 @@ def test_claude_cut_short_at_max_tokens_keeps_the_finished_points(engagement, ma
     made = make_summary(contract.document, make_member(engagement, "auditor"), engine="anthropic",
                         client=api.client())
     assert made.truncated and [p["text"] for p in made.points] == ["Fee $247.83 per processed record."]
+
+
+def test_an_unreviewed_rerun_does_not_drop_what_reviewers_kept(engagement, make_member):
+    from extraction.models import Extraction, ExtractionRun
+    from reviewer.summaries import standing_clauses
+
+    contract = make_reviewable(engagement)
+    auditor = make_member(engagement, "auditor")
+    payment, law = contract.extractions["Payment"], contract.extractions["Governing Law"]
+    _decide(payment, auditor, "correct", corrected_text="a unit fee of $247.83 per record")
+    _decide(law, auditor, "accept")
+    rerun = ExtractionRun.objects.create(engagement=engagement, engine="offline", status="done")
+    worded = Extraction.objects.create(run=rerun, document=payment.document, clause_type=payment.clause_type,
+                                       status="found", engine="offline", clause_text="A fee of $250 per record.",
+                                       dedupe_key="rerun-payment")
+    Extraction.objects.create(run=rerun, document=law.document, clause_type=law.clause_type, status="not_found",
+                              engine="offline", clause_text="not_found", dedupe_key="rerun-law")
+
+    standing = {s.clause_type: s for s in standing_clauses(contract.document)}
+    assert standing["Payment"].text == "a unit fee of $247.83 per record"
+    assert standing["Governing Law"].extraction_id == law.pk
+
+    # once a reviewer has judged the rerun's answer, that judgement is what stands
+    _decide(worded, auditor, "accept")
+    standing = {s.clause_type: s for s in standing_clauses(contract.document)}
+    assert standing["Payment"].text == "A fee of $250 per record."
