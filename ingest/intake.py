@@ -14,6 +14,7 @@ existing row, stores nothing and queues nothing.
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
 from dataclasses import dataclass
 from pathlib import Path, PurePath
@@ -26,6 +27,8 @@ from django.db import IntegrityError, transaction
 from ingest.convert_errors import ConversionError
 from ingest.models import Document, DocumentStage
 from ingest.sniff import OLE_MAGIC, sniff_kind
+
+log = logging.getLogger(__name__)
 
 SNIFF_BYTES = 64 * 1024
 READ_BLOCK = 1024 * 1024
@@ -43,9 +46,10 @@ class IntakeError(Exception):
         self.message = message
 
 
-# Failures that were ours, not the file's (a crash, a worker lost over and over): uploading the same
-# bytes again processes them again. A file refused for what it is (damaged, encrypted, a scan) is not.
-RETRY_ON_UPLOAD = {"internal", "worker_lost"}
+# Failures that were ours, not the file's (a crash, a worker lost over and over, a queue that could not
+# be reached at upload): uploading the same bytes again processes them again. A file refused for what
+# it is (damaged, encrypted, a scan) is not.
+RETRY_ON_UPLOAD = {"internal", "worker_lost", "not_queued"}
 
 
 @dataclass
@@ -187,14 +191,22 @@ def reprocess(document: Document, *, enqueue: bool = True, then=None) -> None:
             _enqueue_on_commit(document.pk, then)
 
 
+NOT_QUEUED = ("The background workers' queue could not be reached, so processing never started. Upload the "
+              "same file again to retry.")
+
+
 def _enqueue_on_commit(document_id: int, then=None) -> None:
     def send():
         from ingest.tasks import enqueue_pipeline
 
-        enqueue_pipeline(document_id, then=then)
+        try:
+            enqueue_pipeline(document_id, then=then)
+        except Exception:  # a broker that cannot be reached: the document, saved with its file, says so
+            log.exception("could not queue the pipeline of document %s", document_id)
+            Document.objects.filter(pk=document_id, status=Document.Status.QUEUED).update(
+                status=Document.Status.FAILED, error_code="not_queued", error=NOT_QUEUED)
 
-    # robust: a broker that cannot be reached is logged, and the document, saved with its file, stays queued
-    transaction.on_commit(send, robust=True)
+    transaction.on_commit(send)
 
 
 # --------------------------------------------------------------------------- file helpers

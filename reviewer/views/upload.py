@@ -54,6 +54,9 @@ def _intake(engagement, uploaded, doc_type: str, user, extract: bool) -> FileRes
         result = intake_file(engagement, uploaded, filename=name, uploaded_by=user, doc_type=doc_type, then=then)
     except IntakeError as exc:
         return FileResult(name, False, str(exc))
+    result.document.refresh_from_db(fields=["status", "error", "error_code"])  # the queue answered on commit
+    if result.document.error_code == "not_queued":
+        return FileResult(name, False, f"Saved, but not queued: {result.document.error}", result.document)
     if result.created:
         after = "; its clauses will be extracted when it is ready" if extract else ""
         return FileResult(name, True, f"Queued for processing{after}.", result.document)

@@ -145,3 +145,40 @@ def test_a_file_that_cannot_be_stored_is_refused_with_words(engagement, tmp_path
         intake_file(engagement, upload, filename=upload.name, enqueue=False)
     assert refused.value.code == "storage" and "lease.txt" in refused.value.message
     assert not Document.objects.exists()
+
+
+def test_an_upload_the_queue_never_took_says_so_and_is_retried_by_uploading_again(engagement, tmp_path, monkeypatch,
+                                                                                   make_member):
+    from django.test import Client
+    from kombu.exceptions import OperationalError
+
+    import ingest.tasks
+
+    path = make_paper_markdown(tmp_path / "paper.md").path
+
+    def down(*args, **kwargs):
+        raise OperationalError("Error 111 connecting to localhost:6379. Connection refused.")
+
+    monkeypatch.setattr(ingest.tasks, "enqueue_pipeline", down)
+    first = intake_file(engagement, path, filename="paper.md")  # committed: the enqueue runs after
+    document = Document.objects.get(pk=first.document.pk)
+    assert document.status == Document.Status.FAILED and document.error_code == "not_queued"
+    assert "could not be reached" in document.error and "Upload the same file again" in document.error
+    assert document.file.storage.exists(document.file.name)  # nothing lost
+
+    # the upload page says so at once
+    from django.urls import reverse
+
+    client, auditor = Client(), make_member(engagement, "admin")
+    client.force_login(auditor)
+    upload = make_manual_docx(tmp_path / "manual.docx").path
+    said = client.post(reverse("engagement-upload", args=[engagement.pk]),
+                       {"files": [SimpleUploadedFile("manual.docx", upload.read_bytes())]}).content.decode()
+    assert "Saved, but not queued" in said and "Upload the same file again" in said
+
+    monkeypatch.undo()
+    sent = []
+    monkeypatch.setattr(ingest.tasks, "enqueue_pipeline", lambda pk, then=None: sent.append(pk))
+    again = intake_file(engagement, path, filename="paper.md")
+    assert again.retried and again.document.pk == document.pk and sent == [document.pk]
+    assert Document.objects.get(pk=document.pk).status == Document.Status.QUEUED
