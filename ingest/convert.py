@@ -64,6 +64,11 @@ _STREAM_INFO = {
     "markdown": StreamInfo(extension=".md", mimetype="text/markdown", charset="utf-8"),
     "text": StreamInfo(extension=".txt", mimetype="text/plain", charset="utf-8"),
 }
+# Options MarkItDown hands on to markdownify (DOCX, HTML, EPUB, PPTX tables). Exact values must
+# survive conversion verbatim: markdownify would otherwise write "cust_4711" as "cust\\_4711" (and
+# escape "*"), and write <sup>/<sub> with no mark at all, so "$5,000" with footnote 1 became
+# "$5,0001"; "^1^" and "~2~" keep such a mark apart from the number it follows.
+_MARKDOWNIFY = {"escape_underscores": False, "escape_asterisks": False, "sup_symbol": "^", "sub_symbol": "~"}
 _PAGE_SENTINEL = "\ue000"  # private-use character standing in for "\f" while MarkItDown runs
 _SLIDE_MARKER = re.compile(r"<!-- Slide number: (\d+) -->[ \t]*\n?")
 # Real tag syntax, as CommonMark defines raw HTML, but never across a line: a name, then attributes
@@ -201,11 +206,7 @@ def _read_sheets(data: bytes) -> list[str]:
 
 def _run_markitdown(data: bytes, kind: str):
     try:
-        # Exact values must survive conversion verbatim: markdownify would otherwise write
-        # "cust_4711" as "cust\_4711" (and escape "*") in DOCX/XLSX/HTML/EPUB output.
-        return markitdown_instance().convert_stream(
-            io.BytesIO(data), stream_info=_STREAM_INFO[kind], escape_underscores=False, escape_asterisks=False
-        )
+        return markitdown_instance().convert_stream(io.BytesIO(data), stream_info=_STREAM_INFO[kind], **_MARKDOWNIFY)
     except ConversionError:
         raise
     except FileConversionException as exc:

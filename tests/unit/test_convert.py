@@ -5,6 +5,7 @@ Fixtures are made in the test with fpdf2, python-docx, python-pptx, openpyxl and
 from __future__ import annotations
 
 import io
+import re
 import zipfile
 from pathlib import Path
 
@@ -588,7 +589,7 @@ def test_intake_reads_a_whole_compound_file_to_find_its_encryption():
     assert caught.value.code == "encrypted" and "NDA.docx" in caught.value.message
 
 
-def make_epub() -> bytes:
+def make_epub(body: str = "<h1>Lease Agreement</h1><p>The Tenant shall pay rent monthly.</p><script>alert(1)</script>") -> bytes:
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w") as archive:
         archive.writestr("mimetype", "application/epub+zip", compress_type=zipfile.ZIP_STORED)
@@ -607,8 +608,7 @@ def make_epub() -> bytes:
         )
         archive.writestr(
             "OEBPS/c1.xhtml",
-            "<html><body><h1>Lease Agreement</h1><p>The Tenant shall pay rent monthly.</p>"
-            "<script>alert(1)</script></body></html>",
+            f"<html><body>{body}</body></html>",
         )
     return buffer.getvalue()
 
@@ -620,3 +620,36 @@ def test_epub(tmp_path):
     assert converted.kind == "epub" and converted.pages_estimated is True
     assert "The Tenant shall pay rent monthly." in converted.text
     assert "alert(" not in converted.text
+
+
+# --- fidelity: the words and values of a contract come through as written ------------------
+
+
+def docx_bytes(document) -> bytes:
+    buffer = io.BytesIO()
+    document.save(buffer)
+    return buffer.getvalue()
+
+
+def test_a_superscript_never_joins_the_number_before_it(tmp_path):
+    # markdownify wrote <sup>/<sub> with no mark at all: "$5,000" + footnote "1" became "$5,0001"
+    import docx
+
+    document = docx.Document()
+    paragraph = document.add_paragraph("Annual fee of $5,000")
+    paragraph.add_run("1").font.superscript = True
+    paragraph.add_run(" payable; rate 10")
+    paragraph.add_run("2").font.superscript = True
+    paragraph.add_run(" per cent; H")
+    paragraph.add_run("2").font.subscript = True
+    paragraph.add_run("O.")
+    html = b"<html><body><p>Annual fee of $5,000<sup>1</sup> payable; rate 10<sup>2</sup> per cent; H<sub>2</sub>O.</p></body></html>"
+    texts = {
+        "docx": convert_file(write(tmp_path, "fee.docx", docx_bytes(document))).text,
+        "html": convert_file(write(tmp_path, "fee.html", html)).text,
+        "epub": convert_file(write(tmp_path, "fee.epub", make_epub(html.decode()[12:-14]))).text,
+    }
+    for kind, text in texts.items():
+        assert re.search(r"\$5,000(?!\d)", text), (kind, text)
+        assert re.search(r"rate 10(?!\d)", text) and "H2O" not in text, (kind, text)
+        assert "payable" in text and "per cent" in text
