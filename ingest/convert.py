@@ -67,8 +67,16 @@ _STREAM_INFO = {
 # Options MarkItDown hands on to markdownify (DOCX, HTML, EPUB, PPTX tables). Exact values must
 # survive conversion verbatim: markdownify would otherwise write "cust_4711" as "cust\\_4711" (and
 # escape "*"), and write <sup>/<sub> with no mark at all, so "$5,000" with footnote 1 became
-# "$5,0001"; "^1^" and "~2~" keep such a mark apart from the number it follows.
-_MARKDOWNIFY = {"escape_underscores": False, "escape_asterisks": False, "sup_symbol": "^", "sub_symbol": "~"}
+# "$5,0001"; "^1^" and "~2~" keep such a mark apart from the number it follows. Bold, italic and
+# underline are dropped, their words kept: a value or defined term formatted in part
+# ("$<u>247</u>.83", "**cust**_4711") could not be found by a plain quote. Headings and tables stay.
+_MARKDOWNIFY = {
+    "escape_underscores": False,
+    "escape_asterisks": False,
+    "sup_symbol": "^",
+    "sub_symbol": "~",
+    "strip": ["b", "strong", "i", "em", "u"],
+}
 _PAGE_SENTINEL = "\ue000"  # private-use character standing in for "\f" while MarkItDown runs
 _SLIDE_MARKER = re.compile(r"<!-- Slide number: (\d+) -->[ \t]*\n?")
 # Real tag syntax, as CommonMark defines raw HTML, but never across a line: a name, then attributes

@@ -653,3 +653,36 @@ def test_a_superscript_never_joins_the_number_before_it(tmp_path):
         assert re.search(r"\$5,000(?!\d)", text), (kind, text)
         assert re.search(r"rate 10(?!\d)", text) and "H2O" not in text, (kind, text)
         assert "payable" in text and "per cent" in text
+
+
+def test_bold_italic_and_underline_leave_no_marks_inside_values_and_defined_terms(tmp_path):
+    # a value or defined term formatted in part was stored as "$<u>247</u>.83", "**cust**_4711",
+    # "“**Effective Date**” means": a reviewer's or Claude's plain quote of it could not be found
+    import docx
+
+    document = docx.Document()
+    document.add_heading("Fees", 1)
+    paragraph = document.add_paragraph("The fee is $")
+    paragraph.add_run("247").underline = True
+    paragraph.add_run(".83 per month for account ")
+    paragraph.add_run("cust").bold = True
+    paragraph.add_run("_4711.")
+    paragraph = document.add_paragraph("“")
+    paragraph.add_run("Effective Date").bold = True
+    paragraph.add_run("” means 1 January 2025, ")
+    paragraph.add_run("unless").italic = True
+    paragraph.add_run(" extended.")
+    table = document.add_table(rows=1, cols=2)
+    table.cell(0, 0).text, table.cell(0, 1).text = "Item", "Price"
+    html = ("<h1>Fees</h1><p>The fee is $<u>247</u>.83 per month for account <b>cust</b>_4711.</p>"
+            "<p>“<strong>Effective Date</strong>” means 1 January 2025, <em>unless</em> <i>extended</i>.</p>"
+            "<table><tr><th>Item</th><th>Price</th></tr></table>")
+    texts = {
+        "docx": convert_file(write(tmp_path, "fee.docx", docx_bytes(document))).text,
+        "html": convert_file(write(tmp_path, "fee.html", f"<html><body>{html}</body></html>".encode())).text,
+        "epub": convert_file(write(tmp_path, "fee.epub", make_epub(html))).text,
+    }
+    for kind, text in texts.items():
+        assert "The fee is $247.83 per month for account cust_4711." in text, (kind, text)
+        assert "“Effective Date” means 1 January 2025, unless extended." in text, (kind, text)
+        assert "# Fees" in text and "| Item | Price |" in text, (kind, text)  # headings and tables stay
