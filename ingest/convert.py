@@ -40,6 +40,7 @@ from markitdown.converters import (
 )
 
 from ingest.convert_errors import CODES, ConversionError
+from ingest.docx_prep import prepare_docx
 from ingest.pages import PageSpan, estimate_pages, join_pages
 from ingest.pdf_pages import PageAwarePdfConverter, PagedConverterResult
 from ingest.sniff import TEXT_KINDS, ZIP_KINDS, check_zip_safety, sniff_kind
@@ -161,8 +162,11 @@ def convert_file(path: Path, *, filename: str | None = None, max_bytes: int = DE
         return _convert_textual(data, kind)
     if kind == "xlsx":
         return _finish(_read_sheets(data), False, kind, [])
-    result = _run_markitdown(data, kind)
     warnings: list[str] = []
+    if kind == "docx":
+        prepared = prepare_docx(data)
+        data, warnings = prepared.data, prepared.warnings
+    result = _run_markitdown(data, kind)
     if kind == "pdf":
         assert isinstance(result, PagedConverterResult)
         page_texts, estimated = result.page_texts, False

@@ -1,0 +1,160 @@
+"""DOCX pre-processing: Word elements mammoth skips are rewritten so their words reach the text.
+
+DOCX files are built by hand here (a zip of WordprocessingML), since python-docx cannot write
+tracked moves, fields, ruby or text boxes.
+"""
+from __future__ import annotations
+
+import io
+import zipfile
+from pathlib import Path
+
+from ingest.convert import convert_file
+from ingest.docx_prep import prepare_docx
+
+W = "http://schemas.openxmlformats.org/wordprocessingml/2006/main"
+NAMESPACES = (
+    f'xmlns:w="{W}" '
+    'xmlns:r="http://schemas.openxmlformats.org/officeDocument/2006/relationships" '
+    'xmlns:mc="http://schemas.openxmlformats.org/markup-compatibility/2006" '
+    'xmlns:wp="http://schemas.openxmlformats.org/drawingml/2006/wordprocessingDrawing" '
+    'xmlns:a="http://schemas.openxmlformats.org/drawingml/2006/main" '
+    'xmlns:wps="http://schemas.microsoft.com/office/word/2010/wordprocessingShape"'
+)
+REL = "http://schemas.openxmlformats.org/officeDocument/2006/relationships"
+TRACKED = ' w:id="{}" w:author="Counsel" w:date="2024-01-01T00:00:00Z"'
+
+
+def run(text: str) -> str:
+    return f'<w:r><w:t xml:space="preserve">{text}</w:t></w:r>'
+
+
+def para(inner: str, ppr: str = "") -> str:
+    return f"<w:p>{ppr}{inner}</w:p>"
+
+
+def part(root: str, inner: str) -> str:
+    return f'<?xml version="1.0" encoding="UTF-8" standalone="yes"?><w:{root} {NAMESPACES}>{inner}</w:{root}>'
+
+
+def make_docx(body: str, *, parts: dict[str, str] | None = None, rels: dict[str, tuple[str, str]] | None = None,
+              sect: str = "") -> bytes:
+    """A DOCX with ``body`` in its document; ``parts`` are extra members (path under word/ → text),
+    ``rels`` the document's extra relationships (id → (type name, target))."""
+    relationships = "".join(
+        f'<Relationship Id="{rid}" Type="{REL}/{kind}" Target="{target}"/>' for rid, (kind, target) in (rels or {}).items()
+    )
+    files = {
+        "[Content_Types].xml": (
+            '<?xml version="1.0" encoding="UTF-8"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types">'
+            '<Default Extension="rels" ContentType="application/vnd.openxmlformats-package.relationships+xml"/>'
+            '<Default Extension="xml" ContentType="application/xml"/>'
+            '<Override PartName="/word/document.xml" '
+            'ContentType="application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml"/></Types>'
+        ),
+        "_rels/.rels": (
+            '<?xml version="1.0" encoding="UTF-8"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships">'
+            f'<Relationship Id="rId1" Type="{REL}/officeDocument" Target="word/document.xml"/></Relationships>'
+        ),
+        "word/_rels/document.xml.rels": (
+            '<?xml version="1.0" encoding="UTF-8"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships">'
+            f"{relationships}</Relationships>"
+        ),
+        "word/document.xml": part("document", f"<w:body>{body}<w:sectPr>{sect}</w:sectPr></w:body>"),
+    }
+    files.update({f"word/{name}": text for name, text in (parts or {}).items()})
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        for name, text in files.items():
+            archive.writestr(name, text)
+    return buffer.getvalue()
+
+
+def text_of(tmp_path: Path, data: bytes):
+    path = tmp_path / "contract.docx"
+    path.write_bytes(data)
+    return convert_file(path)
+
+
+# --- tracked changes and the elements mammoth does not know ------------------------------------
+
+
+def test_a_tracked_move_keeps_the_clause_once_where_it_was_moved_to(tmp_path):
+    body = (
+        para(run("Clause 4. Payment is due in 30 days.")) +
+        para(f'<w:moveFrom{TRACKED.format(1)}>{run("Clause 9. Liability is capped at 2x fees.")}</w:moveFrom>') +
+        para(run("Clause 5. Notices are in writing.")) +
+        para(f'<w:moveTo{TRACKED.format(2)}>{run("Clause 9. Liability is capped at 2x fees.")}</w:moveTo>')
+    )
+    converted = text_of(tmp_path, make_docx(body))
+    assert converted.text.count("Clause 9. Liability is capped at 2x fees.") == 1
+    assert converted.text.index("Clause 5.") < converted.text.index("Clause 9.")
+    assert any("tracked changes" in w for w in converted.warnings)
+
+
+def test_tracked_insertions_and_deletions_are_read_as_accepted_and_say_so(tmp_path):
+    body = para(run("Payment terms: ") + f'<w:ins{TRACKED.format(1)}>{run("Net 45")}</w:ins>'
+                + f'<w:del{TRACKED.format(2)}><w:r><w:delText>Net 30</w:delText></w:r></w:del>')
+    converted = text_of(tmp_path, make_docx(body))
+    assert "Payment terms: Net 45" in converted.text and "Net 30" not in converted.text
+    assert converted.warnings == [
+        "This document has unaccepted tracked changes; insertions are read, deletions are not."
+    ]
+    assert text_of(tmp_path, make_docx(para(run("Clean.")))).warnings == []
+
+
+def test_words_inside_fields_custom_xml_direction_marks_and_ruby_are_kept(tmp_path):
+    body = (
+        para(run("Contract value: ") + '<w:fldSimple w:instr=" DOCPROPERTY Value "><w:r><w:t>EUR 1,250,000</w:t></w:r></w:fldSimple>') +
+        para('<w:customXml w:element="party"><w:customXmlPr/><w:r><w:t>Globex Ltd</w:t></w:r></w:customXml>'
+             + run(" is the Supplier.")) +
+        '<w:customXml w:element="clause">' + para(run("Block-level custom XML clause 7.")) + '</w:customXml>' +
+        para('<w:smartTag w:uri="urn:x" w:element="place"><w:r><w:t>London</w:t></w:r></w:smartTag>' + run(" courts.")) +
+        para('<w:dir w:val="rtl"><w:r><w:t>Account cust_4711</w:t></w:r></w:dir>'
+             + '<w:bdo w:val="ltr"><w:r><w:t xml:space="preserve"> at $247.83</w:t></w:r></w:bdo>') +
+        para(run("Signed at ") + '<w:r><w:ruby><w:rubyPr/><w:rt><w:r><w:t>とうきょう</w:t></w:r></w:rt>'
+             '<w:rubyBase><w:r><w:t>東京</w:t></w:r></w:rubyBase></w:ruby></w:r>' + run("."))
+    )
+    text = text_of(tmp_path, make_docx(body)).text
+    for words in ("Contract value: EUR 1,250,000", "Globex Ltd is the Supplier.", "Block-level custom XML clause 7.",
+                  "London courts.", "Account cust_4711 at $247.83", "Signed at 東京."):
+        assert words in text, (words, text)
+    assert "とうきょう" not in text  # the reading aid is not contract text
+
+
+TEXT_BOX = (
+    '<w:drawing><wp:anchor><wp:extent cx="100" cy="100"/><wp:docPr id="1" name="Box"/><a:graphic>'
+    '<a:graphicData uri="http://schemas.microsoft.com/office/word/2010/wordprocessingShape"><wps:wsp><wps:spPr/>'
+    '<wps:txbx><w:txbxContent>{}</w:txbxContent></wps:txbx><wps:bodyPr/></wps:wsp></a:graphicData></a:graphic>'
+    '</wp:anchor></w:drawing>'
+)
+
+
+def test_a_text_box_without_a_vml_fallback_is_read(tmp_path):
+    box = TEXT_BOX.format(para(run("Special condition 7: exclusivity in the Territory.")))
+    body = (
+        para(run("Before the box.") + f"<w:r>{box}</w:r>") +
+        para('<mc:AlternateContent><mc:Choice Requires="wps"><w:r>'
+             + TEXT_BOX.format(para(run("Choice-only box: fee $247.83."))) + '</w:r></mc:Choice></mc:AlternateContent>') +
+        '<mc:AlternateContent><mc:Choice Requires="wps">' + para(run("NEW_RENDERING")) + '</mc:Choice>'
+        '<mc:Fallback>' + para(run("Fallback rendering kept.")) + '</mc:Fallback></mc:AlternateContent>'
+    )
+    text = text_of(tmp_path, make_docx(body)).text
+    assert "Before the box." in text
+    assert "Special condition 7: exclusivity in the Territory." in text
+    assert "Choice-only box: fee $247.83." in text
+    assert "Fallback rendering kept." in text and "NEW_RENDERING" not in text  # one rendering, not both
+
+
+def test_an_html_alt_chunk_is_read_where_it_stands(tmp_path):
+    body = para(run("Main terms.")) + '<w:altChunk r:id="rAlt"/>' + para(run("Signatures."))
+    data = make_docx(body, parts={"chunk1.htm": "<html><body><p>Governing law: New York.</p><p>Fee $247.83.</p></body></html>"},
+                     rels={"rAlt": ("aFChunk", "chunk1.htm")})
+    text = text_of(tmp_path, data).text
+    assert text.index("Main terms.") < text.index("Governing law: New York.") < text.index("Fee $247.83.") < text.index("Signatures.")
+
+
+def test_preparing_leaves_a_plain_document_alone_and_a_broken_one_to_the_converter():
+    plain = make_docx(para(run("Clause 1. Plain.")))
+    assert prepare_docx(plain).warnings == []
+    assert prepare_docx(b"not a zip").data == b"not a zip"
