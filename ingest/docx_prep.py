@@ -13,7 +13,11 @@ inside. A contract clause can sit in any of them, so :func:`prepare_docx` rewrit
   VML text boxes, and markup-compatibility content with no ``mc:Fallback`` uses its ``mc:Choice``
   (mammoth reads only the Fallback, so a Choice-only block was dropped whole);
 * an ``w:altChunk`` that embeds HTML or plain text becomes paragraphs where it stands; any other
-  embedded part is left alone and reported.
+  embedded part is left alone and reported;
+* headers and footers, which mammoth never reads, are added once each at the end, labelled
+  (``[Header] CONFIDENTIAL Contract No. K-2024-0091``).
+
+Comments are not contract text and stay out, but their number is reported.
 
 A document with unaccepted tracked changes is reported too: insertions are read, deletions are not.
 A file that is not a readable DOCX is handed back unchanged for the converter to judge.
@@ -73,9 +77,13 @@ def prepare_docx(data: bytes) -> PreparedDocx:
         rewrite_part(root, w)
         if path == main:
             warnings += _inline_alt_chunks(root, w, package, path)
+            _append_headers_and_footers(root, w, package, path)
         rewritten[path] = etree.tostring(root, xml_declaration=True, encoding="UTF-8", standalone=True)
     if tracked:
         warnings.insert(0, TRACKED_CHANGES_WARNING)
+    comments = _count_comments(package, main)
+    if comments:
+        warnings.append(f"This document has {comments} comment(s); comments are not part of its text.")
     return PreparedDocx(package.write(rewritten), warnings)
 
 
@@ -147,6 +155,57 @@ def _inline_alt_chunks(root: etree._Element, w: str, package: _Package, path: st
     if unread:
         return [f"{unread} embedded document part(s) (altChunk) of a kind that cannot be read were left out."]
     return []
+
+
+def _append_headers_and_footers(root: etree._Element, w: str, package: _Package, path: str) -> None:
+    """Add the text of each distinct header and footer once, labelled ("[Header] Contract No. K-7"),
+    at the end of the body: mammoth reads no header or footer, and a contract number or
+    confidentiality legend may stand only there. At the end, not the start, so that a header is
+    not taken for the document's title."""
+    body = root.find(f"{{{w}}}body")
+    if body is None:
+        return
+    targets = package.relationships(path)
+    seen: list[str] = []
+    for reference in root.iter(f"{{{w}}}headerReference", f"{{{w}}}footerReference"):
+        rid = next((v for k, v in reference.attrib.items() if etree.QName(k).localname == "id"), None)
+        kind, target = targets.get(rid, ("", ""))
+        part = package.xml(target) if kind in ("header", "footer") else None
+        if part is None:
+            continue
+        rewrite_part(part, w)
+        for alternate in list(part.iter(f"{{{MC}}}AlternateContent")):  # one rendering, as mammoth reads it
+            fallback = alternate.find(f"{{{MC}}}Fallback")
+            _replace(alternate, list(fallback) if fallback is not None else [])
+        paragraphs = [p for p in part.iter(f"{{{w}}}p") if _outermost(p, part)]
+        words = " ".join(filter(None, (_paragraph_text(p, w) for p in paragraphs)))
+        line = f"[{kind.capitalize()}] {words}"
+        if words and line not in seen:
+            seen.append(line)
+    last = body[-1] if len(body) else None
+    for line in seen:
+        if last is not None and last.tag == f"{{{w}}}sectPr":
+            last.addprevious(_paragraph(w, line))
+        else:
+            body.append(_paragraph(w, line))
+
+
+def _paragraph_text(paragraph: etree._Element, w: str) -> str:
+    """The words of one paragraph, tabs and breaks as spaces, whitespace runs as one space."""
+    pieces = []
+    for element in paragraph.iter(f"{{{w}}}t", f"{{{w}}}tab", f"{{{w}}}br", f"{{{w}}}cr", f"{{{w}}}noBreakHyphen"):
+        name = etree.QName(element).localname
+        pieces.append(element.text or "" if name == "t" else "-" if name == "noBreakHyphen" else " ")
+    return " ".join("".join(pieces).split())
+
+
+def _count_comments(package: _Package, path: str) -> int:
+    count = 0
+    for target in package.related(path, "comments"):
+        part = package.xml(target)
+        if part is not None:
+            count += sum(1 for e in part if etree.QName(e).localname == "comment")
+    return count
 
 
 def _chunk_lines(raw: bytes, *, html: bool) -> list[str]:

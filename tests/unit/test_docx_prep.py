@@ -158,3 +158,45 @@ def test_preparing_leaves_a_plain_document_alone_and_a_broken_one_to_the_convert
     plain = make_docx(para(run("Clause 1. Plain.")))
     assert prepare_docx(plain).warnings == []
     assert prepare_docx(b"not a zip").data == b"not a zip"
+
+
+# --- headers, footers and comments ---------------------------------------------------------------
+
+
+def test_header_and_footer_text_is_kept_once_and_labelled(tmp_path):
+    from ingest.doctype import classify
+
+    header = part("hdr", para(run("CONFIDENTIAL Contract No. ") + run("K-2024-0091")))
+    footer = part("ftr", para(run("Initials: ____")) + para('<w:fldSimple w:instr=" DOCPROPERTY Ref "><w:r><w:t>Ref cust_4711</w:t></w:r></w:fldSimple>'))
+    references = '<w:headerReference w:type="default" r:id="rH"/><w:footerReference w:type="default" r:id="rF"/>'
+    body = (
+        para(run("SUPPLY AGREEMENT")) + para(run("Section one."), f"<w:pPr><w:sectPr>{references}</w:sectPr></w:pPr>")
+        + para(run("Section two."))
+    )
+    converted = text_of(tmp_path, make_docx(
+        body, sect=references, parts={"header1.xml": header, "footer1.xml": footer},
+        rels={"rH": ("header", "header1.xml"), "rF": ("footer", "footer1.xml")},
+    ))
+    assert converted.text.count("[Header] CONFIDENTIAL Contract No. K-2024-0091") == 1
+    assert converted.text.count("[Footer] Initials: ____ Ref cust_4711") == 1
+    assert converted.text.index("Section two.") < converted.text.index("[Header]")
+    assert classify(converted.text) == "Supply"  # the header is not read as the title
+
+
+def test_comments_are_reported_as_not_part_of_the_text(tmp_path):
+    comments = part("comments", '<w:comment w:id="0" w:author="Counsel"><w:p><w:r><w:t>Confirm $247.83?</w:t></w:r></w:p></w:comment>')
+    body = para('<w:commentRangeStart w:id="0"/>' + run("Fee $247.83.") + '<w:commentRangeEnd w:id="0"/>'
+                + '<w:r><w:commentReference w:id="0"/></w:r>')
+    converted = text_of(tmp_path, make_docx(body, parts={"comments.xml": comments}, rels={"rC": ("comments", "comments.xml")}))
+    assert "Fee $247.83." in converted.text and "Confirm" not in converted.text
+    assert converted.warnings == ["This document has 1 comment(s); comments are not part of its text."]
+
+
+def test_a_header_text_box_is_read_once(tmp_path):
+    box = '<w:r><w:pict><w:txbxContent>' + para(run("Draft 3")) + '</w:txbxContent></w:pict></w:r>'
+    header = part("hdr", para(run("Contract K-7 ") + box)
+                  + '<mc:AlternateContent><mc:Choice Requires="wps">' + para(run("Page 1")) + '</mc:Choice>'
+                  + '<mc:Fallback>' + para(run("Page 1")) + '</mc:Fallback></mc:AlternateContent>')
+    data = make_docx(para(run("Body.")), sect='<w:headerReference w:type="default" r:id="rH"/>',
+                     parts={"header1.xml": header}, rels={"rH": ("header", "header1.xml")})
+    assert text_of(tmp_path, data).text == "Body.\n\n[Header] Contract K-7 Draft 3 Page 1"
