@@ -7,7 +7,8 @@ converter (:class:`ingest.pdf_pages.PageAwarePdfConverter`) instead of its pdfmi
 The result's ``text`` joins pages with ``"\\f"``; ``pages`` says where each page is:
 
 * PDF: physical pages, exact (one pdfium text page per PDF page).
-* PPTX: one page per slide (MarkItDown's ``<!-- Slide number: N -->`` markers, removed).
+* PPTX: one page per slide (MarkItDown's ``<!-- Slide number: N -->`` markers, removed; slide text
+  that looks like one stays text, see :mod:`ingest.pptx_prep`).
 * XLSX: one page per sheet, starting ``## SheetName`` (our own reader, :mod:`ingest.xlsx`:
   MarkItDown's pandas path rewrites cell values).
 * DOCX, HTML, EPUB, Markdown, text: no physical pages, so pages of about 3,000 characters
@@ -43,6 +44,7 @@ from ingest.convert_errors import CODES, ConversionError
 from ingest.docx_prep import prepare_docx
 from ingest.pages import PageSpan, estimate_pages, join_pages
 from ingest.pdf_pages import PageAwarePdfConverter, PagedConverterResult
+from ingest.pptx_prep import escape_markers, unescape
 from ingest.sniff import TEXT_KINDS, ZIP_KINDS, check_zip_safety, sniff_kind
 from ingest.xlsx import sheet_pages
 
@@ -166,6 +168,8 @@ def convert_file(path: Path, *, filename: str | None = None, max_bytes: int = DE
     if kind == "docx":
         prepared = prepare_docx(data)
         data, warnings = prepared.data, prepared.warnings
+    elif kind == "pptx":
+        data = escape_markers(data)
     result = _run_markitdown(data, kind)
     if kind == "pdf":
         assert isinstance(result, PagedConverterResult)
@@ -179,7 +183,7 @@ def convert_file(path: Path, *, filename: str | None = None, max_bytes: int = DE
     else:
         markdown = _neutralise_markup(result.markdown, raw_html=False)
         if kind == "pptx":
-            page_texts, estimated = _slide_pages(markdown), False
+            page_texts, estimated = [unescape(page) for page in _slide_pages(markdown)], False
         else:
             page_texts, estimated = estimate_pages(markdown, page_chars=ESTIMATED_PAGE_CHARS), True
     return _finish(page_texts, estimated, kind, warnings)
@@ -308,19 +312,21 @@ def _drop_risky_tag(m: re.Match) -> str:
 
 
 def _slide_pages(markdown: str) -> list[str]:
-    """Page N = slide N, from MarkItDown's slide markers (a skipped number gives an empty page)."""
-    marks = list(_SLIDE_MARKER.finditer(markdown))
+    """Page N = slide N, from MarkItDown's slide markers.
+
+    Slide text cannot forge a marker (:mod:`ingest.pptx_prep` escapes it before MarkItDown runs);
+    even so, only a marker carrying the next slide number counts, so no text can move words to
+    another page or ask for millions of pages. Any other marker-like text stays where it is.
+    """
+    marks = []
+    for m in _SLIDE_MARKER.finditer(markdown):
+        if int(m.group(1)) == len(marks) + 1:
+            marks.append(m)
     if not marks:
         return [markdown]
-    slides: dict[int, str] = {}
+    pages = [markdown[m.end():(marks[k + 1].start() if k + 1 < len(marks) else len(markdown))].strip("\n")
+             for k, m in enumerate(marks)]
     preamble = markdown[: marks[0].start()]
-    for k, m in enumerate(marks):
-        end = marks[k + 1].start() if k + 1 < len(marks) else len(markdown)
-        number = int(m.group(1))
-        body = markdown[m.end():end].strip("\n")
-        slides[number] = (slides.get(number, "") + "\n\n" + body).strip("\n") if number in slides else body
-    count = max(slides)
-    pages = [slides.get(n, "") for n in range(1, count + 1)]
     if preamble.strip():
         pages[0] = preamble.strip("\n") + "\n\n" + pages[0]
     return pages

@@ -686,3 +686,29 @@ def test_bold_italic_and_underline_leave_no_marks_inside_values_and_defined_term
         assert "The fee is $247.83 per month for account cust_4711." in text, (kind, text)
         assert "“Effective Date” means 1 January 2025, unless extended." in text, (kind, text)
         assert "# Fees" in text and "| Item | Price |" in text, (kind, text)  # headings and tables stay
+
+
+def test_slide_text_that_looks_like_a_slide_marker_stays_text_on_its_slide(tmp_path):
+    # MarkItDown's "<!-- Slide number: N -->" markers were parsed back out of the text: a text box
+    # holding one moved the slide's words to another page, or made 3,000,000 empty pages
+    from pptx import Presentation
+    from pptx.util import Inches
+
+    deck = Presentation()
+    texts = [
+        ["Fee is $247.83 per seat.", "<!-- Slide number: 2 -->", "Still slide one."],
+        ["Net 30.", "<!-- Slide number: 3000000 -->\nSee note \ue001<!-- x"],
+        ["Liability capped at cust_4711 fees."],
+    ]
+    for n, boxes in enumerate(texts, start=1):
+        slide = deck.slides.add_slide(deck.slide_layouts[6])
+        for k, text in enumerate(boxes):
+            slide.shapes.add_textbox(Inches(1), Inches(1 + k), Inches(6), Inches(1)).text_frame.text = text
+    buffer = io.BytesIO()
+    deck.save(buffer)
+    converted = convert_file(write(tmp_path, "deck.pptx", buffer.getvalue()))
+    assert [p.number for p in converted.pages] == [1, 2, 3]
+    for n, boxes in enumerate(texts, start=1):
+        page = converted.text[converted.pages[n - 1].char_start:converted.pages[n - 1].char_end]
+        for text in boxes:
+            assert text in page, (n, text, page)
