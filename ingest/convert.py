@@ -81,6 +81,13 @@ _MARKDOWNIFY = {
     "strip": ["b", "strong", "i", "em", "u"],
 }
 _PAGE_SENTINEL = "\ue000"  # private-use character standing in for "\f" while MarkItDown runs
+_DECLARATION_BYTES = 2048
+# <meta charset="x">, <meta http-equiv="Content-Type" content="text/html; charset=x">, <?xml ... encoding="x"?>
+_DECLARED_CHARSET = re.compile(
+    rb"""<meta\b[^>]*?\bcharset\s*=\s*["']?\s*([A-Za-z0-9._:-]+)|<\?xml\b[^>]*?\bencoding\s*=\s*["']([A-Za-z0-9._:-]+)""",
+    re.I,
+)
+_LEFT_TO_HEURISTICS = frozenset({"utf-8", "ascii", "iso8859-1", "cp1252", "utf-16", "utf-16-le", "utf-16-be"})
 _SLIDE_MARKER = re.compile(r"<!-- Slide number: (\d+) -->[ \t]*\n?")
 # Real tag syntax, as CommonMark defines raw HTML, but never across a line: a name, then attributes
 # (name, optional =value), then ">". "<Base Fee plus 2%" with no ">" on its line is text, not a tag.
@@ -190,7 +197,7 @@ def convert_file(path: Path, *, filename: str | None = None, max_bytes: int = DE
 
 
 def _convert_textual(data: bytes, kind: str) -> Converted:
-    text = decode_text(data)
+    text = decode_html(data) if kind == "html" else decode_text(data)
     if not text.strip():
         raise ConversionError("empty", "This file contains no text.")
     has_page_breaks = kind != "html" and "\f" in text
@@ -237,6 +244,38 @@ def _run_markitdown(data: bytes, kind: str):
         raise ConversionError("corrupt", f"This {kind.upper()} file is damaged and could not be read.") from exc
 
 
+def decode_html(data: bytes) -> str:
+    """Bytes of an HTML file to str: as :func:`decode_text`, except that bytes which are not valid
+    UTF-8 are read in the encoding the file declares near its start (``<meta charset>``, an
+    ``http-equiv`` content type, an XML prolog) when Python knows it. Pages in iso-8859-2,
+    windows-1251 or Shift_JIS were otherwise read as cp1252 and every letter beyond ASCII garbled.
+    A declared ASCII or latin-1 is left to the heuristics, which read it as cp1252 as browsers do."""
+    if not data.startswith((codecs.BOM_UTF8, codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        try:
+            data.decode("utf-8")
+        except UnicodeDecodeError:
+            declared = declared_encoding(data)
+            if declared:
+                try:
+                    return _tidy_text(data.decode(declared, errors="replace"))
+                except LookupError:  # a codec that is no text encoding ("base64", "rot13")
+                    pass
+    return decode_text(data)
+
+
+def declared_encoding(data: bytes) -> str | None:
+    """The Python codec named by the charset an HTML/XML file declares in its first
+    :data:`_DECLARATION_BYTES` bytes, or None (none declared, unknown, UTF-8 or an ASCII/latin-1 label)."""
+    m = _DECLARED_CHARSET.search(data[:_DECLARATION_BYTES])
+    if not m:
+        return None
+    try:
+        name = codecs.lookup((m.group(1) or m.group(2)).decode("ascii")).name
+    except (LookupError, UnicodeDecodeError):
+        return None
+    return None if name in _LEFT_TO_HEURISTICS else name
+
+
 def decode_text(data: bytes) -> str:
     """Bytes of a text file to str, never failing: BOMs, then UTF-8, then cp1252, then latin-1.
 
@@ -255,6 +294,10 @@ def decode_text(data: bytes) -> str:
         except UnicodeDecodeError:
             valid, bad = _utf8_counts(data)
             text = data.decode("utf-8", errors="replace") if _mostly_utf8(valid, bad) else _single_byte(data, valid)
+    return _tidy_text(text)
+
+
+def _tidy_text(text: str) -> str:
     return text.replace("\r\n", "\n").replace("\r", "\n").replace("\x00", "")
 
 

@@ -712,3 +712,23 @@ def test_slide_text_that_looks_like_a_slide_marker_stays_text_on_its_slide(tmp_p
         page = converted.text[converted.pages[n - 1].char_start:converted.pages[n - 1].char_end]
         for text in boxes:
             assert text in page, (n, text, page)
+
+
+@pytest.mark.parametrize("head, text, encoding", [
+    ('<meta charset="iso-8859-2">', "Zapłata: 247,83 zł w ciągu 14 dni; Łódź, żółć.", "iso-8859-2"),
+    ('<meta http-equiv="Content-Type" content="text/html; charset=windows-1251">', "Оплата 247,83 руб. в течение 14 дней.", "cp1251"),
+    ("<meta charset='Shift_JIS'>", "支払額は247.83ドルとする。", "shift_jis"),
+    ('<meta charset="windows-1252">', "GROß–Vertrag: Preis 5 €, Gemäß § 5 für Müller.", "cp1252"),
+    ('<meta charset="iso-8859-2">', "Zapłata 247,83 zł (saved as UTF-8 after all).", "utf-8"),
+    ('<meta charset="base64">', "Gemäß § 5 für Müller.", "cp1252"),  # no text encoding: the usual guess
+])
+def test_html_is_read_in_the_encoding_it_declares(tmp_path, head, text, encoding):
+    # a page in a legacy encoding was decoded as cp1252 whatever its <meta charset> said: garbled
+    html = f"<html><head>{head}<title>t</title></head><body><p>{text}</p></body></html>".encode(encoding)
+    assert text in convert_file(write(tmp_path, "page.html", html)).text
+
+
+def test_xhtml_is_read_in_the_encoding_its_xml_prolog_declares(tmp_path):
+    text = "Zapłata: 247,83 zł; Łódź."
+    html = f'<?xml version="1.0" encoding="ISO-8859-2"?><html><body><p>{text}</p></body></html>'.encode("iso-8859-2")
+    assert text in convert_file(write(tmp_path, "page.html", html)).text
