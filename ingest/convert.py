@@ -88,6 +88,9 @@ _DECLARED_CHARSET = re.compile(
     re.I,
 )
 _LEFT_TO_HEURISTICS = frozenset({"utf-8", "ascii", "iso8859-1", "cp1252", "utf-16", "utf-16-le", "utf-16-be"})
+# Word's HTML wraps list labels in "downlevel-revealed" conditionals (<![if !supportLists]> ... <![endif]>);
+# the parser keeps the markers as text, glued to the clause number. The label between them stays.
+_WORD_CONDITIONAL = re.compile(r"<!\[\s*(?:if\b[^\]>]*|endif\s*)\]>", re.I)
 _SLIDE_MARKER = re.compile(r"<!-- Slide number: (\d+) -->[ \t]*\n?")
 # Real tag syntax, as CommonMark defines raw HTML, but never across a line: a name, then attributes
 # (name, optional =value), then ">". "<Base Fee plus 2%" with no ">" on its line is text, not a tag.
@@ -200,6 +203,8 @@ def _convert_textual(data: bytes, kind: str) -> Converted:
     text = decode_html(data) if kind == "html" else decode_text(data)
     if not text.strip():
         raise ConversionError("empty", "This file contains no text.")
+    if kind == "html":
+        text = _WORD_CONDITIONAL.sub("", text)
     has_page_breaks = kind != "html" and "\f" in text
     if has_page_breaks:
         text = text.replace(_PAGE_SENTINEL, " ").replace("\f", f"\n\n{_PAGE_SENTINEL}\n\n")

@@ -732,3 +732,17 @@ def test_xhtml_is_read_in_the_encoding_its_xml_prolog_declares(tmp_path):
     text = "Zapłata: 247,83 zł; Łódź."
     html = f'<?xml version="1.0" encoding="ISO-8859-2"?><html><body><p>{text}</p></body></html>'.encode("iso-8859-2")
     assert text in convert_file(write(tmp_path, "page.html", html)).text
+
+
+def test_word_html_list_labels_come_without_conditional_markers(tmp_path):
+    # Word's "Save as HTML" writes list labels inside <![if !supportLists]> ... <![endif]>: the
+    # markers came out as text glued to the clause number ("if !supportLists1.1 endifFees")
+    html = (b"<html><body>"
+            b"<p style='mso-list:l0 level2 lfo1'><![if !supportLists]><span style='mso-list:Ignore'>1.1<span>&nbsp;&nbsp; "
+            b"</span></span><![endif]>Fees of $247.83 are due.</p>"
+            b"<p style='mso-list:l0 level3 lfo1'><![if !supportLists]><span style='mso-list:Ignore'>(a)<span>&nbsp; "
+            b"</span></span><![ENDIF]>Sub item for cust_4711.</p></body></html>")
+    text = convert_file(write(tmp_path, "word.html", html)).text
+    assert re.search(r"^1\.1\s+Fees of \$247\.83 are due\.$", text, re.M), text
+    assert re.search(r"^\(a\)\s+Sub item for cust_4711\.$", text, re.M), text
+    assert "supportLists" not in text and "endif" not in text.lower()
