@@ -1,8 +1,10 @@
 """Turn an uploaded file into document text with a page table.
 
 Everything but XLSX goes through one MarkItDown instance that knows exactly the formats we
-review: its own DOCX, PPTX, EPUB, HTML and plain-text converters, and our page-exact PDF
-converter (:class:`ingest.pdf_pages.PageAwarePdfConverter`) instead of its pdfminer one.
+review: its own DOCX, PPTX, EPUB and plain-text converters, our HTML converter that reads the
+whole document (:class:`ingest.html_body.WholeHtmlConverter`), and our page-exact PDF converter
+(:class:`ingest.pdf_pages.PageAwarePdfConverter`) instead of its pdfminer one. DOCX and PPTX files
+are rewritten first (:mod:`ingest.docx_prep`, :mod:`ingest.pptx_prep`) so that no words are lost.
 
 The result's ``text`` joins pages with ``"\\f"``; ``pages`` says where each page is:
 
@@ -35,13 +37,13 @@ from markitdown import (
 from markitdown.converters import (
     DocxConverter,
     EpubConverter,
-    HtmlConverter,
     PlainTextConverter,
     PptxConverter,
 )
 
 from ingest.convert_errors import CODES, ConversionError
 from ingest.docx_prep import prepare_docx
+from ingest.html_body import WholeHtmlConverter
 from ingest.pages import PageSpan, estimate_pages, join_pages
 from ingest.pdf_pages import PageAwarePdfConverter, PagedConverterResult
 from ingest.pptx_prep import escape_markers, unescape
@@ -142,7 +144,7 @@ def markitdown_instance() -> MarkItDown:
     if _markitdown is None:
         md = _SniffedMarkItDown(enable_builtins=False, enable_plugins=False)
         md.register_converter(PlainTextConverter(), priority=PRIORITY_GENERIC_FILE_FORMAT)
-        md.register_converter(HtmlConverter(), priority=PRIORITY_GENERIC_FILE_FORMAT)
+        md.register_converter(WholeHtmlConverter(), priority=PRIORITY_GENERIC_FILE_FORMAT)
         for converter in (DocxConverter(), PptxConverter(), EpubConverter()):
             md.register_converter(converter)
         md.register_converter(PageAwarePdfConverter())  # the only PDF converter registered

@@ -746,3 +746,16 @@ def test_word_html_list_labels_come_without_conditional_markers(tmp_path):
     assert re.search(r"^1\.1\s+Fees of \$247\.83 are due\.$", text, re.M), text
     assert re.search(r"^\(a\)\s+Sub item for cust_4711\.$", text, re.M), text
     assert "supportLists" not in text and "endif" not in text.lower()
+
+
+def test_html_text_outside_the_first_body_is_kept_and_the_head_is_not(tmp_path):
+    # only the first <body> was converted: a signature block after </body>, or a second body, was lost
+    html = (b"<!DOCTYPE html><html><head><title>Browser tab title</title><style>p{}</style></head>"
+            b"<body><p>Clause 1. Fees of $247.83 are due.</p></body>"
+            b"<body><p>Clause 2. Account cust_4711.</p></body></html>\n<p>Signed: Jane Doe</p>")
+    text = convert_file(write(tmp_path, "page.html", html)).text
+    assert text.index("Clause 1. Fees of $247.83 are due.") < text.index("Clause 2. Account cust_4711.") \
+        < text.index("Signed: Jane Doe")
+    assert "Browser tab title" not in text and "p{}" not in text
+    no_body = convert_file(write(tmp_path, "bare.html", b"<html><p>Clause 3. Notices.</p></html>\n<p>tail</p>")).text
+    assert "Clause 3. Notices." in no_body and "tail" in no_body

@@ -1,0 +1,41 @@
+"""An HTML converter for MarkItDown that reads the whole document, not just its first ``<body>``.
+
+MarkItDown's :class:`~markitdown.converters.HtmlConverter` converts only ``soup.find("body")``:
+text after ``</body>`` (a signature block pasted below it) or in a second ``<body>`` (two pages
+saved into one file) was silently lost. Browsers show all of it, so this converter drops the
+``<head>`` (title, styles, metadata: not document text) and scripts, unwraps every ``<body>`` and
+converts everything that is left, in document order.
+
+Uses markitdown's private ``_CustomMarkdownify`` (markitdown 0.1.8 is pinned in pyproject.toml), so
+the Markdown is written exactly as MarkItDown writes it, with the options passed in.
+"""
+from __future__ import annotations
+
+import warnings
+from typing import Any, BinaryIO
+
+from bs4 import BeautifulSoup
+from markitdown import DocumentConverterResult, StreamInfo
+from markitdown.converters import HtmlConverter
+from markitdown.converters._markdownify import _CustomMarkdownify
+
+_NOT_TEXT = ["head", "title", "script", "style"]
+
+
+class WholeHtmlConverter(HtmlConverter):
+    """HTML to Markdown over the whole document (see the module doc)."""
+
+    def convert(self, file_stream: BinaryIO, stream_info: StreamInfo, **kwargs: Any) -> DocumentConverterResult:
+        kwargs.pop("strict", None)
+        soup = BeautifulSoup(file_stream, "html.parser", from_encoding=stream_info.charset or "utf-8")
+        title = soup.title.string if soup.title is not None else None
+        for element in soup(_NOT_TEXT):
+            element.decompose()
+        for body in soup("body"):
+            body.unwrap()
+        try:
+            markdown = _CustomMarkdownify(**kwargs).convert_soup(soup)
+        except RecursionError:  # nesting too deep for markdownify: plain text rather than nothing
+            warnings.warn("HTML too deeply nested for Markdown; read as plain text.", stacklevel=2)
+            markdown = soup.get_text("\n", strip=True)
+        return DocumentConverterResult(markdown=markdown.strip(), title=title)
