@@ -14,6 +14,8 @@ inside. A contract clause can sit in any of them, so :func:`prepare_docx` rewrit
   (mammoth reads only the Fallback, so a Choice-only block was dropped whole);
 * an ``w:altChunk`` that embeds HTML or plain text becomes paragraphs where it stands; any other
   embedded part is left alone and reported;
+* automatic clause numbers ("1.1", "(a)", "Schedule C") are written into the text as Word shows
+  them (:mod:`ingest.docx_numbering`): mammoth made them Markdown lists that count 1., 2., ...;
 * headers and footers, which mammoth never reads, are added once each at the end, labelled
   (``[Header] CONFIDENTIAL Contract No. K-2024-0091``).
 
@@ -33,6 +35,8 @@ from dataclasses import dataclass, field
 
 from bs4 import BeautifulSoup
 from lxml import etree
+
+from ingest.docx_numbering import Labeller, paragraph_numbering, read_numbering, read_style_numbering
 
 MC = "http://schemas.openxmlformats.org/markup-compatibility/2006"
 PACKAGE_RELS = "http://schemas.openxmlformats.org/package/2006/relationships"
@@ -76,6 +80,7 @@ def prepare_docx(data: bytes) -> PreparedDocx:
         tracked = tracked or any(True for _ in root.iter(*(f"{{{w}}}{t}" for t in _TRACKED)))
         rewrite_part(root, w)
         if path == main:
+            _write_clause_numbers(root, w, package, path)
             warnings += _inline_alt_chunks(root, w, package, path)
             _append_headers_and_footers(root, w, package, path)
         rewritten[path] = etree.tostring(root, xml_declaration=True, encoding="UTF-8", standalone=True)
@@ -126,6 +131,38 @@ def _text_boxes_as_vml(root: etree._Element, w: str) -> None:
             pict = etree.Element(f"{{{w}}}pict")
             pict.extend(boxes)
             drawing.addnext(pict)
+
+
+def _write_clause_numbers(root: etree._Element, w: str, package: _Package, path: str) -> None:
+    """Write each numbered paragraph's label ("1.1", "(a)", "Schedule C") as text at its start and
+    turn off its list numbering, so mammoth and markdownify count nothing themselves (see
+    :mod:`ingest.docx_numbering`). Bullets and unknown lists are left as they are."""
+    numbering = read_numbering(_first_part(package, path, "numbering"), w)
+    if not numbering.lists:
+        return
+    styles = read_style_numbering(_first_part(package, path, "styles"), w)
+    labeller = Labeller(numbering)
+    for paragraph in list(root.iter(f"{{{w}}}p")):
+        if paragraph.find(f"{{{w}}}pPr/{{{w}}}rPr/{{{w}}}del") is not None:
+            continue  # its mark is deleted: it joins the next paragraph
+        found = paragraph_numbering(paragraph, w, styles)
+        shown = labeller.label(*found) if found else None
+        if shown is None:
+            continue
+        label, suffix = shown
+        ppr = paragraph.find(f"{{{w}}}pPr")
+        for old in ppr.findall(f"{{{w}}}numPr"):
+            ppr.remove(old)
+        num_pr = etree.SubElement(ppr, f"{{{w}}}numPr")
+        etree.SubElement(num_pr, f"{{{w}}}ilvl").set(f"{{{w}}}val", "0")
+        etree.SubElement(num_pr, f"{{{w}}}numId").set(f"{{{w}}}val", "0")  # "not numbered"
+        if label:
+            ppr.addnext(_paragraph(w, label + ("" if suffix == "nothing" else " "))[0])
+
+
+def _first_part(package: _Package, path: str, kind: str) -> etree._Element | None:
+    found = package.related(path, kind)
+    return package.xml(found[0]) if found else None
 
 
 def _outermost(element: etree._Element, container: etree._Element) -> bool:

@@ -200,3 +200,108 @@ def test_a_header_text_box_is_read_once(tmp_path):
     data = make_docx(para(run("Body.")), sect='<w:headerReference w:type="default" r:id="rH"/>',
                      parts={"header1.xml": header}, rels={"rH": ("header", "header1.xml")})
     assert text_of(tmp_path, data).text == "Body.\n\n[Header] Contract K-7 Draft 3 Page 1"
+
+
+# --- automatic clause numbers --------------------------------------------------------------------
+
+
+def level(ilvl: int, fmt: str, text: str, start: int = 1, extra: str = "") -> str:
+    return (f'<w:lvl w:ilvl="{ilvl}"><w:start w:val="{start}"/><w:numFmt w:val="{fmt}"/>'
+            f'<w:lvlText w:val="{text}"/>{extra}</w:lvl>')
+
+
+NUMBERING = part("numbering", (
+    '<w:abstractNum w:abstractNumId="0">' + level(0, "decimal", "%1.") + level(1, "decimal", "%1.%2")
+    + level(2, "lowerLetter", "(%3)") + level(3, "lowerRoman", "(%4)") + '</w:abstractNum>'
+    + '<w:abstractNum w:abstractNumId="1">' + level(0, "upperLetter", "Schedule %1", start=3) + '</w:abstractNum>'
+    + '<w:abstractNum w:abstractNumId="2">' + level(0, "none", "") + '</w:abstractNum>'
+    + '<w:abstractNum w:abstractNumId="3">' + level(0, "upperRoman", "ARTICLE %1", extra="<w:suff w:val=\"space\"/>")
+    + level(1, "decimal", "Section %1.%2", extra='<w:isLgl/>') + '</w:abstractNum>'
+    + '<w:abstractNum w:abstractNumId="4">' + level(0, "bullet", "•") + '</w:abstractNum>'
+    + '<w:num w:numId="1"><w:abstractNumId w:val="0"/></w:num>'
+    + '<w:num w:numId="2"><w:abstractNumId w:val="1"/></w:num>'
+    + '<w:num w:numId="3"><w:abstractNumId w:val="2"/></w:num>'
+    + '<w:num w:numId="4"><w:abstractNumId w:val="3"/></w:num>'
+    + '<w:num w:numId="5"><w:abstractNumId w:val="4"/></w:num>'
+    + '<w:num w:numId="6"><w:abstractNumId w:val="0"/><w:lvlOverride w:ilvl="0"><w:startOverride w:val="7"/></w:lvlOverride></w:num>'
+))
+STYLES = part("styles", (
+    '<w:style w:type="paragraph" w:styleId="Heading1"><w:name w:val="heading 1"/>'
+    '<w:pPr><w:numPr><w:numId w:val="4"/></w:numPr></w:pPr></w:style>'
+    '<w:style w:type="paragraph" w:styleId="ArticleBody"><w:name w:val="Article Body"/><w:basedOn w:val="Section"/></w:style>'
+    '<w:style w:type="paragraph" w:styleId="Section"><w:name w:val="Section"/>'
+    '<w:pPr><w:numPr><w:ilvl w:val="1"/><w:numId w:val="4"/></w:numPr></w:pPr></w:style>'
+))
+
+
+def numbered(text: str, num: int | None = None, ilvl: int | None = None, style: str | None = None) -> str:
+    ppr = f'<w:pStyle w:val="{style}"/>' if style else ""
+    if num is not None:
+        ppr += "<w:numPr>" + (f'<w:ilvl w:val="{ilvl}"/>' if ilvl is not None else "") + f'<w:numId w:val="{num}"/></w:numPr>'
+    return para(run(text), f"<w:pPr>{ppr}</w:pPr>" if ppr else "")
+
+
+def numbered_text(tmp_path: Path, body: str) -> str:
+    data = make_docx(body, parts={"numbering.xml": NUMBERING, "styles.xml": STYLES},
+                     rels={"rN": ("numbering", "numbering.xml"), "rS": ("styles", "styles.xml")})
+    return text_of(tmp_path, data).text
+
+
+def test_clause_numbers_are_written_as_word_shows_them(tmp_path):
+    # mammoth made every numbered paragraph a Markdown list item "1.", "2.", ...: "1.1", "(a)",
+    # "Schedule C" were rewritten, restarted or invented
+    body = (
+        numbered("Definitions", 1, 0) + numbered("Affiliate means any entity.", 1, 1)
+        + numbered("Business Day means a day.", 1, 1) + numbered("first sub item", 1, 2)
+        + numbered("second sub item", 1, 2) + numbered("roman item", 1, 3)
+        + para(run("An unnumbered paragraph between clauses."))
+        + numbered("Payment. The Customer shall pay.", 1, 0) + numbered("Fees of $247.83 are due.", 1, 1)
+        + numbered("later sub item", 1, 2)
+        + numbered("Pricing schedule", 2, 0) + numbered("Service levels", 2, 0)
+        + numbered("WHEREAS the parties agree.", 3, 0)
+        + numbered("Restarted list item.", 6, 0)
+    )
+    lines = [line for line in numbered_text(tmp_path, body).split("\n") if line.strip()]
+    assert lines == [
+        "1. Definitions", "1.1 Affiliate means any entity.", "1.2 Business Day means a day.",
+        "(a) first sub item", "(b) second sub item", "(i) roman item",
+        "An unnumbered paragraph between clauses.",
+        "2. Payment. The Customer shall pay.", "2.1 Fees of $247.83 are due.", "(a) later sub item",
+        "Schedule C Pricing schedule", "Schedule D Service levels",
+        "WHEREAS the parties agree.",
+        "7. Restarted list item.",
+    ]
+
+
+def test_numbering_from_a_paragraph_style_and_legal_numbering(tmp_path):
+    body = (
+        numbered("Definitions", style="Heading1") + numbered("Terms are defined here.", style="ArticleBody")
+        + numbered("More terms.", style="Section") + numbered("Term and Termination", style="Heading1")
+        + numbered("Cure periods.", style="Section") + numbered("Not numbered after all.", 0, style="Section")
+    )
+    lines = [line for line in numbered_text(tmp_path, body).split("\n") if line.strip()]
+    assert lines == [
+        "# ARTICLE I Definitions", "Section 1.1 Terms are defined here.", "Section 1.2 More terms.",
+        "# ARTICLE II Term and Termination", "Section 2.1 Cure periods.", "Not numbered after all.",
+    ]
+
+
+def test_bullets_stay_a_list(tmp_path):
+    text = numbered_text(tmp_path, numbered("first point", 5, 0) + numbered("second point", 5, 0))
+    assert "first point" in text and "second point" in text
+    assert "1." not in text and "2." not in text
+
+
+def test_number_formats_and_restarts_follow_word():
+    from ingest.docx_numbering import Labeller, Level, Numbering, format_number
+
+    assert [format_number(n, "lowerLetter") for n in (1, 26, 27, 28)] == ["a", "z", "aa", "bb"]
+    assert [format_number(n, "upperRoman") for n in (4, 9, 14, 1990)] == ["IV", "IX", "XIV", "MCMXC"]
+    assert format_number(7, "decimalZero") == "07" and format_number(3, "ordinalText") == "3"
+    # level 1 never restarts (lvlRestart 0): exhibits keep counting across articles
+    numbering = Numbering(abstract={"0": {0: Level(text="Article %1"), 1: Level(fmt="upperLetter", text="Exhibit %2", restart=0)}},
+                          lists={"1": ("0", {}, {})})
+    labeller = Labeller(numbering)
+    shown = [labeller.label("1", ilvl)[0] for ilvl in (0, 1, 1, 0, 1)]
+    assert shown == ["Article 1", "Exhibit A", "Exhibit B", "Article 2", "Exhibit C"]
+    assert labeller.label("9", 0) is None  # a list the numbering part does not define
