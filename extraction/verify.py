@@ -42,6 +42,9 @@ _FOLD = {
     **{c: "-" for c in "\u2010\u2011\u2012\u2013\u2014\u2015\u2212\ufe58\ufe63\uff0d"},
     "\u2026": "...",
 }
+# A superscript as converted Word/HTML text writes it ("$5,000^1^", a footnote "^[[1]](#footnote-1)^"):
+# read like "¹", as a space, so a quote may leave the mark out and it never joins the number.
+_SUPERSCRIPT_MARK = re.compile(r"\^[^\s^]{1,40}\^")
 _HYPHENS = {"-", "\u00ad"} | {c for c, v in _FOLD.items() if v == "-"}
 
 
@@ -57,10 +60,11 @@ def normalise(text: str, *, fold_case: bool = False) -> tuple[str, list[int]]:
     chars: list[str] = []
     src: list[int] = []
     pending_space = -1
+    marks = {i for m in _SUPERSCRIPT_MARK.finditer(text) for i in range(m.start(), m.end())} if "^" in text else ()
     for i, ch in enumerate(text):
         if ch in _DROP:
             continue
-        out = _FOLD.get(ch)
+        out = " " if i in marks else _FOLD.get(ch)
         if out is None:
             out = ch
             if unicodedata.category(ch) == "No":  # superscripts, fractions: "$5,000¹" is not "$5,0001"

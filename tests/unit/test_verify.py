@@ -475,3 +475,15 @@ def test_a_quote_read_across_a_page_footer_is_cited_on_both_pages():
     r = verify_extraction([{"chunk_id": "c1", "page": 1, "quote": q2}], [chunk], table, q2, document_text=text,
                           furniture=furniture_spans(text))
     assert r.ok and len(r.citations) == 1
+
+
+def test_a_superscript_mark_from_word_or_html_may_be_left_out_of_a_quote():
+    text = "Licensee pays a fee of $5,000^1^ per month.^[[2]](#footnote-2)^ Notices go to cust_4711."
+    chunk = ChunkView("c1", 0, text, 0, len(text), 1, 1, 0, "")
+    pages = [(1, 0, len(text))]
+    for q in ("a fee of $5,000 per month. Notices go to cust_4711.", "a fee of $5,000^1^ per month."):
+        r = verify_extraction([{"chunk_id": "c1", "page": 1, "quote": q}], [chunk], pages, q, document_text=text)
+        assert r.ok, (q, r.errors)
+    r = verify_extraction([{"chunk_id": "c1", "page": 1, "quote": "a fee of $5,0001 per month"}], [chunk], pages,
+                          "a fee of $5,0001 per month", document_text=text)
+    assert not r.ok
