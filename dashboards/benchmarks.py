@@ -25,13 +25,23 @@ log = logging.getLogger(__name__)
 CLAUSE_TEXT_KEEP = 2000  # characters of an answer kept per outcome (enough to read an invented clause)
 
 
+class ImportRefused(ValueError):
+    """An import that would change whose benchmark set a name refers to (the message says why)."""
+
+
 def import_set(path, name: str = "", *, engagement=None, user=None, credit: str | None = None,
                weekly_silent_source: bool = True) -> BenchmarkSet:
-    """Validate a cuad-dev-format folder and register (or refresh) it as a BenchmarkSet."""
+    """Validate a cuad-dev-format folder and register (or refresh) it as a BenchmarkSet.
+
+    A name is unique across all engagements, so refreshing is allowed only within the set's own scope:
+    a name held by a set of another engagement (or by a shared set when importing for an engagement, or
+    by a private set when importing a shared one) raises ImportRefused, and a refresh never changes
+    ``engagement``. Otherwise an import could take over another engagement's set and its runs.
+    """
     summary = summarise(Path(path))
+    name = name or summary.path.name
     values = {
         "path": str(summary.path),
-        "engagement": engagement,
         "credit": summary.credit if credit is None else credit,
         "document_count": summary.document_count,
         "pair_count": summary.pair_count,
@@ -40,9 +50,13 @@ def import_set(path, name: str = "", *, engagement=None, user=None, credit: str 
         "gold_sha256": summary.gold_sha256,
         "weekly_silent_source": weekly_silent_source,
     }
-    benchmark_set, created = BenchmarkSet.objects.update_or_create(
-        name=name or summary.path.name, defaults=values, create_defaults={**values, "created_by": user}
-    )
+    with transaction.atomic():
+        existing = BenchmarkSet.objects.select_for_update().filter(name=name).first()
+        if existing is not None and existing.engagement_id != (engagement.pk if engagement else None):
+            raise ImportRefused(f"the name “{name}” is taken by another benchmark set; import under another name")
+        benchmark_set, created = BenchmarkSet.objects.update_or_create(
+            name=name, defaults=values, create_defaults={**values, "engagement": engagement, "created_by": user}
+        )
     log.info("benchmark set %s %s: %d documents, %d pairs (%d absent)", benchmark_set.name,
              "registered" if created else "refreshed", summary.document_count, summary.pair_count,
              summary.absent_count)

@@ -196,7 +196,7 @@ def benchmark_import(request):
         try:
             benchmark_set = benchmarks.import_set(data["path"], data["name"], engagement=engagement, user=request.user,
                                                   weekly_silent_source=data["weekly_silent_source"])
-        except CorpusError as exc:
+        except (CorpusError, benchmarks.ImportRefused) as exc:
             messages.error(request, f"Not imported: {exc}")
         else:
             messages.info(request, f"Benchmark set {benchmark_set.name} imported: {benchmark_set.document_count} "

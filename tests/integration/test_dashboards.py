@@ -420,6 +420,56 @@ def test_only_admins_import_corpora_and_only_under_the_roots(client, people, cor
     assert "2 documents, 7 pairs (3 absent)" in response.content.decode()
 
 
+@pytest.mark.django_db
+def test_an_import_never_takes_over_another_engagements_set(client, engagement, people, other, corpus, tmp_path):
+    theirs = benchmarks.import_set(corpus, "their corpus", engagement=other)
+    run = benchmarks.import_existing(benchmarks.new_run(theirs, trigger="import"), write_predictions(tmp_path / "o"))
+    write_corpus(tmp_path / "my-corpus")
+    client.force_login(people["admin"])
+    for owner in (engagement.pk, ""):  # privately, or as a shared corpus
+        response = client.post(reverse("dashboards:benchmark-import"), {
+            "path": "my-corpus", "name": "their corpus", "engagement": owner, "weekly_silent_source": "on"},
+            follow=True)
+        assert "Not imported: the name “their corpus” is taken" in response.content.decode()
+        theirs.refresh_from_db()
+        assert (theirs.engagement, theirs.path) == (other, str(corpus.resolve()))
+    assert client.get(reverse("dashboards:run", args=[run.pk])).status_code == 404
+    assert "Liability is capped" not in client.get(reverse("dashboards:index")).content.decode()
+
+
+@pytest.mark.django_db
+def test_an_import_keeps_shared_and_private_sets_apart(engagement, other, corpus, tmp_path):
+    shared = benchmarks.import_set(corpus, "shared corpus")
+    private = benchmarks.import_set(corpus, "acme corpus", engagement=engagement)
+    with pytest.raises(benchmarks.ImportRefused):
+        benchmarks.import_set(corpus, "shared corpus", engagement=engagement)
+    with pytest.raises(benchmarks.ImportRefused):
+        benchmarks.import_set(corpus, "acme corpus")
+    with pytest.raises(benchmarks.ImportRefused):
+        benchmarks.import_set(corpus, "acme corpus", engagement=other)
+    shared.refresh_from_db(), private.refresh_from_db()
+    assert shared.engagement is None and private.engagement == engagement
+    # Refreshing a set in its own scope still works, and keeps its owner.
+    refreshed = benchmarks.import_set(write_corpus(tmp_path / "moved"), "acme corpus", engagement=engagement,
+                                      weekly_silent_source=False)
+    assert (refreshed.pk, refreshed.engagement, refreshed.path) == (private.pk, engagement,
+                                                                   str((tmp_path / "moved").resolve()))
+
+
+@pytest.mark.django_db
+def test_import_command_never_turns_a_private_set_shared(engagement, corpus):
+    from django.core.management import CommandError, call_command
+
+    private = benchmarks.import_set(corpus, "acme corpus", engagement=engagement)
+    with pytest.raises(CommandError, match="taken"):
+        call_command("import_benchmark", str(corpus), "--name", "acme corpus")
+    private.refresh_from_db()
+    assert private.engagement == engagement
+    call_command("import_benchmark", str(corpus), "--name", "acme corpus", "--engagement", str(engagement.pk))
+    private.refresh_from_db()
+    assert private.engagement == engagement
+
+
 # =========================================================================== benchmarks
 @pytest.mark.django_db
 def test_import_predictions_judges_against_gold(imported_run):
