@@ -82,7 +82,14 @@ def sync_reviewer_alerts(engagement, figures) -> list[Alert]:
 
 
 def sync_benchmark_alerts(run: BenchmarkRun) -> list[Alert]:
+    """Raise and resolve the set's benchmark alerts from a finished full run. A run limited to the first N
+    documents leaves them as they are: it never measured the other documents, so it may not resolve what
+    they showed (and the dashboard's figures leave it out too)."""
     from dashboards.figures import run_silent, run_strata
+
+    if run.limit:
+        log.info("benchmark run %s covers the first %d documents only: alerts left as they are", run.pk, run.limit)
+        return []
 
     kinds = (Alert.Kind.SILENT_SOURCE,) if run.scope == BenchmarkRun.Scope.ABSENT else (
         Alert.Kind.STRATUM, Alert.Kind.SILENT_SOURCE)

@@ -17,7 +17,9 @@ DEFAULTS = {
     "HEATMAP_ROWS": 25,  # worst (doc type, clause type) rows drawn in the heatmap
     "BENCHMARK_ENGINE": "offline",  # engine for scheduled runs
     "BENCHMARK_K": 5,
-    "SILENT_SOURCE_LIMIT": None,  # documents per weekly silent-source run (None = all)
+    # Documents per weekly silent-source run (None = all). A limit makes it a partial run: listed, but left
+    # out of the headline figures and alerts.
+    "SILENT_SOURCE_LIMIT": None,
     "EVALUATE_COMMAND": "evaluate",
     "BENCHMARK_TIME_LIMIT": 6 * 3600,  # seconds; a run still "running" after this is marked failed (worker lost)
     # Folders a corpus may be imported from through the UI (the command accepts any path).

@@ -1,7 +1,8 @@
 """Loading the rows the dashboard figures are made of, and handing them to the pure core.
 
 Reviewer side: the latest review of every extraction (accept = pass; reject or correct = fail).
-Benchmark side: the outcomes of the latest finished run of every visible benchmark set.
+Benchmark side: the outcomes of the latest finished full run of every visible benchmark set (a run
+limited to the first N documents measures a part of the set and never stands in for the whole).
 Counts are kept raw ({doc_type, clause_type, section, n, passes}) so that figures of several
 engagements (or a cached snapshot and a live one) add up before intervals are computed.
 """
@@ -207,10 +208,12 @@ def _runs(sets, filters: Filters):
 
 
 def latest_runs(sets, filters: Filters, scope: str | None = BenchmarkRun.Scope.ALL) -> list[BenchmarkRun]:
-    """The latest finished run per set matching the filters (of ``scope``; any scope when None)."""
+    """The latest finished full run (no document limit) per set matching the filters (of ``scope``; any
+    scope when None)."""
     qs = _runs(sets, filters)
     if filters.run_id:
         return list(qs.filter(pk=filters.run_id).select_related("benchmark_set"))
+    qs = qs.filter(limit__isnull=True)
     if scope:
         qs = qs.filter(scope=scope)
     return list(qs.order_by("benchmark_set_id", "-finished_at", "-id").distinct("benchmark_set_id")

@@ -13,7 +13,8 @@ TREND_DAYS = 90
 
 
 def benchmark_trend(benchmark_set, filters=None, limit: int = 30, width: int = 640) -> dict:
-    """Finished runs of one set, oldest first: pass rate on present pairs (full runs) and silent source."""
+    """Finished runs of one set, oldest first: pass rate on present pairs (all-pairs runs) and silent source.
+    A run limited to the first N documents is drawn too, and its point's title says so."""
     qs = benchmark_set.runs.filter(status=BenchmarkRun.Status.DONE)
     if filters is not None:
         qs = qs.filter(filters.date_range("finished_at"))
@@ -23,16 +24,17 @@ def benchmark_trend(benchmark_set, filters=None, limit: int = 30, width: int = 6
             qs = qs.filter(model=filters.model)
     runs = list(qs.order_by("-finished_at", "-id")[:limit])[::-1]
     categories = [f"#{r.pk} {r.finished_at:%d %b}" for r in runs]
+    partial = [f" (first {r.limit} documents)" if r.limit else "" for r in runs]
     hit = [r.hit_rate if r.scope == BenchmarkRun.Scope.ALL else None for r in runs]
     silent = [r.silent_rate for r in runs]
     chart = charts.line_chart(
         categories,
         [{"name": "Pass rate, present pairs", "cls": "series-a", "values": hit,
-          "titles": [f"run #{r.pk} ({r.engine} {r.model}): {r.present_passes}/{r.present_n} present pairs pass "
-                     f"({charts.pct(r.hit_rate)})" for r in runs]},
+          "titles": [f"run #{r.pk}{p} ({r.engine} {r.model}): {r.present_passes}/{r.present_n} present pairs pass "
+                     f"({charts.pct(r.hit_rate)})" for r, p in zip(runs, partial)]},
          {"name": "Silent source", "cls": "series-b", "values": silent,
-          "titles": [f"run #{r.pk}: {r.silent}/{r.silent_n} absent pairs not_found ({charts.pct(r.silent_rate)})"
-                     for r in runs]}],
+          "titles": [f"run #{r.pk}{p}: {r.silent}/{r.silent_n} absent pairs not_found ({charts.pct(r.silent_rate)})"
+                     for r, p in zip(runs, partial)]}],
         targets=_targets(), width=width,
     ) if runs else None
     return {"set": benchmark_set, "runs": runs, "chart": chart, "chart_id": f"trend-bench-{benchmark_set.pk}"}

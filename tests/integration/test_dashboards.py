@@ -306,7 +306,7 @@ def test_dashboard_page_shows_the_fixture_numbers(client, engagement, data, peop
         ("Lease", "Governing Law", "front"), ("Distributor", "Audit Rights", "middle")}
     html = response.content.decode()
     assert "5 of 9 reviewed clauses accepted" in html
-    assert f"3 of 6 gold pairs pass · 95% CI 19–81% · latest run of {imported_run.benchmark_set.name}</p>" in html
+    assert f"3 of 6 gold pairs pass · 95% CI 19–81% · latest full run of {imported_run.benchmark_set.name}</p>" in html
     assert "2 of 4 answers on reviewer-marked absent clauses were not_found" in html
     assert 'id="strata-table"' in html and "<svg class=\"db-heatmap\"" in html
     e = data["e"]
@@ -506,6 +506,29 @@ def test_benchmark_strata_and_silent_source(engagement, imported_run):
     assert benchmark_figures(everything(engagement, engine="anthropic")).strata == []
 
 
+@pytest.mark.django_db
+def test_a_partial_run_neither_replaces_the_full_figures_nor_closes_alerts(client, engagement, people, imported_run,
+                                                                           tmp_path):
+    opened = set(Alert.objects.filter(resolved_at__isnull=True).values_list("pk", flat=True))
+    assert len(opened) == 4  # 3 strata and the silent source, from the full run
+    # "First 1 documents": only d1 is answered (its strata pass or fail as before; d2's go unmeasured).
+    out = tmp_path / "first-1"
+    out.mkdir()
+    (out / "predictions.jsonl").write_text("".join(json.dumps(p) + "\n" for p in PREDICTIONS if p["doc"] == "d1"))
+    partial = benchmarks.import_existing(benchmarks.new_run(imported_run.benchmark_set, limit=1, trigger="import"),
+                                         out)
+    assert (partial.n, partial.silent_n, partial.silent) == (4, 1, 1)
+
+    figures = benchmark_figures(everything(engagement))
+    assert table(figures.strata) == EXPECTED_BENCH and (figures.silent.silent, figures.silent.n) == (1, 2)
+    assert [r.pk for r in figures.runs] == [imported_run.pk] and [r.pk for r in figures.silent_runs] == [imported_run.pk]
+    assert set(Alert.objects.filter(resolved_at__isnull=True).values_list("pk", flat=True)) == opened
+    client.force_login(people["manager"])
+    page = client.get(reverse("dashboards:index")).content.decode()
+    assert (f'<a href="/dashboards/benchmarks/runs/{partial.pk}/">#{partial.pk}</a>' in page
+            and "first 1 documents" in page.split(f"#{partial.pk}</a>", 1)[1].split("</tr>", 1)[0])
+
+
 def fake_evaluate(calls, predictions=PREDICTIONS):
     def call_command(name, corpus_dir, **options):
         calls.append((name, corpus_dir, options))
@@ -523,12 +546,16 @@ def test_benchmark_task_runs_evaluate_then_imports_and_alerts(corpus, monkeypatc
     calls = []
     monkeypatch.setattr(benchmarks, "call_command", fake_evaluate(calls))
     bset = benchmarks.import_set(corpus)
-    run = benchmarks.new_run(bset, engine="offline", limit=2, k=7)
-    with caplog.at_level(logging.WARNING, logger="dashboards.alerts"):
-        assert run_benchmark(run.pk) == "3/6 pass"
+    partial = benchmarks.new_run(bset, engine="offline", limit=2, k=7)
+    assert run_benchmark(partial.pk) == "3/6 pass"
     name, corpus_dir, options = calls[0]
     assert name == "evaluate" and corpus_dir == str(corpus.resolve())
     assert options["limit"] == 2 and options["k"] == 7 and options["engine"] == "offline"
+    assert not Alert.objects.exists()  # a run of the first N documents raises and resolves no alert
+    run = benchmarks.new_run(bset, engine="offline", k=7)
+    with caplog.at_level(logging.WARNING, logger="dashboards.alerts"):
+        assert run_benchmark(run.pk) == "3/6 pass"
+    assert "limit" not in calls[1][2]
     run.refresh_from_db()
     assert run.status == "done" and run.started_at and run.finished_at and run.metrics["hit_rate"] == 0.5
     alerts = Alert.objects.filter(run=run, resolved_at__isnull=True)
