@@ -37,8 +37,8 @@ class RunForm(forms.Form):
     scope = forms.ChoiceField(choices=[("all", "All pairs"), ("absent", "Absent pairs only (silent source)")])
     engine = forms.ChoiceField(choices=ENGINES)
     limit = forms.IntegerField(required=False, min_value=1, label="First N documents",
-                               help_text="Blank runs every document. A limited run is a quick check: the dashboard's figures and "
-                                         "alerts come from full runs.")
+                               help_text="Blank runs every document. A limited run is a quick check: "
+                                         "the dashboard's figures and alerts come from full runs.")
     k = forms.IntegerField(min_value=1, max_value=50, initial=5, label="k (retrieved chunks)")
 
     def __init__(self, *args, sets, **kwargs):
