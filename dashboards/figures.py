@@ -1,6 +1,7 @@
 """Loading the rows the dashboard figures are made of, and handing them to the pure core.
 
-Reviewer side: the latest review of every extraction (accept = pass; reject or correct = fail).
+Reviewer side: the latest review of every extraction (accept = pass; reject or correct = fail, except a
+correction that restates the engine's own answer).
 Benchmark side: the outcomes of the latest finished full run of every visible benchmark set (a run
 limited to the first N documents measures a part of the set and never stands in for the whole).
 Counts are kept raw ({doc_type, clause_type, section, n, passes}) so that figures of several
@@ -74,12 +75,14 @@ def latest_reviews(extractions) -> list[dict]:
         .order_by("extraction_id", "-created_at", "-id")
         .distinct("extraction_id")
         .annotate(first_page=_first_page(), correction=Subquery(correction))
-        .values("extraction_id", "decision", "correction", "extraction__status", "extraction__document_id",
-                "extraction__document__doc_type", "extraction__clause_type__name", "first_page")
+        .values("extraction_id", "decision", "correction", "extraction__status", "extraction__clause_text",
+                "extraction__document_id", "extraction__document__doc_type", "extraction__clause_type__name",
+                "first_page")
     )
     return [
         {"extraction": r["extraction_id"], "decision": r["decision"], "corrected_text": r["correction"] or "",
-         "status": r["extraction__status"], "document": r["extraction__document_id"],
+         "status": r["extraction__status"], "clause_text": r["extraction__clause_text"] or "",
+         "document": r["extraction__document_id"],
          "doc_type": r["extraction__document__doc_type"] or "", "clause_type": r["extraction__clause_type__name"],
          "page": r["first_page"]}
         for r in rows
@@ -91,7 +94,9 @@ def reviewer_counts(engagement_ids, filters: Filters | None = None, bounds=None)
     bounds = bounds or conf.bounds()
     reviewed = latest_reviews(_extractions(engagement_ids, filters))
     for row in reviewed:
-        row["passed"] = stratify.review_passes(row["decision"], corrected=bool(row["corrected_text"]))
+        row["passed"] = stratify.review_passes(
+            row["decision"], corrected=bool(row["corrected_text"]),
+            restated=stratify.restates(row["corrected_text"], row["status"], row["clause_text"]))
     counts = stratify.count_strata(reviewed, bounds)
     strata = [{"doc_type": k[0], "clause_type": k[1], "section": k[2], "n": n, "passes": p}
               for k, (n, p) in sorted(counts.items())]

@@ -76,40 +76,65 @@ def wilson_interval(passes: int, n: int, z: float = Z_95) -> tuple[float, float]
 
 
 # --------------------------------------------------------------------------- outcome rules
-def review_passes(decision: str, corrected: bool = False) -> bool:
-    """Latest reviewer decision -> pass/fail: accept passes; reject and correct fail. An accept of a clause
-    corrected before (``corrected``) confirms the reviewer's text, not the engine's, so it fails too."""
+def engine_answer(extraction_status: str, clause_text: str = "") -> str:
+    """The engine's answer as a reviewer would type it: "not_found" for a not_found extraction, else its text."""
+    return NOT_FOUND if extraction_status == NOT_FOUND else _plain(clause_text)
+
+
+def restates(corrected_text: str, extraction_status: str, clause_text: str = "") -> bool:
+    """Is ``corrected_text`` exactly the engine's own answer (compared stripped, with LF line ends)? A
+    not_found extraction "corrected" to "not_found", or a text corrected away and back, changed nothing."""
+    corrected = _plain(corrected_text)
+    return bool(corrected) and corrected == engine_answer(extraction_status, clause_text)
+
+
+def _plain(text: str) -> str:
+    return (text or "").replace("\r\n", "\n").strip()
+
+
+def review_passes(decision: str, corrected: bool = False, restated: bool = False) -> bool:
+    """Latest reviewer decision -> pass/fail: the engine's answer passes when the reviewers left it standing.
+
+    Accept passes and reject fails. A standing correction (``corrected``: the clause's latest "correct"
+    review) replaces the engine's answer, so a correct, or an accept after it, fails, unless that
+    correction ``restated`` the engine's own answer (see :func:`restates`): then it passes.
+    """
     if decision == "accept":
-        return not corrected
-    if decision in ("reject", "correct"):
+        return not corrected or restated
+    if decision == "correct":
+        return restated
+    if decision == "reject":
         return False
     raise ValueError(f"unknown review decision {decision!r}")
+
+
+def _answer_is_absent(extraction_status: str, corrected_text: str) -> bool:
+    """The answer a decision judges is the standing correction if any, else the engine's; absent when not_found."""
+    standing = corrected_text.strip()
+    return standing == NOT_FOUND if standing else extraction_status == NOT_FOUND
 
 
 def marks_absent(extraction_status: str, decision: str, corrected_text: str = "") -> bool:
     """Did the reviewers mark the clause type absent from the document?
 
-    ``corrected_text`` is the clause's standing correction (its latest "correct" review), if any: a
-    correction or an accept after it marks the clause absent when that text is exactly "not_found";
-    without a correction, an accepted not_found extraction does.
+    ``corrected_text`` is the clause's standing correction (its latest "correct" review), if any. The answer
+    a decision judges is that correction, else the engine's answer. Accepting or correcting to an answer of
+    not_found marks the clause absent: an accepted not_found extraction, a correction to exactly
+    "not_found", or an accept after such a correction.
     """
-    standing = corrected_text.strip()
-    if decision not in ("accept", "correct"):
-        return False
-    if standing:
-        return standing == NOT_FOUND
-    return decision == "accept" and extraction_status == NOT_FOUND
+    return decision in ("accept", "correct") and _answer_is_absent(extraction_status, corrected_text)
 
 
 def marks_present(extraction_status: str, decision: str, corrected_text: str = "") -> bool:
-    """Did the reviewers confirm the clause is in the document: an accepted found extraction, or a correction
-    (or an accept after it) to a text other than "not_found"?"""
-    standing = corrected_text.strip()
-    if decision not in ("accept", "correct"):
-        return False
-    if standing:
-        return standing != NOT_FOUND
-    return decision == "accept" and extraction_status == "found"
+    """Did the reviewers confirm the clause is in the document?
+
+    Yes when they accept or correct to an answer other than not_found (an accepted found or unverified
+    extraction, a correction to a text, an accept after it), or reject an answer of not_found (rejecting
+    "not found" means "it is there"). A rejected clause text says nothing about presence.
+    """
+    if decision in ("accept", "correct"):
+        return not _answer_is_absent(extraction_status, corrected_text)
+    return decision == "reject" and _answer_is_absent(extraction_status, corrected_text)
 
 
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
@@ -258,7 +283,9 @@ class SilentSource:
 
 
 def absent_pairs(latest_reviews: Iterable[Mapping]) -> set[tuple]:
-    """(document, clause_type) pairs a reviewer marked absent and nobody confirmed present.
+    """(document, clause_type) pairs a reviewer marked absent and nobody confirmed present
+    (:func:`marks_absent`, :func:`marks_present`: a rejected not_found or an accepted unverified clause
+    confirms presence).
 
     latest_reviews: one mapping per reviewed extraction with document, clause_type, status,
     decision (its latest review) and corrected_text (its standing correction, "" if none).

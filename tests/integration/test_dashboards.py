@@ -266,6 +266,32 @@ def test_an_accept_after_a_correction_confirms_the_reviewers_text_not_the_engine
 
 
 @pytest.mark.django_db
+def test_strata_and_silent_source_agree_on_what_reviewers_said(engagement, people):
+    run = ExtractionRun.objects.create(engagement=engagement, engine="offline", model="m1", status="done")
+    doc = document(engagement, "Supply", "Supply")
+    first, second = people["auditor"], people["admin"]
+    # Termination: one reviewer accepts "not found", another rejects a not_found answer ("it is on p.14").
+    review(extraction(run, doc, "Termination", "not_found"), first, "accept")
+    rejected = extraction(run, doc, "Termination", "not_found")
+    review(rejected, second, "reject")
+    # Cap On Liability: "not found" accepted, but an unverified answer accepted as the clause too.
+    review(extraction(run, doc, "Cap On Liability", "not_found"), first, "accept")
+    review(extraction(run, doc, "Cap On Liability", "unverified", page=9, text="Liability is capped."), second,
+           "accept")
+    # Non-Compete: the engine said not_found and a reviewer "corrected" it to exactly that.
+    restated = extraction(run, doc, "Non-Compete", "not_found")
+    review(restated, first, "correct", "not_found")
+
+    figures = reviewer_figures(everything(engagement))
+
+    assert figures.absent_pairs == 1  # Non-Compete only: the others were confirmed present
+    assert (figures.silent.silent, figures.silent.n) == (1, 1)
+    passed = {(s.clause_type, s.passes, s.n) for s in figures.strata}
+    assert ("Non-Compete", 1, 1) in passed  # the same answer, a pass in the strata as in silent source
+    assert ("Termination", 1, 2) in passed  # the rejected not_found is a fail
+
+
+@pytest.mark.django_db
 def test_filters_by_engine_model_and_date(engagement, data):
     by_engine = reviewer_figures(everything(engagement, engine="anthropic"))
     assert sorted(table(by_engine.strata)) == sorted([

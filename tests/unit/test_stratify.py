@@ -68,6 +68,25 @@ def test_review_decisions():
         st.review_passes("maybe")
 
 
+@pytest.mark.parametrize("status, clause_text, corrected, restated", [
+    ("not_found", "", "not_found", True),  # "corrected" to the engine's own not_found
+    ("not_found", "", " not_found\n", True),
+    ("found", "The cap is $247.83.", "The cap is $247.83.", True),  # corrected away, then back
+    ("found", "The cap is\r\n$247.83.", "The cap is\n$247.83.", True),  # browsers post CRLF
+    ("found", "The cap is $247.83.", "not_found", False),
+    ("not_found", "", "The cap is $247.83.", False),
+    ("found", "", "", False),  # no correction at all
+])
+def test_a_correction_that_restates_the_engines_answer(status, clause_text, corrected, restated):
+    assert st.restates(corrected, status, clause_text) is restated
+
+
+def test_a_correction_equal_to_the_engines_answer_is_a_pass():
+    assert st.review_passes("correct", corrected=True, restated=True) is True
+    assert st.review_passes("accept", corrected=True, restated=True) is True
+    assert st.review_passes("reject", corrected=True, restated=True) is False
+
+
 @pytest.mark.parametrize("status, decision, corrected, absent", [
     ("not_found", "accept", "", True),
     ("found", "correct", "not_found", True),
@@ -87,7 +106,10 @@ def test_marked_absent(status, decision, corrected, absent):
 
 @pytest.mark.parametrize("status, decision, corrected, present", [
     ("found", "accept", "", True),
-    ("unverified", "accept", "", False),
+    ("unverified", "accept", "", True),  # the reviewer found the clause there, citations unverified or not
+    ("not_found", "reject", "", True),  # rejecting "not found" means "it is there"
+    ("found", "reject", "not_found", True),  # ... also when "not_found" is a standing correction
+    ("unverified", "reject", "", False),  # a rejected clause text says nothing about presence
     ("not_found", "accept", "", False),
     ("not_found", "correct", "The cap is $247.83", True),
     ("not_found", "accept", "The cap is $247.83", True),  # accepted after the correction
@@ -203,6 +225,18 @@ def test_absent_pairs_from_reviews():
         _review("C", "Cap", "found", "accept"),  # contradicted: confirmed present elsewhere
     ]
     assert st.absent_pairs(reviews) == {("B", "GL"), ("B", "Term")}
+
+
+def test_a_rejected_not_found_or_an_accepted_unverified_clause_is_no_absent_pair():
+    reviews = [
+        _review(1, "Termination", "not_found", "accept"),
+        _review(1, "Termination", "not_found", "reject"),  # a second reviewer: "it is on p.14"
+        _review(2, "Cap", "not_found", "accept"),
+        _review(2, "Cap", "unverified", "accept"),  # another run's answer, accepted as the clause
+    ]
+    assert st.absent_pairs(reviews) == set()
+    # Each alone: the rejected not_found is a fail, never a correct silent answer on an absent pair.
+    assert st.absent_pairs([reviews[1]]) == set() and st.review_passes("reject") is False
 
 
 def test_silent_source_rate_and_invented_list():
