@@ -19,7 +19,7 @@ from dashboards import conf
 from dashboards.corpus import (CorpusError, gold_first_page, gold_span_texts, load_documents, load_gold,
                                read_jsonl, summarise, write_absent_only)
 from dashboards.models import BenchmarkOutcome, BenchmarkRun, BenchmarkSet
-from extraction.stratify import NOT_FOUND, benchmark_passes, best_jaccard
+from extraction.stratify import NOT_FOUND, NOT_RUN, benchmark_passes, best_jaccard
 
 log = logging.getLogger(__name__)
 CLAUSE_TEXT_KEEP = 2000  # characters of an answer kept per outcome (enough to read an invented clause)
@@ -110,6 +110,7 @@ def import_predictions(run: BenchmarkRun, predictions_path, gold_path, documents
 
     Idempotent: a second import replaces the run's outcomes. Pairs of documents that were not predicted
     (``--limit``) are not scored; pairs of predicted documents that lack a line are counted as missing.
+    Absent pairs that got no answer (status failed or missing) stay outside the silent-source counts.
     """
     gold = load_gold(Path(gold_path))
     documents = load_documents(Path(documents_path))
@@ -129,7 +130,7 @@ def import_predictions(run: BenchmarkRun, predictions_path, gold_path, documents
 
     rows = list(outcomes.values())
     present = [o for o in rows if o.present]
-    absent = [o for o in rows if not o.present]
+    absent = [o for o in rows if not o.present and o.status not in NOT_RUN]  # no answer: outside silent source
     with transaction.atomic():
         run.outcomes.all().delete()
         BenchmarkOutcome.objects.bulk_create(rows, batch_size=1000)

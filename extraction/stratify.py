@@ -12,7 +12,8 @@ Vocabulary
   from reading as certain (1/1 -> 21%..100% at 95%).
 - The *silent-source rate* is the share of known-absent (document, clause type)
   pairs where the engine correctly answered not_found; every other answer there is
-  an *invented* clause.
+  an *invented* clause. A pair that never got an answer (status failed or missing)
+  is *not run*: kept apart, outside the rate.
 """
 from __future__ import annotations
 
@@ -27,6 +28,7 @@ SECTIONS = (FRONT, MIDDLE, BACK, NO_PAGE)
 SECTION_LABELS = {FRONT: "front", MIDDLE: "middle", BACK: "back", NO_PAGE: "no citation"}
 
 NOT_FOUND = "not_found"
+NOT_RUN = frozenset({"failed", "missing"})  # benchmark pairs with no answer (e.g. a document never ready)
 Z_95 = 1.959963984540054
 
 
@@ -265,6 +267,7 @@ class SilentSource:
     silent: int = 0
     invented: list = field(default_factory=list)
     target: float = 0.95
+    not_run: list = field(default_factory=list)  # pairs with no answer at all, outside n
 
     @property
     def rate(self) -> float | None:
@@ -279,7 +282,7 @@ class SilentSource:
         return self.n > 0 and self.silent / self.n < self.target - 1e-12
 
     def as_counts(self) -> dict:
-        return {"n": self.n, "silent": self.silent, "invented": list(self.invented)}
+        return {"n": self.n, "silent": self.silent, "invented": list(self.invented), "not_run": list(self.not_run)}
 
 
 def absent_pairs(latest_reviews: Iterable[Mapping]) -> set[tuple]:
@@ -303,9 +306,13 @@ def absent_pairs(latest_reviews: Iterable[Mapping]) -> set[tuple]:
 
 def silent_source(observations: Iterable[Mapping], target: float = 0.95) -> SilentSource:
     """observations: answers given on known-absent pairs, each with a status; the rest is carried along
-    into ``invented`` for every answer that was not not_found."""
+    into ``invented`` for every answer that was not not_found, or into ``not_run`` (outside ``n``) for a
+    pair that got no answer at all (status failed or missing)."""
     result = SilentSource(target=target)
     for row in observations:
+        if row["status"] in NOT_RUN:
+            result.not_run.append(dict(row))
+            continue
         result.n += 1
         if row["status"] == NOT_FOUND:
             result.silent += 1
@@ -315,10 +322,11 @@ def silent_source(observations: Iterable[Mapping], target: float = 0.95) -> Sile
 
 
 def merge_silent(parts: Iterable[Mapping], target: float = 0.95) -> SilentSource:
-    """Add up stored silent-source counts ({n, silent, invented})."""
+    """Add up stored silent-source counts ({n, silent, invented, not_run})."""
     result = SilentSource(target=target)
     for part in parts:
         result.n += part["n"]
         result.silent += part["silent"]
         result.invented.extend(part.get("invented", []))
+        result.not_run.extend(part.get("not_run", []))
     return result

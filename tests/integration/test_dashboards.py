@@ -555,6 +555,28 @@ def test_a_partial_run_neither_replaces_the_full_figures_nor_closes_alerts(clien
             and "first 1 documents" in page.split(f"#{partial.pk}</a>", 1)[1].split("</tr>", 1)[0])
 
 
+@pytest.mark.django_db
+def test_pairs_that_never_ran_are_not_run_not_invented(client, engagement, people, corpus, tmp_path):
+    # d2 is a scanned PDF that never became ready: evaluate writes "failed" for its pairs.
+    out = tmp_path / "failed"
+    out.mkdir()
+    lines = PREDICTIONS + [predicted("d2", "Termination For Convenience", "failed")]
+    (out / "predictions.jsonl").write_text("".join(json.dumps(p) + "\n" for p in lines))
+    run = benchmarks.import_existing(benchmarks.new_run(benchmarks.import_set(corpus), trigger="import"), out)
+
+    assert (run.silent_n, run.silent) == (2, 1)  # the failed pair is left out of the silent-source rate
+    silent = benchmark_figures(everything(engagement)).silent
+    assert (silent.silent, silent.n) == (1, 2)
+    assert [(i["doc"], i["clause_type"]) for i in silent.invented] == [("d2", "Cap On Liability")]
+    assert [(i["doc"], i["clause_type"]) for i in silent.not_run] == [("d2", "Termination For Convenience")]
+    client.force_login(people["manager"])
+    page = client.get(reverse("dashboards:run", args=[run.pk])).content.decode()
+    invented = page.split('id="invented"', 1)[1].split("</section>", 1)[0]
+    assert "Invented clauses (1)" in invented and "Termination For Convenience" not in invented
+    assert "Not run (1)" in page
+    assert "1 gold-absent pair not run" in client.get(reverse("dashboards:index")).content.decode()
+
+
 def fake_evaluate(calls, predictions=PREDICTIONS):
     def call_command(name, corpus_dir, **options):
         calls.append((name, corpus_dir, options))

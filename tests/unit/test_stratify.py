@@ -250,6 +250,16 @@ def test_silent_source_rate_and_invented_list():
     assert st.silent_source([]).rate is None and not st.silent_source([]).below_target
 
 
+def test_pairs_that_never_ran_are_kept_apart_from_the_silent_source_rate():
+    answers = [{"id": 1, "status": "not_found"}, {"id": 2, "status": "found"}, {"id": 3, "status": "failed"},
+               {"id": 4, "status": "missing"}]
+    result = st.silent_source(answers)
+    assert (result.silent, result.n) == (1, 2)
+    assert [row["id"] for row in result.invented] == [2] and [row["id"] for row in result.not_run] == [3, 4]
+    merged = st.merge_silent([result.as_counts(), {"n": 1, "silent": 1, "invented": []}])
+    assert (merged.silent, merged.n, len(merged.not_run)) == (2, 3, 2)
+
+
 def test_silent_counts_merge():
     merged = st.merge_silent([{"n": 3, "silent": 3, "invented": []}, {"n": 2, "silent": 1, "invented": [{"id": 1}]}])
     assert (merged.silent, merged.n, merged.invented) == (4, 5, [{"id": 1}])
