@@ -171,10 +171,24 @@ def new_run(benchmark_set: BenchmarkSet, *, engine: str = "", scope: str = Bench
 
 
 def enqueue(run: BenchmarkRun) -> None:
-    """Start ``run`` on a worker once the transaction that created it commits."""
+    """Start ``run`` on a worker once the transaction that created it commits.
+
+    The row is committed by then, so a broker that is down must not turn the request into an error:
+    the run is marked failed with the reason instead (and ``robust`` keeps any other error in the
+    callback from escaping).
+    """
     from dashboards.tasks import run_benchmark
 
-    transaction.on_commit(lambda: run_benchmark.delay(run.pk))
+    def send():
+        try:
+            run_benchmark.delay(run.pk)
+        except Exception as exc:
+            BenchmarkRun.objects.filter(pk=run.pk, status=BenchmarkRun.Status.QUEUED).update(
+                status=BenchmarkRun.Status.FAILED, finished_at=timezone.now(),
+                error=f"The run could not be queued ({type(exc).__name__}: {exc}). Start a new run."[:4000])
+            log.exception("benchmark run %s could not be queued", run.pk)
+
+    transaction.on_commit(send, robust=True)
 
 
 class AlreadyClaimed(RuntimeError):
@@ -228,11 +242,18 @@ def execute(run: BenchmarkRun) -> BenchmarkRun:
 
 
 def fail_abandoned_runs(now=None) -> int:
-    """Mark failed the runs still "running" long after any worker could still be on them."""
-    cutoff = (now or timezone.now()) - timedelta(seconds=int(conf.get("BENCHMARK_TIME_LIMIT")) + 600)
-    count = BenchmarkRun.objects.filter(status=BenchmarkRun.Status.RUNNING, started_at__lt=cutoff).update(
-        status=BenchmarkRun.Status.FAILED, finished_at=now or timezone.now(),
+    """Mark failed the runs still "running" long after any worker could still be on them, and the runs still
+    "queued" past ``BENCHMARK_QUEUED_MAX_AGE`` (their message was lost); either would block the weekly
+    silent-source run of their set for good. A worker that gets such a message late skips it (not queued)."""
+    now = now or timezone.now()
+    running_cutoff = now - timedelta(seconds=int(conf.get("BENCHMARK_TIME_LIMIT")) + 600)
+    count = BenchmarkRun.objects.filter(status=BenchmarkRun.Status.RUNNING, started_at__lt=running_cutoff).update(
+        status=BenchmarkRun.Status.FAILED, finished_at=now,
         error="Abandoned: still running past the time limit (the worker was lost). Start a new run.")
+    queued_cutoff = now - timedelta(seconds=int(conf.get("BENCHMARK_QUEUED_MAX_AGE")))
+    count += BenchmarkRun.objects.filter(status=BenchmarkRun.Status.QUEUED, created_at__lt=queued_cutoff).update(
+        status=BenchmarkRun.Status.FAILED, finished_at=now,
+        error="Abandoned: still queued long after it was created (no worker took it). Start a new run.")
     if count:
         log.warning("%d abandoned benchmark run(s) marked failed", count)
     return count

@@ -22,6 +22,8 @@ DEFAULTS = {
     "SILENT_SOURCE_LIMIT": None,
     "EVALUATE_COMMAND": "evaluate",
     "BENCHMARK_TIME_LIMIT": 6 * 3600,  # seconds; a run still "running" after this is marked failed (worker lost)
+    # Seconds; a run still "queued" this long after it was created is marked failed (its message was lost).
+    "BENCHMARK_QUEUED_MAX_AGE": 24 * 3600,
     # Folders a corpus may be imported from through the UI (the command accepts any path).
     "CORPUS_ROOTS": None,  # default: ../shared/eval and MEDIA_ROOT/corpora
     "RUNS_DIR": None,  # default: MEDIA_ROOT/benchmarks

@@ -46,7 +46,9 @@ def run_benchmark(run_id: int) -> str:
 
 @shared_task(acks_late=True)
 def weekly_silent_source() -> list[int]:
-    """Queue the silent-source benchmark (absent pairs only) on every set that asks for it."""
+    """Queue the silent-source benchmark (absent pairs only) on every set that asks for it, except sets with
+    a run in progress (runs abandoned while queued or running are marked failed first, so they never block it)."""
+    benchmarks.fail_abandoned_runs()
     queued = []
     for benchmark_set in BenchmarkSet.objects.filter(weekly_silent_source=True):
         if benchmark_set.runs.filter(status__in=[BenchmarkRun.Status.QUEUED, BenchmarkRun.Status.RUNNING]).exists():

@@ -689,6 +689,45 @@ def test_ui_queues_a_benchmark_run_on_commit(client, people, corpus, monkeypatch
 
 
 @pytest.mark.django_db
+def test_a_broker_that_is_down_fails_the_run_not_the_page(client, people, corpus, monkeypatch,
+                                                          django_capture_on_commit_callbacks):
+    from kombu.exceptions import OperationalError
+
+    def broker_down(pk):
+        raise OperationalError("Error 111 connecting to localhost:6379. Connection refused.")
+
+    monkeypatch.setattr("dashboards.tasks.run_benchmark.delay", broker_down)
+    bset = benchmarks.import_set(corpus)
+    client.force_login(people["manager"])
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(reverse("dashboards:benchmark-run"),
+                               {"benchmark_set": bset.pk, "scope": "all", "engine": "offline", "k": 5})
+    run = BenchmarkRun.objects.get()
+    assert response.status_code == 302 and response.url == reverse("dashboards:run", args=[run.pk])
+    assert run.status == "failed" and "could not be queued" in run.error and "Connection refused" in run.error
+
+
+@pytest.mark.django_db
+def test_a_run_stuck_queued_no_longer_blocks_the_weekly_silent_source_run(corpus, monkeypatch,
+                                                                          django_capture_on_commit_callbacks):
+    queued = []
+    monkeypatch.setattr("dashboards.tasks.run_benchmark.delay", lambda pk: queued.append(pk))
+    bset = benchmarks.import_set(corpus)
+    stuck = benchmarks.new_run(bset)  # its message was lost: no worker will ever claim it
+    recent = benchmarks.new_run(bset)
+    BenchmarkRun.objects.filter(pk=stuck.pk).update(created_at=timezone.now() - dt.timedelta(days=2))
+    assert benchmarks.fail_abandoned_runs() == 1
+    stuck.refresh_from_db(), recent.refresh_from_db()
+    assert stuck.status == "failed" and "still queued" in stuck.error and recent.status == "queued"
+
+    BenchmarkRun.objects.filter(pk=recent.pk).update(created_at=timezone.now() - dt.timedelta(days=2))
+    with django_capture_on_commit_callbacks(execute=True):
+        run_ids = weekly_silent_source()  # marks the stale run failed, then queues this week's run
+    recent.refresh_from_db()
+    assert recent.status == "failed" and len(run_ids) == 1 and queued == run_ids
+
+
+@pytest.mark.django_db
 def test_run_page_and_trend(client, people, imported_run, tmp_path):
     second = benchmarks.import_existing(benchmarks.new_run(imported_run.benchmark_set, trigger="import"),
                                         write_predictions(tmp_path / "out2"))
