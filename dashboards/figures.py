@@ -3,7 +3,8 @@
 Reviewer side: the latest review of every extraction (accept = pass; reject or correct = fail, except a
 correction that restates the engine's own answer).
 Benchmark side: the outcomes of the latest finished full run of every visible benchmark set (a run
-limited to the first N documents measures a part of the set and never stands in for the whole).
+limited to the first N documents measures a part of the set and never stands in for the whole); sets
+that hold the same corpus (same gold) count once, from the latest run of any of them.
 Counts are kept raw ({doc_type, clause_type, section, n, passes}) so that figures of several
 engagements (or a cached snapshot and a live one) add up before intervals are computed.
 """
@@ -221,8 +222,20 @@ def latest_runs(sets, filters: Filters, scope: str | None = BenchmarkRun.Scope.A
     qs = qs.filter(limit__isnull=True)
     if scope:
         qs = qs.filter(scope=scope)
-    return list(qs.order_by("benchmark_set_id", "-finished_at", "-id").distinct("benchmark_set_id")
-                .select_related("benchmark_set"))
+    return one_per_corpus(qs.order_by("benchmark_set_id", "-finished_at", "-id").distinct("benchmark_set_id")
+                          .select_related("benchmark_set"))
+
+
+def one_per_corpus(runs) -> list[BenchmarkRun]:
+    """The latest of runs whose sets hold the same corpus (same gold_sha256: one corpus imported under two
+    names), so that its pairs are counted once when the figures of several sets are added up."""
+    latest: dict[object, BenchmarkRun] = {}
+    for run in runs:
+        key = run.benchmark_set.gold_sha256 or run.benchmark_set_id
+        kept = latest.get(key)
+        if kept is None or (run.finished_at, run.pk) > (kept.finished_at, kept.pk):
+            latest[key] = run
+    return sorted(latest.values(), key=lambda r: (r.benchmark_set.name, r.pk))
 
 
 @dataclass

@@ -577,6 +577,19 @@ def test_pairs_that_never_ran_are_not_run_not_invented(client, engagement, peopl
     assert "1 gold-absent pair not run" in client.get(reverse("dashboards:index")).content.decode()
 
 
+@pytest.mark.django_db
+def test_one_corpus_imported_under_two_names_counts_once(engagement, imported_run, corpus, tmp_path):
+    copy = benchmarks.import_set(corpus, "mini-cuad again", engagement=engagement)
+    assert copy.gold_sha256 == imported_run.benchmark_set.gold_sha256
+    later = benchmarks.import_existing(benchmarks.new_run(copy, trigger="import"), write_predictions(tmp_path / "2"))
+
+    figures = benchmark_figures(everything(engagement))
+
+    assert table(figures.strata) == EXPECTED_BENCH  # not every pair twice
+    assert (figures.silent.silent, figures.silent.n) == (1, 2) and len(figures.silent.invented) == 1
+    assert [r.pk for r in figures.runs] == [later.pk] and [r.pk for r in figures.silent_runs] == [later.pk]
+
+
 def fake_evaluate(calls, predictions=PREDICTIONS):
     def call_command(name, corpus_dir, **options):
         calls.append((name, corpus_dir, options))
