@@ -11,14 +11,11 @@ from django.db import transaction
 from django.utils import timezone
 
 from dashboards import conf
+from dashboards.charts import bound_pct, pct
 from dashboards.models import Alert, BenchmarkRun
 from extraction import stratify
 
 log = logging.getLogger("dashboards.alerts")
-
-
-def pct(value: float | None) -> str:
-    return "–" if value is None else f"{value * 100:.0f}%"
 
 
 def stratum_key(s: stratify.Stratum) -> str:
@@ -27,13 +24,13 @@ def stratum_key(s: stratify.Stratum) -> str:
 
 def describe_stratum(s: stratify.Stratum) -> str:
     return (f"{s.doc_type or 'unclassified'} · {s.clause_type} · {s.section_label}: {s.passes}/{s.n} pass "
-            f"({pct(s.rate)}, 95% CI {pct(s.low)}–{pct(s.high)}), target {pct(s.target)}")
+            f"({pct(s.rate)}, 95% CI {bound_pct(s.low)}–{bound_pct(s.high)}), target {pct(s.target)}")
 
 
 def describe_silent(s: stratify.SilentSource) -> str:
     low, high = s.interval
     return (f"silent source: {s.silent}/{s.n} known-absent pairs answered not_found ({pct(s.rate)}, "
-            f"95% CI {pct(low)}–{pct(high)}), {len(s.invented)} invented, target {pct(s.target)}")
+            f"95% CI {bound_pct(low)}–{bound_pct(high)}), {len(s.invented)} invented, target {pct(s.target)}")
 
 
 def _findings(strata, silent, kinds, min_n):

@@ -5,6 +5,7 @@ Every chart has a data table under it in the page, so the SVG is a picture of th
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from extraction.stratify import SECTION_LABELS, SECTIONS, Stratum
@@ -14,6 +15,13 @@ THIN_N = 5  # fewer rows than this: the cell is drawn hatched (a rate from very 
 
 
 def pct(value: float | None) -> str:
+    """A rate as a whole percent rounded down (0.8995 -> "89%"), so a rate under a target never reads as
+    reaching it ("90%" beside "under target 90%"); None -> "–"."""
+    return "–" if value is None else f"{math.floor(value * 100 + 1e-9)}%"
+
+
+def bound_pct(value: float | None) -> str:
+    """An interval bound as the nearest whole percent (0.2065 -> "21%"); None -> "–"."""
     return "–" if value is None else f"{value * 100:.0f}%"
 
 
@@ -37,7 +45,7 @@ def _clip(text: str, limit: int) -> str:
 
 def stratum_title(s: Stratum, source_label: str) -> str:
     return (f"{s.doc_type or 'unclassified'} · {s.clause_type} · {s.section_label} · {source_label}: "
-            f"{s.passes}/{s.n} pass ({pct(s.rate)}, 95% CI {pct(s.low)}–{pct(s.high)})")
+            f"{s.passes}/{s.n} pass ({pct(s.rate)}, 95% CI {bound_pct(s.low)}–{bound_pct(s.high)})")
 
 
 @dataclass

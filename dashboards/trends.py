@@ -46,7 +46,8 @@ def _targets():
 
 
 def reviewer_trend(engagement_ids, days: int = TREND_DAYS) -> dict:
-    """Daily reviewer pass rate and silent-source rate from the snapshots (latest per engagement per day)."""
+    """Reviewer pass rate and silent-source rate per day from the snapshots (latest per engagement per day).
+    A snapshot holds every review to date, so each point is a running total, not that day's reviews."""
     since = timezone.now() - dt.timedelta(days=days)
     latest: dict[tuple, DashboardSnapshot] = {}
     for snap in (DashboardSnapshot.objects.filter(engagement_id__in=engagement_ids, computed_at__gte=since)
@@ -67,7 +68,8 @@ def reviewer_trend(engagement_ids, days: int = TREND_DAYS) -> dict:
     chart = charts.line_chart(
         [f"{p['day']:%d %b}" for p in points],
         [{"name": "Reviewer pass rate", "cls": "series-a", "values": [p["rate"] for p in points],
-          "titles": [f"{p['day']:%d %b}: {p['passes']}/{p['n']} accepted ({charts.pct(p['rate'])})" for p in points]},
+          "titles": [f"{p['day']:%d %b}: {p['passes']}/{p['n']} accepted to date ({charts.pct(p['rate'])})"
+                     for p in points]},
          {"name": "Silent source", "cls": "series-b", "values": [p["silent_rate"] for p in points],
           "titles": [f"{p['day']:%d %b}: {p['silent']}/{p['silent_n']} not_found ({charts.pct(p['silent_rate'])})"
                      for p in points]}],

@@ -219,7 +219,7 @@ def run_detail(request, run_id: int):
     return render(request, "dashboards/run.html", {
         "run": run, "strata": strata if show_all else strata[:TABLE_ROWS], "strata_count": len(strata),
         "show_all": show_all, "silent": silent, "metrics": metrics, "imported": run.metrics.get("import", {}),
-        "below": below_target(strata, 1),
+        "below": below_target(strata, 1), "target": float(conf.get("TARGET_PASS_RATE")),
     })
 
 

@@ -9,7 +9,7 @@ register = template.Library()
 
 @register.filter
 def pct(value):
-    """0.8333 -> "83%"; None -> "–"."""
+    """0.8333 -> "83%", rounded down (see charts.pct); None -> "–"."""
     return charts.pct(value)
 
 
@@ -23,13 +23,13 @@ def ci(stratum):
     """A Stratum (or anything with low/high) -> "21–100%"."""
     if stratum is None:
         return ""
-    return f"{charts.pct(stratum.low).rstrip('%')}–{charts.pct(stratum.high)}"
+    return f"{charts.bound_pct(stratum.low).rstrip('%')}–{charts.bound_pct(stratum.high)}"
 
 
 @register.filter
 def ci_pair(interval):
     low, high = interval
-    return f"{charts.pct(low).rstrip('%')}–{charts.pct(high)}"
+    return f"{charts.bound_pct(low).rstrip('%')}–{charts.bound_pct(high)}"
 
 
 @register.simple_tag

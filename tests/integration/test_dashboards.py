@@ -741,6 +741,24 @@ def test_a_run_stuck_queued_no_longer_blocks_the_weekly_silent_source_run(corpus
 
 
 @pytest.mark.django_db
+def test_run_page_colours_present_pairs_against_the_configured_target(client, people, imported_run, settings):
+    client.force_login(people["manager"])
+    present_kpi = 'class="db-kpi {}"><h2>Present pairs pass</h2><div class="db-big">50%</div>'  # 2 of 4
+    assert present_kpi.format("bad") in client.get(reverse("dashboards:run", args=[imported_run.pk])).content.decode()
+    settings.DASHBOARDS = {**settings.DASHBOARDS, "TARGET_PASS_RATE": 0.5}
+    assert present_kpi.format("ok") in client.get(reverse("dashboards:run", args=[imported_run.pk])).content.decode()
+
+
+@pytest.mark.django_db
+def test_reviewer_trend_says_its_figures_are_running_totals(client, engagement, data, people):
+    refresh_dashboards(engagement.pk)
+    client.force_login(people["manager"])
+    html = client.get(reverse("dashboards:index")).content.decode()
+    assert "Reviewer figures to date, day by day" in html and "Accepted / reviewed, all time" in html
+    assert "Reviewer figures, daily" not in html
+
+
+@pytest.mark.django_db
 def test_run_page_and_trend(client, people, imported_run, tmp_path):
     second = benchmarks.import_existing(benchmarks.new_run(imported_run.benchmark_set, trigger="import"),
                                         write_predictions(tmp_path / "out2"))
