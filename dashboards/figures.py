@@ -66,14 +66,14 @@ def _extractions(engagement_ids, filters: Filters | None):
 
 
 def latest_reviews(extractions) -> list[dict]:
-    """The latest review of each extraction in ``extractions``, flattened to plain rows, with the
-    extraction's standing correction (its latest "correct" review's text, "" if none): an accept after a
-    correction confirms the reviewer's text, not the engine's."""
+    """The latest review (highest id, as on the review screens) of each extraction in ``extractions``,
+    flattened to plain rows, with the extraction's standing correction (its latest "correct" review's
+    text, "" if none): an accept after a correction confirms the reviewer's text, not the engine's."""
     correction = (Review.objects.filter(extraction=OuterRef("extraction_id"), decision=Review.Decision.CORRECT)
                   .order_by("-id").values("corrected_text")[:1])
     rows = (
         Review.objects.filter(extraction__in=extractions)
-        .order_by("extraction_id", "-created_at", "-id")
+        .order_by("extraction_id", "-id")  # the latest recorded, as the review screens show it
         .distinct("extraction_id")
         .annotate(first_page=_first_page(), correction=Subquery(correction))
         .values("extraction_id", "decision", "correction", "extraction__status", "extraction__clause_text",

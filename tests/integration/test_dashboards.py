@@ -292,6 +292,19 @@ def test_strata_and_silent_source_agree_on_what_reviewers_said(engagement, peopl
 
 
 @pytest.mark.django_db
+def test_the_latest_review_is_the_one_the_review_screen_shows(engagement, people):
+    run = ExtractionRun.objects.create(engagement=engagement, engine="offline", model="m1", status="done")
+    ext = extraction(run, document(engagement, "Skewed", "Services"), "Governing Law", "found", page=3)
+    review(ext, people["auditor"], "accept")
+    later = review(ext, people["admin"], "reject")  # recorded last, stamped earlier (a clock that stepped back)
+    Review.objects.filter(pk=later.pk).update(created_at=timezone.now() - dt.timedelta(minutes=5))
+
+    figures = reviewer_figures(everything(engagement))
+
+    assert [(s.passes, s.n) for s in figures.strata] == [(0, 1)]  # rejected, as the review screen says
+
+
+@pytest.mark.django_db
 def test_filters_by_engine_model_and_date(engagement, data):
     by_engine = reviewer_figures(everything(engagement, engine="anthropic"))
     assert sorted(table(by_engine.strata)) == sorted([
