@@ -111,8 +111,8 @@ def bench_verify() -> dict:
     cits = []
     for _ in range(2000):
         c = rnd.choice(chunks)
-        a = rnd.randint(0, len(c.text) - 120)
-        cits.append({"chunk_id": c.chunk_id, "page": c.page_start, "quote": c.text[a:a + 100]})
+        a = c.text.index(" ", rnd.randint(0, len(c.text) - 120)) + 1  # whole words: the verifier refuses a cut one
+        cits.append({"chunk_id": c.chunk_id, "page": c.page_start, "quote": c.text[a:c.text.index(" ", a + 100)]})
     started = time.perf_counter()
     ok = sum(verify_extraction([cit], by_id, pages, cit["quote"], document_text=text).ok for cit in cits)
     wall = time.perf_counter() - started
