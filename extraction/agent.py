@@ -43,7 +43,8 @@ from extraction.compaction import (CompactionPolicy, TokenCounter, compact, esti
 from extraction.context import ContextPack, turn_note
 from extraction.docview import DocumentView
 from extraction.engines.base import (FAILED, NOT_FOUND, UNVERIFIED, CheckpointHook, ClauseOutcome, EngineError,
-                                     FactsProvider, Interrupted, Search, outcome_from_verification)
+                                     FactsProvider, Interrupted, Search, TransientEngineError,
+                                     outcome_from_verification)
 from extraction.tool_schemas import all_tools, validate_extract_clause
 from extraction.usage import Usage
 from extraction.verify import VerificationResult, verify_extraction
@@ -55,6 +56,28 @@ MAX_TOKENS_CEILING = 32_000
 MAX_PAUSES = 3
 NUDGE = ("Record your answer now with the extract_clause tool: the clause copied verbatim with citations, "
          'or clause_text "not_found" with no citations.')
+
+
+# Seconds a response may take per output token asked for, on top of a minute: a max_tokens retry at
+# 32,000 tokens must not time out at the client's base 120 s.
+SECONDS_PER_OUTPUT_TOKEN = 0.025
+
+
+def request_timeout(client, max_tokens: int) -> float:
+    """The client's timeout, stretched for a large ``max_tokens`` (without it, doubling the budget
+    after a max_tokens stop only bought time-outs)."""
+    base = client.timeout if isinstance(getattr(client, "timeout", None), (int, float)) else 120.0
+    return max(float(base), 60.0 + SECONDS_PER_OUTPUT_TOKEN * max_tokens)
+
+
+def reraise_interruption(exc: BaseException) -> None:
+    """Re-raise an interruption the SDK wrapped as a connection error: Celery's soft time limit is
+    raised inside whatever runs, most often the HTTP wait, and must reach the task, which resumes."""
+    seen = exc.__cause__ or exc.__context__
+    while seen is not None:
+        if type(seen).__name__ == "SoftTimeLimitExceeded":
+            raise seen
+        seen = seen.__cause__ or seen.__context__
 
 
 @dataclass
@@ -244,9 +267,28 @@ class Agent:
         if outcome is None:
             outcome = ClauseOutcome(cur.get("clause_type", ""), cur.get("clause_id", ""), status or FAILED,
                                     errors=list(cur.get("errors", [])) + list(errors))
+        if outcome.status == FAILED:
+            self.drop_unanswered_question()
         outcome.turns = cur.get("turns", 0)
         self.state.current = None
         return outcome
+
+    def drop_unanswered_question(self) -> None:
+        """Take the current question out of the conversation when nothing answered it (a refusal or an
+        API error at its first turn): left as the last user message, the next question would be added
+        to it, and the model asked both at once (and the refused text sent again)."""
+        cur, msgs = self.state.current or {}, self.state.messages
+        if not cur or not msgs or msgs[-1].get("role") != "user" or not isinstance(msgs[-1]["content"], list):
+            return
+        mark = f"clause_id: {cur.get('clause_id')}\nQuestion:"
+        blocks = msgs[-1]["content"]
+        at = next((i for i, b in enumerate(blocks) if str(b.get("text", "")).startswith(mark)), None)
+        if at is None:
+            return
+        if at:
+            msgs[-1] = {**msgs[-1], "content": blocks[:at]}
+        else:
+            msgs.pop()
 
     def _append_user(self, blocks: list[dict]) -> None:
         """Add blocks to the conversation; merged into a trailing user message (tool results first)."""
@@ -306,14 +348,17 @@ class Agent:
         try:
             return self.client.messages.create(model=self.model, max_tokens=self.state.max_tokens,
                                                system=self.last_system, messages=self.state.messages,
-                                               tools=self.tools, tool_choice=choice)
+                                               tools=self.tools, tool_choice=choice,
+                                               timeout=request_timeout(self.client, self.state.max_tokens))
         except anthropic.APIStatusError as exc:
             body = exc.body if isinstance(exc.body, dict) else {}
             err = body.get("error") or {}
-            raise EngineError(f"Anthropic API error {exc.status_code} {err.get('type', '')}: "
-                              f"{err.get('message', exc.message)} (request-id {exc.request_id})") from exc
+            kind = TransientEngineError if exc.status_code == 429 or exc.status_code >= 500 else EngineError
+            raise kind(f"Anthropic API error {exc.status_code} {err.get('type', '')}: "
+                       f"{err.get('message', exc.message)} (request-id {exc.request_id})") from exc
         except anthropic.APIConnectionError as exc:
-            raise EngineError(f"Anthropic API unreachable: {exc}") from exc
+            reraise_interruption(exc)
+            raise TransientEngineError(f"Anthropic API unreachable: {exc}") from exc
 
     def _checkpoint(self, reason: str) -> None:
         if self.on_checkpoint is not None:

@@ -47,7 +47,7 @@ class ToolBox:
             return handler(**(data if isinstance(data, dict) else {})), False
         except ToolError as exc:
             return str(exc), True
-        except TypeError as exc:
+        except (TypeError, ValueError, OverflowError) as exc:  # k="five", neighbours=1e400: tell the model
             return f"bad arguments for {name}: {exc}", True
 
     def note_read(self, chunk_ids: Sequence[str]) -> None:

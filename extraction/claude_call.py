@@ -21,6 +21,9 @@ def create_message(client, *, task: str, **kwargs):
     except anthropic.APIStatusError as exc:
         raise ClaudeCallError(f"Claude answered HTTP {exc.status_code}: {_api_message(exc)}") from exc
     except anthropic.APIError as exc:  # connection errors and timeouts, after the SDK's retries
+        from extraction.agent import reraise_interruption
+
+        reraise_interruption(exc)  # Celery's time limit, landed in the HTTP wait, goes to the task
         raise ClaudeCallError(f"Claude could not be reached: {exc}") from exc
     if response.stop_reason == "refusal":
         raise ClaudeCallError(f"Claude declined to {task}.")

@@ -22,7 +22,7 @@ from extraction.catalog_sync import as_plain, catalog_order
 from extraction.checkpoints import clause_id_for
 from extraction.doc_type import classify_for_run
 from extraction.docview import load_document
-from extraction.engines import FAILED, Engine, EngineError, Interrupted, get_engine
+from extraction.engines import FAILED, Engine, EngineError, Interrupted, TransientEngineError, get_engine
 from extraction.models import ClauseTask, ExtractionRun
 from extraction.persist import save_outcome
 from extraction.usage import Usage
@@ -54,8 +54,15 @@ class _UsageMeter:
 
 def process_document(run_id: int, document_id: int, *, engine: Engine | None = None,
                      retrieve: Callable | None = None, k: int = retrieval.DEFAULT_K,
-                     observe: Callable[[dict], None] | None = None) -> str:
+                     observe: Callable[[dict], None] | None = None, deadline: float | None = None) -> str:
     """Work through the open clause tasks of (run, document). Returns "done" or "interrupted".
+
+    ``deadline`` (a ``time.monotonic()`` value): once past it, no new clause is started and the call
+    returns "interrupted" (every finished clause is checkpointed), so a Celery task stops well inside
+    its time limit instead of being cut off in an HTTP wait. At least one clause is worked on per call.
+    A ``TransientEngineError`` (the API overloaded or unreachable after the SDK's retries) is raised
+    to the caller with the clause left open, to be tried again later; it counts as a start of that
+    clause (``MAX_ATTEMPTS``).
 
     ``observe(event)`` (the evaluate command) is called after each clause with the task, the
     retrieved chunks, the outcome, the saved extraction and the timings; with it, retrieval
@@ -88,7 +95,10 @@ def process_document(run_id: int, document_id: int, *, engine: Engine | None = N
         search=retrieval.searcher(document), snapshot=checkpoints.snapshot_of(checkpoints.load(run, document)),
         on_checkpoint=on_checkpoint)
     meter = session_box["meter"] = _UsageMeter(run, session)
-    for task in tasks:
+    for n, task in enumerate(tasks):
+        if n and deadline is not None and time.monotonic() > deadline:
+            log.info("run %s document %s: time limit near, resuming in a fresh task", run.pk, document.pk)
+            return INTERRUPTED
         clause = as_plain(task.clause_type)
         retrieved: list = []
         if task.attempts >= MAX_ATTEMPTS:
@@ -106,6 +116,9 @@ def process_document(run_id: int, document_id: int, *, engine: Engine | None = N
             ClauseTask.objects.filter(pk=task.pk).update(attempts=F("attempts") - 1)
             log.info("run %s document %s interrupted: %s", run.pk, document.pk, exc)
             return INTERRUPTED
+        except TransientEngineError:
+            meter.flush()
+            raise
         except EngineError as exc:
             _fail(run, document, task, str(exc), session, meter)
             if observe is not None:

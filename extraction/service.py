@@ -12,6 +12,7 @@ import hashlib
 
 from extraction import catalog, pipeline, runs
 from extraction.catalog_sync import ensure_catalog
+from extraction.engines import EngineError
 from extraction.models import ClauseTask, ClauseType, Extraction
 from engagements.scoping import require_role
 
@@ -62,11 +63,17 @@ def find_clause(document, *, user, clause_type=None, question: str | None = None
     run = runs.create_run(document.engagement, documents=[document], clause_types=[ct], engine=engine_name,
                           user=user, enqueue=False)
     engine_obj = engine if hasattr(engine, "open_session") else None
-    for _ in range(MAX_RESUMES + 1):
-        if pipeline.process_document(run.pk, document.pk, engine=engine_obj) == pipeline.DONE:
-            break
-    else:
-        pipeline.fail_open_tasks(run.pk, document.pk, f"interrupted {MAX_RESUMES} times (max_tokens)")
+    try:
+        for _ in range(MAX_RESUMES + 1):
+            if pipeline.process_document(run.pk, document.pk, engine=engine_obj) == pipeline.DONE:
+                break
+        else:
+            pipeline.fail_open_tasks(run.pk, document.pk, f"interrupted {MAX_RESUMES} times (max_tokens)")
+    except EngineError as exc:  # the API overloaded or unreachable now: the reviewer is waiting, say so
+        pipeline.fail_open_tasks(run.pk, document.pk, f"{exc}; try again in a few minutes")
+    except BaseException as exc:  # the run must not stay "running" for ever
+        pipeline.fail_open_tasks(run.pk, document.pk, f"{type(exc).__name__}: {exc}")
+        raise
     task = ClauseTask.objects.get(run=run, document=document, clause_type=ct)
     if task.status != ClauseTask.Status.DONE:
         raise FindClauseError(task.error or "the extraction did not finish")

@@ -2,19 +2,29 @@
 a worker killed mid-run leaves the message unacknowledged, it is redelivered, and the
 new session resumes from the checkpoint (done tasks are skipped). A ``max_tokens`` stop, the
 soft time limit (a long document: the hard limit would kill the task with its clause tasks left
-running) and a lost database connection are resumed the same way, in a fresh task, at most
-``MAX_RESUMES`` times; any other error fails the document's open clause tasks with its message."""
+running; the task also stops starting clauses ``STOP_BEFORE_LIMIT_S`` before it, since the SDK
+swallows the limit when it lands in an HTTP wait), a lost database connection and an API that stays
+overloaded or unreachable past the SDK's retries are resumed the same way, in a fresh task (after a
+back-off), at most ``MAX_RESUMES`` times; any other error fails the document's open clause tasks
+with its message."""
 from __future__ import annotations
+
+import time
 
 from celery import shared_task
 from celery.exceptions import SoftTimeLimitExceeded
+from django.conf import settings
 from django.db import InterfaceError, OperationalError
 
 from extraction import pipeline
+from extraction.engines import TransientEngineError
 
 MAX_RESUMES = 8
-# Resumed from the checkpoint rather than failed: the time limit, the database restarting, a dropped connection.
-RESUMABLE = (SoftTimeLimitExceeded, OperationalError, InterfaceError)
+# Resumed from the checkpoint rather than failed: the time limit, the database restarting, a dropped
+# connection, the API overloaded or unreachable for longer than the SDK's own retries.
+RESUMABLE = (SoftTimeLimitExceeded, OperationalError, InterfaceError, TransientEngineError)
+# No new clause is started this long before the soft time limit (one clause's answer can take minutes).
+STOP_BEFORE_LIMIT_S = 600
 
 
 @shared_task(bind=True, acks_late=True, reject_on_worker_lost=True, max_retries=MAX_RESUMES,
@@ -22,10 +32,12 @@ RESUMABLE = (SoftTimeLimitExceeded, OperationalError, InterfaceError)
 def extract_document(self, run_id: int, document_id: int) -> str:
     reason, countdown = "max_tokens", 0
     try:
-        result = pipeline.process_document(run_id, document_id)
+        result = pipeline.process_document(run_id, document_id, deadline=_deadline(self))
     except RESUMABLE as exc:
         result, reason = pipeline.INTERRUPTED, type(exc).__name__
-        if not isinstance(exc, SoftTimeLimitExceeded):  # give the database time to come back
+        if isinstance(exc, TransientEngineError):  # minutes, not the SDK's seconds: 30 s, 1, 2, 4, 8, 10 min
+            countdown = min(600, 30 * 2 ** self.request.retries)
+        elif not isinstance(exc, SoftTimeLimitExceeded):  # give the database time to come back
             countdown = min(60, 5 * 2 ** self.request.retries)
     except Exception as exc:
         pipeline.fail_open_tasks(run_id, document_id, f"{type(exc).__name__}: {exc}")
@@ -36,6 +48,14 @@ def extract_document(self, run_id: int, document_id: int) -> str:
             return "failed"
         raise self.retry(countdown=countdown)  # a fresh session resumes from the checkpoint
     return result
+
+def _deadline(task) -> float | None:
+    """When to stop starting clauses: well before the soft time limit (a hard kill mid-answer would
+    leave the clause running)."""
+    limit = task.request.timelimit[1] if task.request.timelimit and task.request.timelimit[1] else None
+    limit = limit or getattr(settings, "CELERY_TASK_SOFT_TIME_LIMIT", None)
+    return time.monotonic() + max(limit - STOP_BEFORE_LIMIT_S, limit / 2) if limit else None
+
 
 @shared_task(name="extraction.tasks.extract_when_ready")
 def extract_when_ready(document_id: int, user_id: int | None = None, engine: str | None = None) -> str:

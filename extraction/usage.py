@@ -9,17 +9,27 @@ like Sonnet.
 """
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any, Mapping
 
-# model-name prefix -> (input, output) USD per million tokens
+# model-name prefix -> (input, output) USD per million tokens; the longest matching prefix wins. From the
+# model pages on platform.claude.com (November 2026); Haiku 5.5 is listed "from" its price.
 PRICES: dict[str, tuple[str, str]] = {
+    "claude-fable-5": ("10", "50"),
+    "claude-opus-5-5": ("4", "20"),
+    "claude-opus-5": ("5", "25"),
+    "claude-opus-4-8": ("5", "25"),
+    "claude-opus-4-7": ("5", "25"),
+    "claude-opus-4-6": ("5", "25"),
     "claude-opus-4-5": ("5", "25"),
     "claude-opus-4-1": ("15", "75"),
     "claude-opus-4": ("15", "75"),
+    "claude-sonnet-5": ("2", "10"),
     "claude-sonnet-4": ("3", "15"),
     "claude-3-7-sonnet": ("3", "15"),
+    "claude-haiku-5-5": ("0.1", "0.5"),
     "claude-haiku-4": ("1", "5"),
     "claude-3-5-haiku": ("0.8", "4"),
     "claude-3-haiku": ("0.25", "1.25"),
@@ -29,6 +39,7 @@ CACHE_WRITE_FACTOR = Decimal("1.25")
 CACHE_READ_FACTOR = Decimal("0.1")
 BATCH_FACTOR = Decimal("0.5")
 _MILLION = Decimal(1_000_000)
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -68,6 +79,8 @@ class Usage:
 def price_for(model: str) -> tuple[Decimal, Decimal]:
     """(input, output) USD per million tokens for ``model`` (longest matching prefix)."""
     best = max((p for p in PRICES if model.startswith(p)), key=len, default=None)
+    if best is None:
+        log.warning("no price on file for model %r: priced like Sonnet ($3/$15 per million tokens)", model)
     inp, out = PRICES[best] if best else DEFAULT_PRICE
     return Decimal(inp), Decimal(out)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.conf import settings
 
 from extraction.engines.base import (FAILED, FOUND, NOT_FOUND, UNVERIFIED, ClauseOutcome, Engine, EngineError,
-                                     EngineSession, Interrupted)
+                                     EngineSession, Interrupted, TransientEngineError)
 
 ENGINES = ("anthropic", "offline")
 
@@ -30,5 +30,5 @@ def get_engine(name: str | None = None, **kwargs) -> Engine:
     return OfflineEngine(**kwargs)
 
 
-__all__ = ["ClauseOutcome", "Engine", "EngineError", "EngineSession", "Interrupted", "FOUND", "NOT_FOUND",
+__all__ = ["ClauseOutcome", "Engine", "EngineError", "EngineSession", "Interrupted", "TransientEngineError", "FOUND", "NOT_FOUND",
            "UNVERIFIED", "FAILED", "resolve_engine_name", "get_engine"]

@@ -56,6 +56,7 @@ class AnthropicSession:
         try:
             return self.agent.run_clause(clause, clause_id, clause_pack(self.document, retrieved, self.k))
         except EngineError:
+            self.agent.drop_unanswered_question()
             self.agent.state.current = None  # the next clause starts clean
             raise
 

@@ -28,6 +28,11 @@ class EngineError(Exception):
     """A clause could not be processed (API error after retries, refusal...): the task fails with this text."""
 
 
+class TransientEngineError(EngineError):
+    """The API was overloaded, rate limited, failing on its side or unreachable, and the SDK's own
+    retries (seconds) ran out: worth trying again minutes later, not a verdict on the clause."""
+
+
 class Interrupted(Exception):
     """The session stopped mid-clause (``stop_reason: max_tokens``) after writing a checkpoint;
     open a fresh session from that checkpoint to go on."""

@@ -181,18 +181,62 @@ def test_retryable_http_error_then_success(engagement, error):
     assert len(api.requests) == 2 and api.requests[0] == api.requests[1]
 
 
-def test_529_past_the_retry_budget_fails_the_task_clearly(engagement):
+def test_529_past_the_retry_budget_leaves_the_clause_open_for_a_later_try(engagement):
+    from extraction.engines import TransientEngineError
+
     document = make_contract(engagement)
     api = MockAnthropic(FakeClaude(dict(ANSWERS)))
     api.script.extend([api.overloaded()] * 3)
     run = _run(engagement, document, ["Governing Law", "Payment"])
-    pipeline.process_document(run.pk, document.pk, engine=_engine(api, max_retries=2))
-    first, second = sorted(ClauseTask.objects.filter(run=run), key=lambda t: t.updated_at)
-    assert first.status == "failed" and second.status == "done"  # the run went on after the failure
-    assert "529" in first.error and "overloaded_error" in first.error and "request-id req_" in first.error
-    assert Extraction.objects.get(run=run).clause_type_id == second.clause_type_id
+    with pytest.raises(TransientEngineError) as raised:  # the task waits it out (test_extraction_task)
+        pipeline.process_document(run.pk, document.pk, engine=_engine(api, max_retries=2))
+    assert "529" in str(raised.value) and "overloaded_error" in str(raised.value)
+    assert "request-id req_" in str(raised.value)
+    assert not ClauseTask.objects.filter(run=run, status="failed").exists()  # nothing given up on
+    assert pipeline.process_document(run.pk, document.pk, engine=_engine(api, max_retries=2)) == pipeline.DONE
+    assert set(ClauseTask.objects.filter(run=run).values_list("status", flat=True)) == {"done"}
     run.refresh_from_db()
-    assert run.status == "failed" and "1 of 2 clause tasks failed" in run.error
+    assert run.status == "done"
+
+
+def test_a_refused_question_is_not_sent_again_with_the_next_one(engagement):
+    document = make_contract(engagement)
+    api = MockAnthropic(FakeClaude(dict(ANSWERS)))
+    api.script.append(message([], "refusal"))
+    run = _run(engagement, document, ["Governing Law", "Payment"])
+    pipeline.process_document(run.pk, document.pk, engine=_engine(api))
+    asked = json.dumps(api.requests[1]["messages"])
+    assert "find the Governing Law clause" in asked and "find the Payment clause" not in asked
+
+
+def test_a_time_limit_inside_the_http_wait_reaches_the_task(engagement):
+    from celery.exceptions import SoftTimeLimitExceeded
+
+    def cut(body):
+        raise SoftTimeLimitExceeded()
+
+    document = make_contract(engagement)
+    api = MockAnthropic(FakeClaude(dict(ANSWERS)))
+    api.script.append(cut)
+    run = _run(engagement, document, ["Governing Law"])
+    with pytest.raises(SoftTimeLimitExceeded):  # not "Anthropic API unreachable: Connection error."
+        pipeline.process_document(run.pk, document.pk, engine=_engine(api, max_retries=0))
+    assert ClauseTask.objects.get(run=run).status == "running"  # left open: the task resumes it
+
+
+def test_a_bad_tool_argument_goes_back_to_the_model(engagement):
+    document = make_contract(engagement)
+    api = MockAnthropic(FakeClaude(dict(ANSWERS)))
+    chunk_id = document.chunks.order_by("ordinal").first().chunk_id
+    api.script.extend([None, message([tool_use_block("read_chunk", {"chunk_id": chunk_id, "neighbours": "two"}),
+                                      tool_use_block("search_document", {"query": "governing law", "k": "all"})],
+                                     "tool_use")])  # after the document-type question
+    run = _run(engagement, document, ["Governing Law", "Payment"])
+    pipeline.process_document(run.pk, document.pk, engine=_engine(api))
+    assert set(ClauseTask.objects.filter(run=run).values_list("status", flat=True)) == {"done"}
+    results = [b for r in api.requests for m in r["messages"] if m["role"] == "user" and isinstance(m["content"], list)
+               for b in m["content"] if b.get("type") == "tool_result" and "bad arguments" in str(b.get("content"))]
+    assert len(results) == 2 and all(r.get("is_error") and "bad arguments" in r["content"] for r in results)
 
 
 def test_bad_request_is_not_retried(engagement):

@@ -77,7 +77,7 @@ def test_a_task_stopped_by_the_database_or_the_time_limit_resumes_and_loses_noth
     run, document = _run(engagement)
     real, calls = pipeline.process_document, []
 
-    def stopped_once(run_id, document_id):
+    def stopped_once(run_id, document_id, **kwargs):
         calls.append(run_id)
         if len(calls) == 1:
             real(run_id, document_id)  # the whole document done but the last step ...
@@ -90,3 +90,35 @@ def test_a_task_stopped_by_the_database_or_the_time_limit_resumes_and_loses_noth
 
     assert len(calls) == 2 and ClauseTask.objects.filter(run=run, status="done").count() == len(TYPES)
     assert Extraction.objects.filter(run=run).count() == len(TYPES)  # nothing twice, nothing lost
+
+
+def test_an_api_overloaded_past_the_sdks_retries_is_waited_out_not_failed(engagement, claude, monkeypatch):
+    from celery.app.task import Task
+
+    run, document = _run(engagement)
+    claude.script.extend([claude.overloaded()] * 2)  # the SDK's one retry runs out on the first clause
+    waits = []
+    real_retry = Task.retry
+
+    def retry(self, *args, **kwargs):
+        waits.append(kwargs.get("countdown"))
+        return real_retry(self, *args, **{**kwargs, "countdown": 0})
+
+    monkeypatch.setattr(Task, "retry", retry)
+    assert extract_document.apply(args=(run.pk, document.pk)).get() == "done"
+
+    assert waits == [30]  # minutes-scale back-off, not the SDK's seconds
+    assert ClauseTask.objects.filter(run=run, status="done").count() == len(TYPES)
+    got = {e.clause_type.name: e.clause_text or None for e in Extraction.objects.filter(run=run)}
+    assert got == ANSWERS
+
+
+def test_no_clause_is_started_past_the_deadline_and_the_next_task_goes_on(engagement, claude):
+    import time
+
+    run, document = _run(engagement)
+    assert pipeline.process_document(run.pk, document.pk, deadline=time.monotonic() - 1) == pipeline.INTERRUPTED
+    assert ClauseTask.objects.filter(run=run, status="done").count() == 1  # one clause per call at least
+    assert ClauseTask.objects.filter(run=run, status="pending").count() == len(TYPES) - 1
+    assert pipeline.process_document(run.pk, document.pk) == pipeline.DONE
+    assert Extraction.objects.filter(run=run).count() == len(TYPES)
