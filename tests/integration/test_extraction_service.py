@@ -130,3 +130,18 @@ def test_offline_engine_records_its_presence_signals_even_before_calibration(ing
     # "entered into as of March 3, 2021 ... starts on the Effective Date": no date is called effective
     effective = get("Effective Date")
     assert session.extract(effective, "eff", retrieve(ingested, effective, 5)).detail["value_cue"] == 0.0
+
+
+def test_find_clause_during_an_api_outage_says_so_and_leaves_nothing_running(ingested, make_member):
+    from extraction.engines.anthropic import AnthropicEngine
+    from extraction.models import ClauseTask, ExtractionRun
+    from extraction.service import FindClauseError
+
+    auditor = make_member(ingested.engagement, "auditor")
+    api = MockAnthropic(FakeClaude({"Governing Law": "governed by the laws of the State of Delaware"}))
+    api.script.extend([api.overloaded()] * 10)
+    engine = AnthropicEngine(client=api.client(max_retries=1), model="claude-sonnet-4-6", max_turns=3)
+    with pytest.raises(FindClauseError, match="529.*try again in a few minutes"):
+        find_clause(ingested, user=auditor, clause_type="Governing Law", engine=engine)
+    assert not ClauseTask.objects.filter(status__in=["pending", "running"]).exists()
+    assert ExtractionRun.objects.get().status == "failed"
