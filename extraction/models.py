@@ -129,7 +129,9 @@ class Citation(models.Model):
     ENGAGEMENT_PATH = "extraction__document__engagement"
 
     extraction = models.ForeignKey(Extraction, on_delete=models.CASCADE, related_name="citations")
-    chunk = models.ForeignKey(Chunk, on_delete=models.CASCADE, related_name="citations")
+    # RESTRICT: a chunk that a citation stands on is never deleted on its own (a re-chunking would have
+    # dropped stored clauses' evidence silently); deleting the whole document still takes both.
+    chunk = models.ForeignKey(Chunk, on_delete=models.RESTRICT, related_name="citations")
     ordinal = models.PositiveSmallIntegerField(default=0)
     page = models.PositiveIntegerField()  # computed by the server from the page table
     start = models.PositiveIntegerField()  # absolute offsets into Document.text

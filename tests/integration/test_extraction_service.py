@@ -145,3 +145,19 @@ def test_find_clause_during_an_api_outage_says_so_and_leaves_nothing_running(ing
         find_clause(ingested, user=auditor, clause_type="Governing Law", engine=engine)
     assert not ClauseTask.objects.filter(status__in=["pending", "running"]).exists()
     assert ExtractionRun.objects.get().status == "failed"
+
+
+def test_a_chunk_a_citation_stands_on_is_never_deleted_alone(ingested, make_member):
+    from django.db.models import RestrictedError
+
+    from extraction.models import Citation
+    from ingest.models import Chunk
+
+    ex = find_clause(ingested, user=make_member(ingested.engagement, "auditor"), clause_type="Governing Law",
+                     engine="offline")
+    chunk = ex.citations.get().chunk
+    with pytest.raises(RestrictedError):  # a re-chunking cannot drop a stored clause's evidence
+        Chunk.objects.filter(pk=chunk.pk).delete()
+    assert Citation.objects.filter(extraction=ex).count() == 1
+    ingested.delete()  # the whole document still goes, with its clauses
+    assert not Citation.objects.exists() and not Chunk.objects.exists()

@@ -368,6 +368,8 @@ def test_accepting_with_an_edited_text_is_refused_and_the_edit_kept(client, audi
         assert "You edited the text: save it as a correction, or discard the edit" in html
         assert re.search(r'<details id="correct-box" class="correct-box" open>', html)  # the edit is in view
         assert "(as amended in 2025)</textarea>" in html and ">checked</textarea>" in html
+        discard = reverse("clause", args=[ex.document_id, ex.pk])
+        assert f'id="discard-edit"' in html and f'href="{discard}"' in html  # one step back to the clause as it is
     assert not Review.objects.exists()
     assert _decide(client, ex, "accept", corrected_text=ex.clause_text).status_code == 200  # untouched: fine
 
