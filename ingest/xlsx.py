@@ -177,6 +177,18 @@ def _sections(fmt: str) -> list[str]:
     return sections
 
 
+def _literal_at(section: str, i: int) -> tuple[str, int] | None:
+    """The literal starting at ``section[i]`` ("quoted text" or a backslash-escaped character) and
+    where the next piece starts; None when none starts there."""
+    if section[i] == '"':
+        end = section.find('"', i + 1)
+        end = len(section) if end < 0 else end
+        return section[i + 1 : end], end + 1
+    if section[i] == "\\" and i + 1 < len(section):
+        return section[i + 1], i + 2
+    return None
+
+
 def _tokens(section: str) -> list[tuple[str, str]]:
     """``(kind, text)`` pieces of a number section: ``digit`` (placeholders and the ``,``/``.``/``E+``
     between them), ``literal`` (what is printed as is) and ``general``."""
@@ -184,14 +196,10 @@ def _tokens(section: str) -> list[tuple[str, str]]:
     i = 0
     while i < len(section):
         c = section[i]
-        if c == '"':
-            end = section.find('"', i + 1)
-            end = len(section) if end < 0 else end
-            tokens.append(("literal", section[i + 1 : end]))
-            i = end + 1
-        elif c == "\\" and i + 1 < len(section):
-            tokens.append(("literal", section[i + 1]))
-            i += 2
+        literal = _literal_at(section, i)
+        if literal is not None:
+            tokens.append(("literal", literal[0]))
+            i = literal[1]
         elif c == "[":  # [Red], [>100], or [$€-407]: only the currency symbol is printed
             end = section.find("]", i)
             end = len(section) if end < 0 else end
@@ -254,14 +262,10 @@ def _date_codes(section: str) -> list[tuple[str, str]]:
     i = 0
     while i < len(section):
         c = section[i]
-        if c == '"':
-            end = section.find('"', i + 1)
-            end = len(section) if end < 0 else end
-            codes.append(("literal", section[i + 1 : end]))
-            i = end + 1
-        elif c == "\\" and i + 1 < len(section):
-            codes.append(("literal", section[i + 1]))
-            i += 2
+        literal = _literal_at(section, i)
+        if literal is not None:
+            codes.append(("literal", literal[0]))
+            i = literal[1]
         elif c == "[":
             end = section.find("]", i)
             i = len(section) if end < 0 else end + 1
