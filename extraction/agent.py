@@ -58,16 +58,12 @@ NUDGE = ("Record your answer now with the extract_clause tool: the clause copied
          'or clause_text "not_found" with no citations.')
 
 
-# Seconds a response may take per output token asked for, on top of a minute: a max_tokens retry at
-# 32,000 tokens must not time out at the client's base 120 s.
-SECONDS_PER_OUTPUT_TOKEN = 0.025
-
-
-def request_timeout(client, max_tokens: int) -> float:
-    """The client's timeout, stretched for a large ``max_tokens`` (without it, doubling the budget
-    after a max_tokens stop only bought time-outs)."""
+def request_timeout(client, max_tokens: int, configured_max_tokens: int) -> float:
+    """The client's timeout (``ANTHROPIC_TIMEOUT``), stretched in proportion when a max_tokens stop has
+    raised the output budget above the configured one: a 32,000-token answer takes minutes, and
+    without the stretch the doubling only bought time-outs."""
     base = client.timeout if isinstance(getattr(client, "timeout", None), (int, float)) else 120.0
-    return max(float(base), 60.0 + SECONDS_PER_OUTPUT_TOKEN * max_tokens)
+    return float(base) * max(1.0, max_tokens / max(1, configured_max_tokens))
 
 
 def reraise_interruption(exc: BaseException) -> None:
@@ -136,6 +132,7 @@ class Agent:
         self.policy = policy
         self.count_tokens = count_tokens
         self.state = state or AgentState(max_tokens=max_tokens)
+        self.max_tokens = max_tokens  # as configured; the state's grows after a max_tokens stop
         self.on_checkpoint = on_checkpoint
         self.usage = Usage()
         self.tools = all_tools([n for n, _ in self.skills], self.type_names)
@@ -349,7 +346,8 @@ class Agent:
             return self.client.messages.create(model=self.model, max_tokens=self.state.max_tokens,
                                                system=self.last_system, messages=self.state.messages,
                                                tools=self.tools, tool_choice=choice,
-                                               timeout=request_timeout(self.client, self.state.max_tokens))
+                                               timeout=request_timeout(self.client, self.state.max_tokens,
+                                                                       self.max_tokens))
         except anthropic.APIStatusError as exc:
             body = exc.body if isinstance(exc.body, dict) else {}
             err = body.get("error") or {}

@@ -54,15 +54,17 @@ class _UsageMeter:
 
 def process_document(run_id: int, document_id: int, *, engine: Engine | None = None,
                      retrieve: Callable | None = None, k: int = retrieval.DEFAULT_K,
-                     observe: Callable[[dict], None] | None = None, deadline: float | None = None) -> str:
+                     observe: Callable[[dict], None] | None = None, deadline: float | None = None,
+                     resume_later: bool = False) -> str:
     """Work through the open clause tasks of (run, document). Returns "done" or "interrupted".
 
     ``deadline`` (a ``time.monotonic()`` value): once past it, no new clause is started and the call
     returns "interrupted" (every finished clause is checkpointed), so a Celery task stops well inside
     its time limit instead of being cut off in an HTTP wait. At least one clause is worked on per call.
-    A ``TransientEngineError`` (the API overloaded or unreachable after the SDK's retries) is raised
-    to the caller with the clause left open, to be tried again later; it counts as a start of that
-    clause (``MAX_ATTEMPTS``).
+    A ``TransientEngineError`` (the API overloaded or unreachable after the SDK's retries) fails the
+    clause with its message, like any engine error; with ``resume_later`` (the Celery task, which
+    tries again minutes later) it is raised instead, the clause left open. It counts as a start of
+    that clause (``MAX_ATTEMPTS``).
 
     ``observe(event)`` (the evaluate command) is called after each clause with the task, the
     retrieved chunks, the outcome, the saved extraction and the timings; with it, retrieval
@@ -102,8 +104,9 @@ def process_document(run_id: int, document_id: int, *, engine: Engine | None = N
         clause = as_plain(task.clause_type)
         retrieved: list = []
         if task.attempts >= MAX_ATTEMPTS:
-            _fail(run, document, task, f"started {task.attempts} times without finishing (the worker was lost "
-                                       "each time); ask for it again with Find a clause", session, meter)
+            _fail(run, document, task, f"started {task.attempts} times without finishing (the worker was lost, "
+                                       "or the API unavailable, each time); ask for it again with Find a clause",
+                  session, meter)
             continue
         ClauseTask.objects.filter(pk=task.pk).update(status=ClauseTask.Status.RUNNING, attempts=F("attempts") + 1)
         try:
@@ -116,10 +119,10 @@ def process_document(run_id: int, document_id: int, *, engine: Engine | None = N
             ClauseTask.objects.filter(pk=task.pk).update(attempts=F("attempts") - 1)
             log.info("run %s document %s interrupted: %s", run.pk, document.pk, exc)
             return INTERRUPTED
-        except TransientEngineError:
-            meter.flush()
-            raise
         except EngineError as exc:
+            if resume_later and isinstance(exc, TransientEngineError):
+                meter.flush()
+                raise
             _fail(run, document, task, str(exc), session, meter)
             if observe is not None:
                 observe({"task": task, "clause": clause, "retrieved": retrieved, "outcome": None,

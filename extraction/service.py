@@ -12,7 +12,6 @@ import hashlib
 
 from extraction import catalog, pipeline, runs
 from extraction.catalog_sync import ensure_catalog
-from extraction.engines import EngineError
 from extraction.models import ClauseTask, ClauseType, Extraction
 from engagements.scoping import require_role
 
@@ -69,8 +68,6 @@ def find_clause(document, *, user, clause_type=None, question: str | None = None
                 break
         else:
             pipeline.fail_open_tasks(run.pk, document.pk, f"interrupted {MAX_RESUMES} times (max_tokens)")
-    except EngineError as exc:  # the API overloaded or unreachable now: the reviewer is waiting, say so
-        pipeline.fail_open_tasks(run.pk, document.pk, f"{exc}; try again in a few minutes")
     except BaseException as exc:  # the run must not stay "running" for ever
         pipeline.fail_open_tasks(run.pk, document.pk, f"{type(exc).__name__}: {exc}")
         raise

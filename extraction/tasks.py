@@ -30,9 +30,9 @@ STOP_BEFORE_LIMIT_S = 600
 @shared_task(bind=True, acks_late=True, reject_on_worker_lost=True, max_retries=MAX_RESUMES,
              name="extraction.tasks.extract_document")
 def extract_document(self, run_id: int, document_id: int) -> str:
-    reason, countdown = "max_tokens", 0
+    reason, countdown = "max_tokens or the time limit", 0
     try:
-        result = pipeline.process_document(run_id, document_id, deadline=_deadline(self))
+        result = pipeline.process_document(run_id, document_id, deadline=_deadline(self), resume_later=True)
     except RESUMABLE as exc:
         result, reason = pipeline.INTERRUPTED, type(exc).__name__
         if isinstance(exc, TransientEngineError):  # minutes, not the SDK's seconds: 30 s, 1, 2, 4, 8, 10 min

@@ -67,8 +67,8 @@ def normalise(text: str, *, fold_case: bool = False) -> tuple[str, list[int]]:
         out = " " if i in marks else _FOLD.get(ch)
         if out is None:
             out = ch
-            if unicodedata.category(ch) == "No":  # superscripts, fractions: "$5,000¹" is not "$5,0001"
-                out = " "
+            if unicodedata.decomposition(ch).startswith(("<super>", "<sub>")):  # "$5,000¹" is not "$5,0001"
+                out = " "  # (a fraction such as "½" decomposes to "1⁄2" below and stays a value)
             elif ord(ch) > 127:  # compatibility forms (ligatures, nbsp, full-width) and accents
                 out = "".join(c for c in unicodedata.normalize("NFKD", ch) if not unicodedata.combining(c))
         for o in out:
@@ -201,7 +201,7 @@ def verify_extraction(
 
     errors: list[str] = []
     verified: list[VerifiedCitation] = []
-    located: list[str] = []  # each quote as located, before it is cut at chunk ends
+    located: list[VerifiedCitation] = []  # each quote as located, before it is cut at chunk ends
     if not clause_text.strip():
         errors.append('clause_text is empty; give the clause text, or "not_found"')
     if not citations:
@@ -213,15 +213,16 @@ def verify_extraction(
             errors.append(f"citation {n}: {err}")
         elif vc is not None:
             for part in around_furniture(vc, pages):
-                located.append(part.quote)
+                located.append(part)
                 verified.extend(piece for piece in within_chunks(part, by_id, pages)
                                 if all((v.start, v.end) != (piece.start, piece.end) for v in verified))
 
     values: list[str] = []
     if verified and clause_text.strip():
         values = exact_values(clause_text)
-        errors.extend(check_values(values, located))
-        errors.extend(check_grounding(clause_text, located))
+        quotes = joined_quotes(located)
+        errors.extend(check_values(values, quotes))
+        errors.extend(check_grounding(clause_text, quotes))
     return VerificationResult(False, tuple(verified), tuple(errors), tuple(values))
 
 
@@ -363,6 +364,20 @@ def _covered(words: list[str], quoted: list[list[str]]) -> int:
     return best if words else 0
 
 
+def joined_quotes(located: Sequence[VerifiedCitation]) -> list[str]:
+    """The located quotes' texts, quotes that overlap or touch in the document joined into one (two
+    citations of the overlapping ends of neighbouring chunks are one passage of the source)."""
+    spans: list[tuple[int, int, str]] = []
+    for v in sorted(located, key=lambda v: (v.start, v.end)):
+        if spans and v.start <= spans[-1][1]:
+            start, end, text = spans[-1]
+            if v.end > end:
+                spans[-1] = (start, v.end, text + v.quote[end - v.start:])
+        else:
+            spans.append((v.start, v.end, v.quote))
+    return [text for _, _, text in spans]
+
+
 def _piece(vc: VerifiedCitation, start: int, end: int, chunk: ChunkView, pages: PageTable) -> VerifiedCitation | None:
     """The part ``[start, end)`` of ``vc``, cited to ``chunk``, edge whitespace trimmed (None when blank)."""
     text = vc.quote[start - vc.start:end - vc.start]
@@ -474,10 +489,19 @@ def _splits(text: str, i: int) -> bool:
         return False
     a, b = text[i - 1], text[i]
     if (a.isalnum() or a == "_") and (b.isalnum() or b == "_"):
-        return True
+        return not (_wide(a) and _wide(b))  # Chinese or Japanese: no spaces between words
+    if (a.isdigit() or (a == " " and i >= 2 and text[i - 2].isdigit())) and _SCALE_AFTER.match(text, i):
+        return True  # "$5| million": the scale word belongs to the number
     if a in ".," and b.isdigit() and i >= 2 and text[i - 2].isdigit():
         return True
     return b in ".," and a.isdigit() and i + 1 < len(text) and text[i + 1].isdigit()
+
+
+_SCALE_AFTER = re.compile(r" ?(?i:million|billion|thousand|trillion)\b")
+
+
+def _wide(ch: str) -> bool:
+    return unicodedata.east_asian_width(ch) in ("W", "F")
 
 
 @dataclass(frozen=True)
@@ -587,11 +611,12 @@ _MONTH = (r"(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|
 _NUM = r"\d[\d,]*(?:\.\d+)*"
 _UNITS = (r"(?:business days?|calendar days?|working days?|days?|months?|years?|hours?|weeks?|minutes?|"
           r"units?|shares?|kg|km|miles?|lbs?|tons?|seats?|users?|licenses?|copies)")
+_SCALE = r"(?i:million|billion|thousand|trillion)\b"  # part of the value: "$5" is not "$5 Million"
 _SIGN = r"(?:(?<![\w.,)-])-)?"  # a minus sign belongs to the value ("-5%" is not "5%")
 _VALUE_PATTERNS = [
     # money: $247.83, € 1.000, USD 5,000, US$10 million, 5,000 dollars
-    rf"{_SIGN}(?:US\$|[$€£¥₹]|\b(?:USD|EUR|GBP|CHF|JPY|CAD|AUD|INR|RMB|CNY)\s?){_NUM}(?:\s?(?:million|billion|thousand)\b)?",
-    rf"\b{_NUM}\s?(?:million|billion|thousand\s)?\s?(?:dollars|euros|pounds|USD|EUR|GBP)\b",
+    rf"{_SIGN}(?:US\$|[$€£¥₹]|\b(?:USD|EUR|GBP|CHF|JPY|CAD|AUD|INR|RMB|CNY)\s?){_NUM}(?:\s?{_SCALE})?",
+    rf"\b{_NUM}\s?(?:{_SCALE}\s)?\s?(?:dollars|euros|pounds|USD|EUR|GBP)\b",
     # percentages
     rf"{_SIGN}\b{_NUM}\s?(?:%|percent\b|per cent\b)",
     # dates
@@ -632,7 +657,6 @@ def _loose(s: str) -> str:
     return re.sub(r"(US\$|[$€£¥₹])\s+(?=\d)", r"\1", s)
 
 
-_SCALE = r"(?:million|billion|thousand|trillion)\b"
 
 
 def _contains_value(hay: str, value: str) -> bool:
@@ -641,8 +665,8 @@ def _contains_value(hay: str, value: str) -> bool:
     pat = r"(?<![A-Za-z0-9])(?<!\d[.,])" + re.escape(value) + r"(?![A-Za-z0-9])(?![.,]\d)"
     if not value.startswith("-"):
         pat = r"(?<![\s(]-)(?<!^-)" + pat
-    if not re.search(_SCALE + "$", value, re.I):
-        pat += r"(?!\s?(?i:" + _SCALE + "))"
+    if not re.search(_SCALE + "$", value):
+        pat += r"(?!\s?" + _SCALE + ")"
     return re.search(pat, hay) is not None
 
 

@@ -27,8 +27,8 @@ def standing_clauses(document) -> list[Source]:
     found and not rejected, accepted (even if flagged unverified), or corrected (the reviewer's text,
     also when accepted after; a correction to "not_found" marks the clause absent). When nobody has
     reviewed the latest run's answers for a type yet, the answers reviewers accepted or corrected in
-    earlier runs stand instead: a rerun that words the clause differently (or misses it) does not
-    drop a reviewer's correction.
+    the newest run they kept any of stand instead: a rerun that words the clause differently (or
+    misses it) does not drop a reviewer's correction.
     A latest-run answer that repeats an earlier one is judged by the item the clause list shows for
     it (``clauses.fold_repeats``: the one reviewers decided on), so a rejected clause found again
     stays out."""
@@ -45,7 +45,8 @@ def standing_clauses(document) -> list[Source]:
         latest = [shown[answer_key(r)] for r in items if r.run_id == items[0].run_id]
         kept = [item for item in shown.values() if item.review_state in (ACCEPT, CORRECT)]
         if kept and all(item.review_state == PENDING for item in latest):
-            latest = kept  # a later run nobody has reviewed yet does not undo what reviewers kept
+            newest = max(item.run_id for item in kept)  # the newest run reviewers kept answers of
+            latest = [item for item in kept if item.run_id == newest]  # (a later, unreviewed run undoes nothing)
         for item in latest:
             state, correction = item.review_state, (item.latest_correction or "").strip()
             if correction:  # the reviewer's text stands unless rejected; exactly "not_found" marks it absent

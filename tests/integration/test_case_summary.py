@@ -218,3 +218,24 @@ def test_an_unreviewed_rerun_does_not_drop_what_reviewers_kept(engagement, make_
     _decide(worded, auditor, "accept")
     standing = {s.clause_type: s for s in standing_clauses(contract.document)}
     assert standing["Payment"].text == "A fee of $250 per record."
+
+
+def test_only_the_newest_kept_answer_stands_when_a_later_run_is_unreviewed(engagement, make_member):
+    from extraction.models import Extraction, ExtractionRun
+    from reviewer.summaries import standing_clauses
+
+    contract = make_reviewable(engagement)
+    auditor = make_member(engagement, "auditor")
+    payment = contract.extractions["Payment"]
+    _decide(payment, auditor, "accept")  # run 1: accepted as extracted
+    second = ExtractionRun.objects.create(engagement=engagement, engine="offline", status="done")
+    reworded = Extraction.objects.create(run=second, document=payment.document, clause_type=payment.clause_type,
+                                         status="found", engine="offline", clause_text="A fee of $250 per record.",
+                                         dedupe_key="run2-payment")
+    _decide(reworded, auditor, "correct", corrected_text="a unit fee of $247.83 per record")  # run 2: corrected
+    third = ExtractionRun.objects.create(engagement=engagement, engine="offline", status="done")
+    Extraction.objects.create(run=third, document=payment.document, clause_type=payment.clause_type,
+                              status="found", engine="offline", clause_text="Fees of $250.", dedupe_key="run3-payment")
+
+    texts = [s.text for s in standing_clauses(contract.document) if s.clause_type == "Payment"]
+    assert texts == ["a unit fee of $247.83 per record"]

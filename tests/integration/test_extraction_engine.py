@@ -189,7 +189,7 @@ def test_529_past_the_retry_budget_leaves_the_clause_open_for_a_later_try(engage
     api.script.extend([api.overloaded()] * 3)
     run = _run(engagement, document, ["Governing Law", "Payment"])
     with pytest.raises(TransientEngineError) as raised:  # the task waits it out (test_extraction_task)
-        pipeline.process_document(run.pk, document.pk, engine=_engine(api, max_retries=2))
+        pipeline.process_document(run.pk, document.pk, engine=_engine(api, max_retries=2), resume_later=True)
     assert "529" in str(raised.value) and "overloaded_error" in str(raised.value)
     assert "request-id req_" in str(raised.value)
     assert not ClauseTask.objects.filter(run=run, status="failed").exists()  # nothing given up on
@@ -197,6 +197,20 @@ def test_529_past_the_retry_budget_leaves_the_clause_open_for_a_later_try(engage
     assert set(ClauseTask.objects.filter(run=run).values_list("status", flat=True)) == {"done"}
     run.refresh_from_db()
     assert run.status == "done"
+
+
+def test_529_past_the_retry_budget_outside_a_task_fails_that_clause_and_goes_on(engagement):
+    # extract --wait, evaluate, benchmark runs: nothing would try again later
+    document = make_contract(engagement)
+    api = MockAnthropic(FakeClaude(dict(ANSWERS)))
+    api.script.extend([api.overloaded()] * 3)
+    run = _run(engagement, document, ["Governing Law", "Payment"])
+    assert pipeline.process_document(run.pk, document.pk, engine=_engine(api, max_retries=2)) == pipeline.DONE
+    first, second = sorted(ClauseTask.objects.filter(run=run), key=lambda t: t.updated_at)
+    assert first.status == "failed" and second.status == "done"
+    assert "529" in first.error and "overloaded_error" in first.error and "request-id req_" in first.error
+    run.refresh_from_db()
+    assert run.status == "failed" and "1 of 2 clause tasks failed" in run.error
 
 
 def test_a_time_limit_inside_the_http_wait_reaches_the_task(engagement):

@@ -62,8 +62,8 @@ def test_a_run_cut_short_every_time_ends_failed_with_the_reason(engagement, clau
     tasks = ClauseTask.objects.filter(run=run)
     assert not tasks.filter(status__in=["pending", "running"]).exists()
     errors = list(tasks.values_list("error", flat=True))
-    assert errors.count(f"interrupted {MAX_RESUMES} times (max_tokens)") >= len(TYPES) - 1
-    assert set(errors) <= {f"interrupted {MAX_RESUMES} times (max_tokens)",
+    assert errors.count(f"interrupted {MAX_RESUMES} times (max_tokens or the time limit)") >= len(TYPES) - 1
+    assert set(errors) <= {f"interrupted {MAX_RESUMES} times (max_tokens or the time limit)",
                            "no extract_clause answer after 8 turns"}  # the first one's turns ran out first
     assert not Extraction.objects.filter(run=run).exists()
     run.refresh_from_db()

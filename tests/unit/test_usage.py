@@ -37,5 +37,5 @@ def test_a_large_output_budget_gets_a_longer_request_timeout():
     from extraction.agent import request_timeout
 
     client = anthropic.Anthropic(api_key="sk-ant-test", timeout=120.0)
-    assert request_timeout(client, 1024) == 120.0
-    assert request_timeout(client, 32_000) == 60.0 + 0.025 * 32_000  # 14 minutes for a 32,000-token answer
+    assert request_timeout(client, 4096, 4096) == 120.0  # ANTHROPIC_TIMEOUT as configured
+    assert request_timeout(client, 32_768, 4096) == 960.0  # after three doublings: eight times as long

@@ -487,3 +487,39 @@ def test_a_superscript_mark_from_word_or_html_may_be_left_out_of_a_quote():
     r = verify_extraction([{"chunk_id": "c1", "page": 1, "quote": "a fee of $5,0001 per month"}], [chunk], pages,
                           "a fee of $5,0001 per month", document_text=text)
     assert not r.ok
+
+
+def _one_chunk(text):
+    return [ChunkView("c1", 0, text, 0, len(text), 1, 1, 0, "")], [(1, 0, len(text))]
+
+
+@pytest.mark.parametrize("source,quote,clause_text", [
+    ("Fees: 2½ times the annual fee.", "Fees: 2½ times the annual fee", "Fees: 2¼ times the annual fee"),
+    ("Fees: 2½ times the annual fee.", "Fees: 2½ times the annual fee", "Fees: 2 times the annual fee"),
+    ("The cap is $5 Million in aggregate.", "The cap is $5 Million in aggregate", "The cap is $5"),
+    ("The cap is $5 million in aggregate.", "The cap is $5", "The cap is $5"),  # the quote stops at the scale
+])
+def test_fractions_and_scale_words_stay_part_of_their_values(source, quote, clause_text):
+    chunks, pages = _one_chunk(source)
+    r = verify_extraction([{"chunk_id": "c1", "page": 1, "quote": quote}], chunks, pages, clause_text,
+                          document_text=source)
+    assert not r.ok, r.errors
+
+
+def test_overlapping_quotes_carry_a_clause_that_runs_across_both():
+    text = "Either party may terminate upon sixty (60) days prior written notice to the other party."
+    chunks, pages = _one_chunk(text)
+    cits = [{"chunk_id": "c1", "page": 1, "quote": "Either party may terminate upon sixty (60) days"},
+            {"chunk_id": "c1", "page": 1, "quote": "sixty (60) days prior written notice to the other party."}]
+    assert verify_extraction(cits, chunks, pages, text, document_text=text).ok
+
+
+def test_a_quote_from_inside_a_chinese_sentence_is_whole():
+    text = "甲方应于每月五日前向乙方支付服务费人民币247.83元，逾期按日计息。"
+    chunks, pages = _one_chunk(text)
+    q = "向乙方支付服务费人民币247.83元"
+    r = verify_extraction([{"chunk_id": "c1", "page": 1, "quote": q}], chunks, pages, q, document_text=text)
+    assert r.ok, r.errors
+    r = verify_extraction([{"chunk_id": "c1", "page": 1, "quote": "服务费人民币247.8"}], chunks, pages, "服务费人民币247.8",
+                          document_text=text)
+    assert not r.ok  # a number is still never cut
