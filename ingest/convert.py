@@ -82,6 +82,8 @@ _MARKDOWNIFY = {
     "sub_symbol": "~",
     "strip": ["b", "strong", "i", "em", "u"],
 }
+# Word superscripts ordinals by default: "15<sup>th</sup>" is written "15th", not "15^th^".
+_SUPERSCRIPT_ORDINAL = re.compile(r"(?<=\d)\^(st|nd|rd|th)\^")
 _PAGE_SENTINEL = "\ue000"  # private-use character standing in for "\f" while MarkItDown runs
 _DECLARATION_BYTES = 2048
 # <meta charset="x">, <meta http-equiv="Content-Type" content="text/html; charset=x">, <?xml ... encoding="x"?>
@@ -193,7 +195,7 @@ def convert_file(path: Path, *, filename: str | None = None, max_bytes: int = DE
                 + ("…" if len(result.scanned_pages) > 20 else "")
             )
     else:
-        markdown = _neutralise_markup(result.markdown, raw_html=False)
+        markdown = _tidy(result.markdown, raw_html=False)
         if kind == "pptx":
             page_texts, estimated = [unescape(page) for page in _slide_pages(markdown)], False
         else:
@@ -211,7 +213,7 @@ def _convert_textual(data: bytes, kind: str) -> Converted:
     if has_page_breaks:
         text = text.replace(_PAGE_SENTINEL, " ").replace("\f", f"\n\n{_PAGE_SENTINEL}\n\n")
     result = _run_markitdown(text.encode("utf-8"), kind)
-    markdown = result.markdown if kind == "text" else _neutralise_markup(result.markdown, raw_html=kind == "markdown")
+    markdown = result.markdown if kind == "text" else _tidy(result.markdown, raw_html=kind == "markdown")
     if has_page_breaks:
         page_texts = [p.strip("\n") for p in markdown.split(_PAGE_SENTINEL)]
         if len(page_texts) > 1 and not page_texts[-1].strip():
@@ -331,6 +333,11 @@ def _mostly_utf8(valid: int, bad: int) -> bool:
     UTF-8 then damages fewer characters (one replacement per stray byte, where cp1252 turns each
     valid character into two or three wrong ones)."""
     return valid > 0 and bad <= valid
+
+
+def _tidy(markdown: str, *, raw_html: bool) -> str:
+    """Converted Markdown made safe (:func:`_neutralise_markup`), superscript ordinals written plainly."""
+    return _SUPERSCRIPT_ORDINAL.sub(r"\1", _neutralise_markup(markdown, raw_html=raw_html))
 
 
 def _neutralise_markup(markdown: str, *, raw_html: bool) -> str:

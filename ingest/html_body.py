@@ -2,8 +2,8 @@
 
 MarkItDown's :class:`~markitdown.converters.HtmlConverter` converts only ``soup.find("body")``:
 text after ``</body>`` (a signature block pasted below it) or in a second ``<body>`` (two pages
-saved into one file) was silently lost. Browsers show all of it, so this converter drops the
-``<head>`` (title, styles, metadata: not document text) and scripts, unwraps every ``<body>`` and
+saved into one file) was silently lost. Browsers show all of it, so this converter drops what is
+not document text (title, metadata, styles, scripts), unwraps ``<head>`` and every ``<body>`` and
 converts everything that is left, in document order.
 
 Uses markitdown's private ``_CustomMarkdownify`` (markitdown 0.1.8 is pinned in pyproject.toml), so
@@ -19,7 +19,9 @@ from markitdown import DocumentConverterResult, StreamInfo
 from markitdown.converters import HtmlConverter
 from markitdown.converters._markdownify import _CustomMarkdownify
 
-_NOT_TEXT = ["head", "title", "script", "style"]
+# Not document text. <head> itself is unwrapped, not dropped: html.parser leaves a page whose </head>
+# is missing with its whole body inside the head.
+_NOT_TEXT = ["title", "meta", "link", "base", "script", "style"]
 
 
 class WholeHtmlConverter(HtmlConverter):
@@ -31,8 +33,8 @@ class WholeHtmlConverter(HtmlConverter):
         title = soup.title.string if soup.title is not None else None
         for element in soup(_NOT_TEXT):
             element.decompose()
-        for body in soup("body"):
-            body.unwrap()
+        for wrapper in soup(["head", "body"]):
+            wrapper.unwrap()
         try:
             markdown = _CustomMarkdownify(**kwargs).convert_soup(soup)
         except RecursionError:  # nesting too deep for markdownify: plain text rather than nothing

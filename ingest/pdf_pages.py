@@ -132,13 +132,29 @@ def extract_pdf_pages(data: bytes, *, password: str | None = None) -> PdfText:
 def _with_form_values(pdf: pdfium.PdfDocument, index: int) -> pdfium.PdfPage:
     """Page ``index``, with what was typed into its form fields (an order form's customer name and
     fee) drawn into the page, where the text layer reads it: pdfium's page text leaves the fields
-    out. The values come after the page's own text. Pages without annotations are loaded as they are."""
+    out. The values come after the page's own text. Comments and stamps are not drawn in; pages
+    without form fields are loaded as they are."""
     page = pdf[index]
-    if pdf.formenv is None or not pdfium_c.FPDFPage_GetAnnotCount(page):
+    if pdf.formenv is None or not _keep_only_form_fields(page):
         return page
     page.flatten()  # changes the document in memory only; the page must be loaded again
     page.close()
     return pdf[index]
+
+
+def _keep_only_form_fields(page: pdfium.PdfPage) -> int:
+    """Remove every annotation but form fields from the page (in memory), so flattening draws no
+    reviewer's comment or stamp into the contract text; returns how many form fields are left."""
+    widgets = 0
+    for i in reversed(range(pdfium_c.FPDFPage_GetAnnotCount(page.raw))):
+        annot = pdfium_c.FPDFPage_GetAnnot(page.raw, i)
+        subtype = pdfium_c.FPDFAnnot_GetSubtype(annot)
+        pdfium_c.FPDFPage_CloseAnnot(annot)
+        if subtype == pdfium_c.FPDF_ANNOT_WIDGET:
+            widgets += 1
+        else:
+            pdfium_c.FPDFPage_RemoveAnnot(page.raw, i)
+    return widgets
 
 
 def _visible_chars(text: str) -> int:

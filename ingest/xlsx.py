@@ -32,7 +32,12 @@ def sheet_pages(data: bytes) -> list[str]:
 
     workbook = openpyxl.load_workbook(io.BytesIO(data), read_only=True, data_only=True)
     try:
-        return [_sheet_markdown(sheet.title, sheet.iter_rows()) for sheet in workbook.worksheets]
+        pages = []
+        for sheet in workbook.worksheets:
+            if hasattr(sheet, "reset_dimensions"):  # read-only mode trusts the file's <dimension>, which
+                sheet.reset_dimensions()             # some writers set to "A1": every other cell was lost
+            pages.append(_sheet_markdown(sheet.title, sheet.iter_rows()))
+        return pages
     finally:
         workbook.close()
 
@@ -99,13 +104,14 @@ def format_number(value: float | int, fmt: str) -> str:
     prefix = "".join(text for kind, text in tokens[:first] if kind == "literal")
     suffix = "".join(text for kind, text in tokens[last + 1 :] if kind == "literal")
     pattern = "".join(text for _, text in tokens[first : last + 1])
+    if "/" in pattern:  # a fraction ("# ?/?"): not read here, so shown as Excel's General would
+        return sign + _general(value)
     number = Decimal(repr(value)) if isinstance(value, float) else Decimal(value)
     number *= Decimal(100) ** tokens.count(("literal", "%"))
     if "E" in pattern.upper():
         return sign + prefix + _scientific(number, pattern) + suffix
-    integer_part, _, decimal_part = pattern.partition(".")
-    scaled = len(integer_part) - len(integer_part.rstrip(","))  # "#,##0," shows thousands
-    integer_part = integer_part.rstrip(",")
+    scaled = len(pattern) - len(pattern.rstrip(","))  # "#,##0," shows thousands, "0.0,," millions
+    integer_part, _, decimal_part = pattern.rstrip(",").partition(".")
     number /= Decimal(1000) ** scaled
     required = decimal_part.count("0")
     optional = sum(decimal_part.count(c) for c in "#?")

@@ -89,7 +89,8 @@ def test_pdf_pages_are_exact_including_a_table_page(tmp_path):
 
 
 def filled_form_pdf() -> bytes:
-    """A one-page order form whose customer and fee were typed into AcroForm text fields."""
+    """A one-page order form whose customer and fee were typed into AcroForm text fields, with a
+    reviewer's comment on it."""
     def stream(body: bytes, head: bytes = b"") -> bytes:
         return b"<< " + head + b"/Length %d >>\nstream\n" % len(body) + body + b"\nendstream"
 
@@ -102,7 +103,7 @@ def filled_form_pdf() -> bytes:
         b"<< /Type /Catalog /Pages 2 0 R /AcroForm << /Fields [5 0 R 7 0 R] /DR << /Font << /F1 4 0 R >> >> >> >>",
         b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
         b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 4 0 R >> >>"
-        b" /Contents 9 0 R /Annots [5 0 R 7 0 R] >>",
+        b" /Contents 9 0 R /Annots [5 0 R 7 0 R 11 0 R] >>",
         b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
         field(b"customer", b"ACME HOLDINGS LLC", 695, 6),
         stream(b"/Tx BMC BT /F1 12 Tf 2 4 Td (ACME HOLDINGS LLC) Tj ET EMC", xobject),
@@ -110,6 +111,9 @@ def filled_form_pdf() -> bytes:
         stream(b"/Tx BMC BT /F1 12 Tf 2 4 Td (USD 247,830.00) Tj ET EMC", xobject),
         stream(b"BT /F1 12 Tf 72 720 Td (This Services Agreement is made between the Provider and the Customer"
                b" named below.) Tj 0 -20 Td (Customer name:) Tj 0 -20 Td (Annual fee:) Tj ET"),
+        stream(b"BT /F1 10 Tf 2 5 Td (Reviewer: is this fee right?) Tj ET", xobject),
+        b"<< /Type /Annot /Subtype /FreeText /Rect [72 600 292 620] /Contents (Reviewer: is this fee right?)"
+        b" /DA (/F1 10 Tf 0 g) /AP << /N 10 0 R >> >>",  # a reviewer's comment: not contract text
     ]
     out, offsets = b"%PDF-1.7\n", []
     for n, body in enumerate(objects, 1):
@@ -125,6 +129,7 @@ def test_what_was_typed_into_a_pdf_form_is_part_of_its_text(tmp_path):
     converted = convert_file(write(tmp_path, "order-form.pdf", filled_form_pdf()))
     assert "Customer name:" in converted.text
     assert "ACME HOLDINGS LLC" in converted.text and "USD 247,830.00" in converted.text
+    assert "Reviewer" not in converted.text
     assert len(converted.pages) == 1
 
 
@@ -518,6 +523,51 @@ def test_xlsx_number_formats(value, number_format, shown):
     from ingest.xlsx import cell_text
 
     assert cell_text(value, number_format) == shown
+
+
+@pytest.mark.parametrize("value,number_format,shown", [
+    (12345678, "#,##0.0,,", "12.3"), (12345678, '$#,##0.0,,"M"', "$12.3M"), (1.5, "# ?/?", "1.5"),
+])
+def test_xlsx_scaling_commas_anywhere_and_fractions_keep_the_value(value, number_format, shown):
+    from ingest.xlsx import cell_text
+
+    assert cell_text(value, number_format) == shown
+
+
+def test_an_xlsx_whose_dimension_says_a1_is_read_whole():
+    import openpyxl
+
+    book = openpyxl.Workbook()
+    sheet = book.active
+    sheet.title = "Fees"
+    for row in (["Item", "Fee"], ["Support", "$247.83"], ["Licence", "$5,000"]):
+        sheet.append(row)
+    raw = io.BytesIO()
+    book.save(raw)
+    fixed = io.BytesIO()
+    with zipfile.ZipFile(io.BytesIO(raw.getvalue())) as zin, zipfile.ZipFile(fixed, "w") as zout:
+        for item in zin.infolist():
+            data = zin.read(item)
+            if item.filename == "xl/worksheets/sheet1.xml":  # as some writers leave it
+                data = re.sub(rb'<dimension ref="[^"]*"/>', b'<dimension ref="A1"/>', data)
+            zout.writestr(item, data)
+    from ingest.xlsx import sheet_pages
+
+    assert "| Licence | $5,000 |" in sheet_pages(fixed.getvalue())[0]
+
+
+@pytest.mark.parametrize("html", [
+    b"<html><head><title>Agreement</title><body><p>The Fee is $247.83 per month.</p></body></html>",  # no </head>
+    b"<html><head><meta charset='utf-8'><p>The Fee is $247.83 per month.</p>",
+])
+def test_html_whose_head_is_not_closed_keeps_its_text(tmp_path, html):
+    assert "The Fee is $247.83 per month." in convert_file(write(tmp_path, "page.html", html)).text
+
+
+def test_a_superscript_ordinal_reads_as_written(tmp_path):
+    html = b"<html><body><p>Effective on the 15<sup>th</sup> day of March, 2021; fee $5,000<sup>1</sup>.</p></body></html>"
+    text = convert_file(write(tmp_path, "page.html", html)).text
+    assert "the 15th day of March, 2021" in text and "$5,0001" not in text
 
 
 def test_exact_values_survive_office_conversion_verbatim(tmp_path):
