@@ -123,7 +123,8 @@ def process_document(run_id: int, document_id: int, *, engine: Engine | None = N
             if resume_later and isinstance(exc, TransientEngineError):
                 meter.flush()
                 raise
-            _fail(run, document, task, str(exc), session, meter)
+            later = "; try again in a few minutes" if isinstance(exc, TransientEngineError) else ""
+            _fail(run, document, task, f"{exc}{later}", session, meter)
             if observe is not None:
                 observe({"task": task, "clause": clause, "retrieved": retrieved, "outcome": None,
                          "extraction": None, "error": str(exc), "latency_ms": {}})

@@ -67,7 +67,7 @@ def normalise(text: str, *, fold_case: bool = False) -> tuple[str, list[int]]:
         out = " " if i in marks else _FOLD.get(ch)
         if out is None:
             out = ch
-            if unicodedata.decomposition(ch).startswith(("<super>", "<sub>")):  # "$5,000¹" is not "$5,0001"
+            if _is_index_mark(ch):  # "$5,000¹" is not "$5,0001"
                 out = " "  # (a fraction such as "½" decomposes to "1⁄2" below and stays a value)
             elif ord(ch) > 127:  # compatibility forms (ligatures, nbsp, full-width) and accents
                 out = "".join(c for c in unicodedata.normalize("NFKD", ch) if not unicodedata.combining(c))
@@ -87,6 +87,13 @@ def normalise(text: str, *, fold_case: bool = False) -> tuple[str, list[int]]:
             chars.append(o)
             src.append(i)
     return _drop_hyphenation(chars, src)
+
+
+def _is_index_mark(ch: str) -> bool:
+    """A superscript or subscript digit or sign ("¹", "₂", "⁺"): a footnote mark or an index, never part
+    of the number before it. "º", "ª" and "™" are letters and stay ("nº" reads "no")."""
+    return (unicodedata.decomposition(ch).startswith(("<super>", "<sub>"))
+            and all(c in "0123456789+-=()\u2212" for c in unicodedata.normalize("NFKD", ch)))
 
 
 def _drop_hyphenation(chars: list[str], src: list[int]) -> tuple[str, list[int]]:
@@ -489,19 +496,26 @@ def _splits(text: str, i: int) -> bool:
         return False
     a, b = text[i - 1], text[i]
     if (a.isalnum() or a == "_") and (b.isalnum() or b == "_"):
-        return not (_wide(a) and _wide(b))  # Chinese or Japanese: no spaces between words
-    if (a.isdigit() or (a == " " and i >= 2 and text[i - 2].isdigit())) and _SCALE_AFTER.match(text, i):
-        return True  # "$5| million": the scale word belongs to the number
+        if a.isnumeric() and b.isnumeric():  # "５|００", "三|十": a number is never cut
+            return True
+        return not (_ideographic(a) and _ideographic(b))  # Chinese, Japanese: no spaces between words
+    j = i - 1
+    while j > 0 and text[j].isspace() and i - j < 8:
+        j -= 1
+    if text[j].isdigit() and _SCALE_AFTER.match(text, i):
+        return True  # "$5| million", "$5|\nmillion": the scale word belongs to the number
     if a in ".," and b.isdigit() and i >= 2 and text[i - 2].isdigit():
         return True
     return b in ".," and a.isdigit() and i + 1 < len(text) and text[i + 1].isdigit()
 
 
-_SCALE_AFTER = re.compile(r" ?(?i:million|billion|thousand|trillion)\b")
+_SCALE_AFTER = re.compile(r"\s*(?i:million|billion|thousand|trillion)\b")
+_IDEOGRAPHIC = ("CJK UNIFIED IDEOGRAPH", "CJK COMPATIBILITY IDEOGRAPH", "HIRAGANA", "KATAKANA")
 
 
-def _wide(ch: str) -> bool:
-    return unicodedata.east_asian_width(ch) in ("W", "F")
+def _ideographic(ch: str) -> bool:
+    """Han, hiragana or katakana: scripts written without spaces between words (Korean has them)."""
+    return ord(ch) > 0x2E7F and unicodedata.name(ch, "").startswith(_IDEOGRAPHIC)
 
 
 @dataclass(frozen=True)

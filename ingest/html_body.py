@@ -3,7 +3,7 @@
 MarkItDown's :class:`~markitdown.converters.HtmlConverter` converts only ``soup.find("body")``:
 text after ``</body>`` (a signature block pasted below it) or in a second ``<body>`` (two pages
 saved into one file) was silently lost. Browsers show all of it, so this converter drops what is
-not document text (title, metadata, styles, scripts), unwraps ``<head>`` and every ``<body>`` and
+not document text (title, metadata, styles, scripts and their fallbacks, templates), unwraps ``<head>`` and every ``<body>`` and
 converts everything that is left, in document order.
 
 Uses markitdown's private ``_CustomMarkdownify`` (markitdown 0.1.8 is pinned in pyproject.toml), so
@@ -21,7 +21,7 @@ from markitdown.converters._markdownify import _CustomMarkdownify
 
 # Not document text. <head> itself is unwrapped, not dropped: html.parser leaves a page whose </head>
 # is missing with its whole body inside the head.
-_NOT_TEXT = ["title", "meta", "link", "base", "script", "style"]
+_NOT_TEXT = ["title", "meta", "link", "base", "script", "style", "noscript", "template"]
 
 
 class WholeHtmlConverter(HtmlConverter):

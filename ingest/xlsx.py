@@ -95,8 +95,8 @@ def format_number(value: float | int, fmt: str) -> str:
         section, sign = sections[0], "-" if value < 0 else ""
         value = abs(value)
     tokens = _tokens(section)
-    if any(kind == "general" for kind, _ in tokens):
-        return sign + _general(value)
+    if any(kind == "general" for kind, _ in tokens) or "/" in _unquoted(section):
+        return sign + _general(value)  # a fraction ("# ?/?", "# ?/4") is not read here: General keeps the value
     places = [i for i, (kind, _) in enumerate(tokens) if kind == "digit"]
     if not places:
         return sign + "".join(text for kind, text in tokens if kind == "literal")
@@ -104,8 +104,6 @@ def format_number(value: float | int, fmt: str) -> str:
     prefix = "".join(text for kind, text in tokens[:first] if kind == "literal")
     suffix = "".join(text for kind, text in tokens[last + 1 :] if kind == "literal")
     pattern = "".join(text for _, text in tokens[first : last + 1])
-    if "/" in pattern:  # a fraction ("# ?/?"): not read here, so shown as Excel's General would
-        return sign + _general(value)
     number = Decimal(repr(value)) if isinstance(value, float) else Decimal(value)
     number *= Decimal(100) ** tokens.count(("literal", "%"))
     if "E" in pattern.upper():
@@ -181,6 +179,11 @@ def _sections(fmt: str) -> list[str]:
         i += 1
     sections.append(current)
     return sections
+
+
+def _unquoted(section: str) -> str:
+    """``section`` without its literals ("text", \\x): what is left are codes."""
+    return re.sub(r'"[^"]*"?|\\.', "", section)
 
 
 def _literal_at(section: str, i: int) -> tuple[str, int] | None:

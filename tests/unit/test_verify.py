@@ -498,6 +498,11 @@ def _one_chunk(text):
     ("Fees: 2½ times the annual fee.", "Fees: 2½ times the annual fee", "Fees: 2 times the annual fee"),
     ("The cap is $5 Million in aggregate.", "The cap is $5 Million in aggregate", "The cap is $5"),
     ("The cap is $5 million in aggregate.", "The cap is $5", "The cap is $5"),  # the quote stops at the scale
+    ("The cap is $5\nmillion in aggregate.", "The cap is $5", "The cap is $5"),  # ... at a line end
+    ("The cap is $5\u00a0million in aggregate.", "The cap is $5", "The cap is $5"),
+    ("合同金额为５００万元。", "合同金额为５００", "合同金额为５００"),  # full-width digits: a number, not a word
+    ("甲方应当在三十日内支付全部款项。", "甲方应当在三", "甲方应当在三"),  # Chinese numerals too
+    ("갑은 계약을 양도할 수 없다.", "갑은 계약을 양도할 수 없", "갑은 계약을 양도할 수 없"),  # Korean has spaces
 ])
 def test_fractions_and_scale_words_stay_part_of_their_values(source, quote, clause_text):
     chunks, pages = _one_chunk(source)
@@ -523,3 +528,11 @@ def test_a_quote_from_inside_a_chinese_sentence_is_whole():
     r = verify_extraction([{"chunk_id": "c1", "page": 1, "quote": "服务费人民币247.8"}], chunks, pages, "服务费人民币247.8",
                           document_text=text)
     assert not r.ok  # a number is still never cut
+
+
+@pytest.mark.parametrize("source,quote", [("Contrato nº 123 de 2020.", "Contrato no 123"),
+                                          ("The Acme™ brand.", "The AcmeTM brand")])
+def test_ordinal_indicators_and_trademarks_read_as_letters(source, quote):
+    chunks, pages = _one_chunk(source)
+    assert verify_extraction([{"chunk_id": "c1", "page": 1, "quote": quote}], chunks, pages, quote,
+                             document_text=source).ok
