@@ -49,6 +49,7 @@ def extract_document(self, run_id: int, document_id: int) -> str:
         raise self.retry(countdown=countdown)  # a fresh session resumes from the checkpoint
     return result
 
+
 def _deadline(task) -> float | None:
     """When to stop starting clauses: well before the soft time limit (a hard kill mid-answer would
     leave the clause running)."""

@@ -3,13 +3,17 @@
 For each citation ``{chunk_id, page, quote}`` the quote is searched in the cited
 chunk's text after normalisation (whitespace runs incl. ``\\f``/newlines collapse
 to one space, curly quotes and dashes fold to ASCII, soft hyphens and
-line-end hyphenation vanish, NFKD with accents dropped, so precomposed and
-decomposed letters match). The match is mapped back to EXACT absolute
-offsets in the document; the page comes from the document's page table, never
-from the model. A quote may run past the cited chunk into an overlapping
-neighbour as long as it starts or ends inside the cited chunk; it is then kept
-as one citation per chunk (``within_chunks``), so every stored quote lies
-inside the chunk it names.
+line-end hyphenation vanish, superscript digits and "^1^" marks read as a space,
+NFKD with accents dropped, so precomposed and decomposed letters match). A quote
+must start and end on whole words and whole numbers ("$247" of "$247.83" is
+refused; Chinese and Japanese, written without spaces, excepted). The match is
+mapped back to EXACT absolute offsets in the document; the page comes from the
+document's page table, never from the model. A quote may run past the cited chunk
+into an overlapping neighbour as long as it starts or ends inside the cited chunk;
+it is then kept as one citation per chunk (``within_chunks``), so every stored
+quote lies inside the chunk it names. A quote that reads across a page break
+without the running header/footer in between (``furniture``) is found and kept
+as the parts on each side (``around_furniture``).
 
 Exact values in ``clause_text`` (money, percentages, dates, IDs, numbers with
 units, bare numbers) must occur verbatim in the verified cited text, so a
