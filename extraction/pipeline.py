@@ -62,9 +62,10 @@ def process_document(run_id: int, document_id: int, *, engine: Engine | None = N
     returns "interrupted" (every finished clause is checkpointed), so a Celery task stops well inside
     its time limit instead of being cut off in an HTTP wait. At least one clause is worked on per call.
     A ``TransientEngineError`` (the API overloaded or unreachable after the SDK's retries) fails the
-    clause with its message, like any engine error; with ``resume_later`` (the Celery task, which
-    tries again minutes later) it is raised instead, the clause left open. It counts as a start of
-    that clause (``MAX_ATTEMPTS``).
+    clause with its message, and the clauses after it are not tried (each would wait out the SDK's
+    retries again: minutes per clause when the API hangs); with ``resume_later`` (the Celery task,
+    which tries again minutes later) it is raised instead, the clause left open. It counts as a start
+    of that clause (``MAX_ATTEMPTS``).
 
     ``observe(event)`` (the evaluate command) is called after each clause with the task, the
     retrieved chunks, the outcome, the saved extraction and the timings; with it, retrieval
@@ -97,12 +98,16 @@ def process_document(run_id: int, document_id: int, *, engine: Engine | None = N
         search=retrieval.searcher(document), snapshot=checkpoints.snapshot_of(checkpoints.load(run, document)),
         on_checkpoint=on_checkpoint)
     meter = session_box["meter"] = _UsageMeter(run, session)
+    outage = ""  # set by a TransientEngineError: the API is down, the clauses after it are not tried
     for n, task in enumerate(tasks):
         if n and deadline is not None and time.monotonic() > deadline:
             log.info("run %s document %s: time limit near, resuming in a fresh task", run.pk, document.pk)
             return INTERRUPTED
         clause = as_plain(task.clause_type)
         retrieved: list = []
+        if outage:
+            _fail(run, document, task, f"not tried: {outage}", session, meter)
+            continue
         if task.attempts >= MAX_ATTEMPTS:
             _fail(run, document, task, f"started {task.attempts} times without finishing (the worker was lost, "
                                        "or the API unavailable, each time); ask for it again with Find a clause",
@@ -123,8 +128,9 @@ def process_document(run_id: int, document_id: int, *, engine: Engine | None = N
             if resume_later and isinstance(exc, TransientEngineError):
                 meter.flush()
                 raise
-            later = "; try again in a few minutes" if isinstance(exc, TransientEngineError) else ""
-            _fail(run, document, task, f"{exc}{later}", session, meter)
+            if isinstance(exc, TransientEngineError):  # each next clause would wait out the SDK's retries too
+                outage = f"{exc}; try again in a few minutes"
+            _fail(run, document, task, outage or str(exc), session, meter)
             if observe is not None:
                 observe({"task": task, "clause": clause, "retrieved": retrieved, "outcome": None,
                          "extraction": None, "error": str(exc), "latency_ms": {}})

@@ -199,18 +199,21 @@ def test_529_past_the_retry_budget_leaves_the_clause_open_for_a_later_try(engage
     assert run.status == "done"
 
 
-def test_529_past_the_retry_budget_outside_a_task_fails_that_clause_and_goes_on(engagement):
-    # extract --wait, evaluate, benchmark runs: nothing would try again later
+def test_529_past_the_retry_budget_outside_a_task_fails_the_open_clauses_in_words(engagement):
+    # extract --wait, evaluate, benchmark runs: nothing would try again later, and each next clause
+    # would wait out the SDK's retries again
     document = make_contract(engagement)
     api = MockAnthropic(FakeClaude(dict(ANSWERS)))
     api.script.extend([api.overloaded()] * 3)
     run = _run(engagement, document, ["Governing Law", "Payment"])
     assert pipeline.process_document(run.pk, document.pk, engine=_engine(api, max_retries=2)) == pipeline.DONE
-    first, second = sorted(ClauseTask.objects.filter(run=run), key=lambda t: t.updated_at)
-    assert first.status == "failed" and second.status == "done"
-    assert "529" in first.error and "overloaded_error" in first.error and "request-id req_" in first.error
+    tasks = ClauseTask.objects.filter(run=run)
+    assert set(tasks.values_list("status", flat=True)) == {"failed"} and len(api.requests) == 3  # asked once
+    asked, skipped = sorted(tasks.values_list("error", flat=True))  # "Anthropic..." < "not tried..."
+    assert "529" in asked and "overloaded_error" in asked and "request-id req_" in asked
+    assert asked.endswith("try again in a few minutes") and skipped == f"not tried: {asked}"
     run.refresh_from_db()
-    assert run.status == "failed" and "1 of 2 clause tasks failed" in run.error
+    assert run.status == "failed" and "2 of 2 clause tasks failed" in run.error
 
 
 def test_a_time_limit_inside_the_http_wait_reaches_the_task(engagement):
