@@ -40,11 +40,21 @@ class CitationInline(admin.TabularInline):
 
 @admin.register(Extraction)
 class ExtractionAdmin(admin.ModelAdmin):
+    """Read only: a clause's text changes only through a reviewer's correction, which is kept as a
+    Review (an edit here would show as what the auditor accepted, with no trail)."""
     list_display = ("id", "document", "clause_type", "status", "engine", "model", "version", "created_at")
     list_filter = ("status", "engine", "clause_type")
     search_fields = ("clause_text", "document__title")
-    readonly_fields = ("run", "document", "clause_type", "engine", "model", "dedupe_key", "verification_errors")
     inlines = [CitationInline]
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
 
 
 @admin.register(Checkpoint)

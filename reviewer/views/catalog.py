@@ -8,8 +8,11 @@ from django.utils.text import slugify
 
 from config.params import id_param
 from engagements.models import Membership, Role
+from extraction.catalog import QUESTION_PREFIX, is_question
 from extraction.models import ClauseType
 from reviewer.forms import ClauseTypeForm
+
+QUESTION_SLUG = "q-"
 
 
 def _is_admin(user) -> bool:
@@ -22,15 +25,18 @@ def catalog(request):
     if request.method == "POST":
         if not can_manage:
             raise PermissionDenied("Only admins manage the clause catalog.")
-        if "toggle" in request.POST:
-            wanted = id_param(request.POST.get("toggle"))
-            ct = ClauseType.objects.filter(pk=wanted).first() if wanted is not None else None
-            if ct is not None:
-                ct.active = not ct.active
-                ct.save(update_fields=["active"])
-                messages.success(request, f"{ct.name} is now {'active' if ct.active else 'retired'}.")
-            return redirect("catalog")
+        for action, active in (("retire", False), ("reactivate", True)):
+            if action in request.POST:  # set, not flip: a double click or two admins agree on the outcome
+                wanted = id_param(request.POST.get(action))
+                ct = _catalog_types().filter(pk=wanted).first() if wanted is not None else None
+                if ct is not None:
+                    ClauseType.objects.filter(pk=ct.pk).update(active=active)
+                    messages.success(request, f"{ct.name} is now {'active' if active else 'retired'}.")
+                return redirect("catalog")
         form = ClauseTypeForm(request.POST)
+        if form.is_valid() and is_question(form.instance):
+            form.add_error("name", f"A name starting with “{QUESTION_PREFIX.strip()}” is kept for free "
+                                   "questions asked on a document; choose another name.")
         if form.is_valid():
             ct = form.save(commit=False)
             ct.slug = _unique_slug(ct.name)
@@ -39,15 +45,21 @@ def catalog(request):
             messages.success(request, f"Added clause type {ct.name}.")
             return redirect("catalog")
         status = 422
-    # Free questions asked through "find a clause" are stored as inactive custom types with a
-    # "q-" slug (extraction.service.question_type); they are not part of the catalog.
-    types = ClauseType.objects.exclude(slug__startswith="q-").order_by("source", "name")
+    types = _catalog_types().order_by("source", "name")
     return render(request, "reviewer/catalog.html", {"types": types, "form": form, "can_manage": can_manage},
                   status=status)
 
 
+def _catalog_types():
+    """Free questions asked through "find a clause" are stored as inactive custom types with a "q-"
+    slug (extraction.service.question_type); they are not part of the catalog."""
+    return ClauseType.objects.exclude(slug__startswith=QUESTION_SLUG)
+
+
 def _unique_slug(name: str) -> str:
     base = slugify(name)[:90] or "clause"
+    if base.startswith(QUESTION_SLUG):  # "Q-Score": never a question's slug
+        base = f"type-{base}"[:90]
     slug, n = base, 2
     while ClauseType.objects.filter(slug=slug).exists():
         slug, n = f"{base}-{n}", n + 1

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from django.conf import settings
 from django.shortcuts import render
 
 from extraction.engines import resolve_engine_name
@@ -38,7 +39,7 @@ def upload(request, engagement_id: int):
     context = {
         "engagement": engagement, "role": engagement.my_role, "form": form, "results": results,
         "documents": documents, "polling": clauses.still_working(documents), "doc_types": type_choices(engagement),
-        "engine": resolve_engine_name(),
+        "engine": resolve_engine_name(), "max_files": settings.DATA_UPLOAD_MAX_NUMBER_FILES,
     }
     template = "reviewer/_upload_results.html" if request.headers.get("HX-Request") == "true" else "reviewer/upload.html"
     return render(request, template, context, status=status)

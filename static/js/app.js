@@ -144,10 +144,13 @@
   // a 5xx, no network): htmx swaps nothing, so say so by the form that sent it, which keeps what was typed.
   var FAILED = {
     "decision-form": { id: "decision-error", what: "Not saved" },
-    "find-form": { id: "find-error", what: "The search did not run" }
+    "find-form": { id: "find-error", what: "The search did not run" },
+    "upload-form": { id: "upload-error", what: "Nothing was uploaded" }
   };
   function failureReason(status) {
     if (!status) { return "the server could not be reached"; }
+    if (status === 400) { return "the server refused it (400): too many files at once?"; }
+    if (status === 413) { return "it is too large for the server (413)"; }
     if (status === 403) { return "the server refused it (403): you may have signed out or signed in again in another tab"; }
     if (status === 404) { return "the server no longer finds this page (404)"; }
     if (status >= 500) { return "the server failed (" + status + ")"; }

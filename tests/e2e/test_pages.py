@@ -168,3 +168,19 @@ def test_the_clause_list_fills_in_while_clauses_are_being_extracted(signed_in, e
     assert "Extracting" not in s.page.locator("#clause-list").text_content()
     clause = Extraction.objects.get(run=run).pk  # still in hand, and focused, after the list was replaced
     s.page.wait_for_function(f"() => document.activeElement.dataset.extractionId === '{clause}'", timeout=2_000)
+
+
+def test_an_upload_the_server_refuses_says_so(signed_in, engagement, make_member, tmp_path):
+    doc = tmp_path / "terms.md"
+    doc.write_text("# Terms\n\nThe fee is $247.83.\n")
+    s = signed_in(make_member(engagement, "admin", username="ada"))
+    s.page.goto(f"/engagements/{engagement.pk}/upload/")
+    assert "up to 200 files at once" in s.page.text_content("main")
+    s.page.route("**/upload/", lambda route: route.fulfill(status=400, body="Bad Request")
+                 if route.request.method == "POST" else route.continue_())
+    s.page.set_input_files("#upload-files", [str(doc)])
+    s.page.click("#upload-form button[type=submit]")
+    alert = s.page.locator('#upload-form [role="alert"]')
+    alert.wait_for()
+    assert alert.text_content().startswith("Nothing was uploaded: the server refused it (400): too many files")
+    s.errors[:] = [e for e in s.errors if "400" not in e and "Response Status Error" not in e]

@@ -67,3 +67,4 @@ def test_admin_uploads_a_cuad_pdf_and_watches_it_reach_ready(signed_in, engageme
     s.page.click(f'#documents tr[data-document-id="{document.pk}"] a:has-text("{document.title}")')
     s.page.wait_for_selector('.page[data-page="1"]')
     assert s.page.locator(".page-text").first.text_content().strip()
+

@@ -152,5 +152,47 @@ def test_members_and_catalog_are_for_admins(client, engagement, make_member, dja
     response = client.post(reverse("catalog"), {"name": "Data Protection", "description": "GDPR terms",
                                                 "query": "personal data", "kind": "text"})
     assert response.status_code == 302 and ClauseType.objects.get(name="Data Protection").slug == "data-protection"
-    for junk in ("abc", "", "\u00b2"):  # a malformed toggle changes nothing and is no server error
-        assert client.post(reverse("catalog"), {"toggle": junk}).status_code == 302
+    for junk in ("abc", "", "\u00b2"):  # a malformed id changes nothing and is no server error
+        assert client.post(reverse("catalog"), {"retire": junk}).status_code == 302
+    added = ClauseType.objects.get(name="Data Protection")
+    for _ in range(2):  # a double click retires it, it does not flip it back
+        assert client.post(reverse("catalog"), {"retire": added.pk}).status_code == 302
+    added.refresh_from_db()
+    assert not added.active
+    client.post(reverse("catalog"), {"reactivate": added.pk})
+    added.refresh_from_db()
+    assert added.active
+
+
+@pytest.mark.django_db
+def test_a_catalog_name_never_passes_for_a_free_question(client, engagement, make_member):
+    from extraction.service import question_type
+
+    client.force_login(make_member(engagement, "admin"))
+    response = client.post(reverse("catalog"), {"name": "Q-Score", "description": "A customer score",
+                                                "query": "quality score", "kind": "value"})
+    assert response.status_code == 302
+    score = ClauseType.objects.get(name="Q-Score")
+    assert not score.slug.startswith("q-") and "Q-Score" in client.get(reverse("catalog")).content.decode()
+    refused = client.post(reverse("catalog"), {"name": "Q: Is there a cap", "description": "d", "query": "q",
+                                               "kind": "text"})
+    assert refused.status_code == 422 and "kept for free questions" in refused.content.decode()
+    asked = question_type("Is there a cap on liability")  # a question stays out of the catalog's reach
+    client.post(reverse("catalog"), {"reactivate": asked.pk})
+    asked.refresh_from_db()
+    assert not asked.active
+
+
+@pytest.mark.django_db
+def test_the_django_admin_cannot_rewrite_an_extracted_clause(client, engagement, django_user_model):
+    contract = make_reviewable(engagement)
+    ex = contract.extractions["Payment"]
+    staff = django_user_model.objects.create_superuser("root", password="x-long-password-1")
+    client.force_login(staff)
+    url = reverse("admin:extraction_extraction_change", args=[ex.pk])
+    assert client.get(url).status_code == 200  # still readable
+    response = client.post(url, {"clause_text": "a unit fee of $999 per record", "status": "found", "version": 1})
+    assert response.status_code == 403
+    ex.refresh_from_db()
+    assert "$247.83" in ex.clause_text  # a clause changes only through a reviewer's correction, which is kept
+    assert client.post(reverse("admin:extraction_extraction_delete", args=[ex.pk]), {"post": "yes"}).status_code == 403
