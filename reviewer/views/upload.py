@@ -67,4 +67,14 @@ def _intake(engagement, uploaded, doc_type: str, user, extract: bool) -> FileRes
     if result.document.status == "failed":
         return FileResult(name, False, f"Uploaded before as “{result.document.title}” and refused: "
                                        f"{result.document.error}", result.document)
-    return FileResult(name, True, f"Already uploaded (same content) as “{result.document.title}”.", result.document)
+    said = f"Already uploaded (same content) as “{result.document.title}”"
+    if extract and result.document.status == "ready":  # asked to extract: do it unless it was already
+        from extraction.models import ClauseTask
+        from extraction.runs import extract_ready_document
+
+        if ClauseTask.objects.filter(document=result.document).exists():
+            said += "; its clauses were extracted before (Bulk extract runs them again)"
+        else:
+            extract_ready_document(result.document.pk, user_id=user.pk)
+            said += "; its clauses are being extracted"
+    return FileResult(name, True, f"{said}.", result.document)

@@ -170,6 +170,19 @@
       ". Reload the page and try again.";
     if (form.id === "decision-form") { form.parentNode.insertBefore(alert, form); } else { form.appendChild(alert); }
   }
+  // A polling panel whose page the user may no longer see (removed from the engagement, signed out):
+  // stop asking every few seconds and say why (htmx stops a poll whose element left the page).
+  function stopPolling(event) {
+    var elt = event.detail.elt, status = event.detail.xhr && event.detail.xhr.status;
+    if (!elt || !/\bevery\b/.test(elt.getAttribute("hx-trigger") || "") || (status !== 403 && status !== 404)) { return; }
+    var note = document.createElement("p");
+    note.className = "alert error";
+    note.setAttribute("role", "alert");
+    note.textContent = "This page is no longer available to you (" + status + "): you may have been removed from " +
+      "the engagement or signed out. Reload the page.";
+    elt.replaceWith(note);
+  }
+  document.addEventListener("htmx:responseError", stopPolling);
   document.addEventListener("htmx:responseError", showFailure);
   document.addEventListener("htmx:sendError", showFailure);
 

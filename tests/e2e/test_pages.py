@@ -184,3 +184,22 @@ def test_an_upload_the_server_refuses_says_so(signed_in, engagement, make_member
     alert.wait_for()
     assert alert.text_content().startswith("Nothing was uploaded: the server refused it (400): too many files")
     s.errors[:] = [e for e in s.errors if "400" not in e and "Response Status Error" not in e]
+
+
+def test_a_polling_panel_that_is_no_longer_allowed_stops_and_says_so(signed_in, engagement, make_member):
+    make_document(engagement, title="Still converting", status="converting")
+    s = signed_in(make_member(engagement, "auditor"))
+    s.page.goto(f"/engagements/{engagement.pk}/")
+    s.page.locator('#documents[hx-trigger="every 2s"]').wait_for()
+    asked = []
+
+    def gone(route):
+        asked.append(1)
+        route.fulfill(status=404, body="Not found")
+
+    s.page.route("**/documents/", gone)  # as after an admin removed this member
+    alert = s.page.locator('[role="alert"]:has-text("no longer available to you")')
+    alert.wait_for()
+    s.page.wait_for_timeout(5000)
+    assert len(asked) == 1  # asked once, then stopped
+    s.errors[:] = [e for e in s.errors if "404" not in e and "Response Status Error" not in e]

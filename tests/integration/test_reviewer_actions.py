@@ -196,3 +196,21 @@ def test_the_django_admin_cannot_rewrite_an_extracted_clause(client, engagement,
     ex.refresh_from_db()
     assert "$247.83" in ex.clause_text  # a clause changes only through a reviewer's correction, which is kept
     assert client.post(reverse("admin:extraction_extraction_delete", args=[ex.pk]), {"post": "yes"}).status_code == 403
+
+
+@pytest.mark.django_db
+def test_uploading_the_same_file_again_with_extract_ticked_extracts_it(client, engagement, make_member):
+    from extraction.models import ClauseTask
+
+    client.force_login(make_member(engagement, "admin"))
+    url = reverse("engagement-upload", args=[engagement.pk])
+    body = b"# Terms\n\nThe Supplier shall pay a fee of $247.83 per record.\n"
+    client.post(url, {"files": [SimpleUploadedFile("terms.md", body)]}, **HX)  # "extract" left unticked
+    doc = Document.objects.get(engagement=engagement)
+    Document.objects.filter(pk=doc.pk).update(status="ready")
+    assert not ClauseTask.objects.exists()
+    again = client.post(url, {"files": [SimpleUploadedFile("terms.md", body)], "extract": "on"}, **HX)
+    assert "its clauses are being extracted" in again.content.decode()
+    assert ClauseTask.objects.filter(document=doc).exists()
+    third = client.post(url, {"files": [SimpleUploadedFile("terms.md", body)], "extract": "on"}, **HX)
+    assert "its clauses were extracted before" in third.content.decode()
