@@ -6,6 +6,11 @@ saved into one file) was silently lost. Browsers show all of it, so this convert
 not document text (title, metadata, styles, scripts and their fallbacks, templates), unwraps ``<head>`` and every ``<body>`` and
 converts everything that is left, in document order.
 
+Every table row is given its full set of cells first, and ``|`` in a cell is escaped
+(:mod:`ingest.html_tables`): a cell merged down over the rows below moved their values one
+column to the left. DOCX and PPTX tables, which MarkItDown writes as HTML first, are written by
+this converter too (:mod:`ingest.office_converters`).
+
 Uses markitdown's private ``_CustomMarkdownify`` (markitdown 0.1.8 is pinned in pyproject.toml), so
 the Markdown is written exactly as MarkItDown writes it, with the options passed in.
 """
@@ -18,6 +23,8 @@ from bs4 import BeautifulSoup
 from markitdown import DocumentConverterResult, StreamInfo
 from markitdown.converters import HtmlConverter
 from markitdown.converters._markdownify import _CustomMarkdownify
+
+from ingest.html_tables import escape_cell_pipes, square_tables
 
 # Not document text. <head> itself is unwrapped, not dropped: html.parser leaves a page whose </head>
 # is missing with its whole body inside the head.
@@ -35,6 +42,8 @@ class WholeHtmlConverter(HtmlConverter):
             element.decompose()
         for wrapper in soup(["head", "body"]):
             wrapper.unwrap()
+        square_tables(soup)
+        escape_cell_pipes(soup)
         try:
             markdown = _CustomMarkdownify(**kwargs).convert_soup(soup)
         except RecursionError:  # nesting too deep for markdownify: plain text rather than nothing

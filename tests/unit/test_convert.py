@@ -812,3 +812,34 @@ def test_html_text_outside_the_first_body_is_kept_and_the_head_is_not(tmp_path):
     assert "Browser tab title" not in text and "p{}" not in text
     no_body = convert_file(write(tmp_path, "bare.html", b"<html><p>Clause 3. Notices.</p></html>\n<p>tail</p>")).text
     assert "Clause 3. Notices." in no_body and "tail" in no_body
+
+
+# --- tables: every row keeps its columns ---------------------------------------------------
+
+
+def table_rows(text: str) -> list[str]:
+    return [line for line in text.splitlines() if line.startswith("|")]
+
+
+def test_a_merged_down_html_cell_leaves_the_cells_below_in_their_columns(tmp_path):
+    # rowspan cells were not counted: "| $12.00 | cust_4712 |" landed under Item | Amount
+    html = (b"<html><body><table>"
+            b"<tr><th>Item</th><th>Amount</th><th>Account</th></tr>"
+            b"<tr><td rowspan='2'>Service fee</td><td>$247.83</td><td>cust_4711</td></tr>"
+            b"<tr><td>$12.00</td><td>cust_4712</td></tr>"
+            b"<tr><td colspan='2'>Total across</td><td>$259.83</td></tr>"
+            b"<tr><td>Setup</td><td rowspan='3'>$99.00</td><td>cust_1</td></tr>"
+            b"<tr><td>Support</td></tr>"
+            b"<tr><td>Pipe | inside</td><td>a|b</td></tr>"
+            b"</table></body></html>")
+    rows = table_rows(convert_file(write(tmp_path, "fees.html", html)).text)
+    assert rows == [
+        "| Item | Amount | Account |",
+        "| --- | --- | --- |",
+        "| Service fee | $247.83 | cust_4711 |",
+        "|  | $12.00 | cust_4712 |",
+        "| Total across |  | $259.83 |",
+        "| Setup | $99.00 | cust_1 |",
+        "| Support |  |  |",
+        r"| Pipe \| inside |  | a\|b |",
+    ], rows

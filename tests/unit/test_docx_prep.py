@@ -305,3 +305,31 @@ def test_number_formats_and_restarts_follow_word():
     shown = [labeller.label("1", ilvl)[0] for ilvl in (0, 1, 1, 0, 1)]
     assert shown == ["Article 1", "Exhibit A", "Exhibit B", "Article 2", "Exhibit C"]
     assert labeller.label("9", 0) is None  # a list the numbering part does not define
+
+
+# --- tables ----------------------------------------------------------------------------------
+
+
+def cell(text: str, props: str = "") -> str:
+    return f"<w:tc><w:tcPr>{props}</w:tcPr>{para(run(text))}</w:tc>"
+
+
+def test_a_merged_down_cell_leaves_the_cells_below_in_their_columns(tmp_path):
+    # mammoth writes w:vMerge as rowspan, which markdownify does not count: the row below a merged
+    # cell moved one column left ("$12.00" under Item, "cust_4712" under Amount)
+    restart, merged = '<w:vMerge w:val="restart"/>', "<w:vMerge/>"
+    rows = [
+        cell("Item") + cell("Amount") + cell("Account"),
+        cell("Service fee", restart) + cell("$247.83") + cell("cust_4711"),
+        cell("", merged) + cell("$12.00") + cell("cust_4712 | EU"),
+        cell("Total across", '<w:gridSpan w:val="2"/>') + cell("$259.83"),
+    ]
+    table = ("<w:tbl><w:tblPr/><w:tblGrid><w:gridCol/><w:gridCol/><w:gridCol/></w:tblGrid>"
+             + "".join(f"<w:tr>{row}</w:tr>" for row in rows) + "</w:tbl>")
+    text = text_of(tmp_path, make_docx(table)).text
+    lines = [line for line in text.splitlines() if line.startswith("|")]
+    assert lines[3:] == [
+        "| Service fee | $247.83 | cust_4711 |",
+        r"|  | $12.00 | cust_4712 \| EU |",
+        "| Total across |  | $259.83 |",
+    ], text
