@@ -1,8 +1,8 @@
 """Turn an uploaded file into document text with a page table.
 
 Everything but XLSX goes through one MarkItDown instance that knows exactly the formats we
-review: its own DOCX, PPTX, EPUB and plain-text converters (DOCX and PPTX with their HTML written
-by ours, :mod:`ingest.office_converters`), our HTML converter that reads the whole document and
+review: its own DOCX, PPTX, EPUB and plain-text converters (with their HTML written by ours, and
+EPUB chapters read whole in their own encoding, :mod:`ingest.office_converters`), our HTML converter that reads the whole document and
 gives every table row all its cells (:class:`ingest.html_body.WholeHtmlConverter`), and our page-exact PDF converter
 (:class:`ingest.pdf_pages.PageAwarePdfConverter`) instead of its pdfminer one. DOCX and PPTX files
 are rewritten first (:mod:`ingest.docx_prep`, :mod:`ingest.pptx_prep`) so that no words are lost.
@@ -35,12 +35,12 @@ from markitdown import (
     MarkItDownException,
     StreamInfo,
 )
-from markitdown.converters import EpubConverter, PlainTextConverter
+from markitdown.converters import PlainTextConverter
 
 from ingest.convert_errors import CODES, ConversionError
 from ingest.docx_prep import prepare_docx
 from ingest.html_body import WholeHtmlConverter
-from ingest.office_converters import DocxTablesConverter, PptxTablesConverter
+from ingest.office_converters import DocxTablesConverter, EpubChaptersConverter, PptxTablesConverter
 from ingest.pages import PageSpan, estimate_pages, join_pages
 from ingest.pdf_pages import PageAwarePdfConverter, PagedConverterResult
 from ingest.pptx_prep import escape_markers, unescape
@@ -144,7 +144,7 @@ def markitdown_instance() -> MarkItDown:
         md = _SniffedMarkItDown(enable_builtins=False, enable_plugins=False)
         md.register_converter(PlainTextConverter(), priority=PRIORITY_GENERIC_FILE_FORMAT)
         md.register_converter(WholeHtmlConverter(), priority=PRIORITY_GENERIC_FILE_FORMAT)
-        for converter in (DocxTablesConverter(), PptxTablesConverter(), EpubConverter()):
+        for converter in (DocxTablesConverter(), PptxTablesConverter(), EpubChaptersConverter(decode_html)):
             md.register_converter(converter)
         md.register_converter(PageAwarePdfConverter())  # the only PDF converter registered
         _markitdown = md

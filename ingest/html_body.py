@@ -17,7 +17,7 @@ the Markdown is written exactly as MarkItDown writes it, with the options passed
 from __future__ import annotations
 
 import warnings
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, Callable
 
 from bs4 import BeautifulSoup
 from markitdown import DocumentConverterResult, StreamInfo
@@ -32,11 +32,22 @@ _NOT_TEXT = ["title", "meta", "link", "base", "script", "style", "noscript", "te
 
 
 class WholeHtmlConverter(HtmlConverter):
-    """HTML to Markdown over the whole document (see the module doc)."""
+    """HTML to Markdown over the whole document (see the module doc).
+
+    ``decode`` turns the file's bytes into text (for EPUB chapters, :func:`ingest.convert.decode_html`);
+    without it the bytes are read in the stream's charset, UTF-8 if none is given.
+    """
+
+    def __init__(self, decode: Callable[[bytes], str] | None = None):
+        super().__init__()
+        self._decode = decode
 
     def convert(self, file_stream: BinaryIO, stream_info: StreamInfo, **kwargs: Any) -> DocumentConverterResult:
         kwargs.pop("strict", None)
-        soup = BeautifulSoup(file_stream, "html.parser", from_encoding=stream_info.charset or "utf-8")
+        if self._decode is not None:
+            soup = BeautifulSoup(self._decode(file_stream.read()), "html.parser")
+        else:
+            soup = BeautifulSoup(file_stream, "html.parser", from_encoding=stream_info.charset or "utf-8")
         title = soup.title.string if soup.title is not None else None
         for element in soup(_NOT_TEXT):
             element.decompose()

@@ -642,7 +642,15 @@ def test_intake_reads_a_whole_compound_file_to_find_its_encryption():
     assert caught.value.code == "encrypted" and "NDA.docx" in caught.value.message
 
 
-def make_epub(body: str = "<h1>Lease Agreement</h1><p>The Tenant shall pay rent monthly.</p><script>alert(1)</script>") -> bytes:
+def make_epub(body: str = "<h1>Lease Agreement</h1><p>The Tenant shall pay rent monthly.</p><script>alert(1)</script>",
+              chapters: dict[str, bytes] | None = None) -> bytes:
+    """An EPUB of one chapter holding ``body``, or of ``chapters`` (file name → bytes) read in
+    the order given; the manifest lists them the other way round."""
+    chapters = chapters or {"c1.xhtml": f"<html><body>{body}</body></html>".encode()}
+    ids = {name: f"c{n}" for n, name in enumerate(chapters, start=1)}
+    manifest = "".join(f'<item id="{ids[name]}" href="{name}" media-type="application/xhtml+xml"/>'
+                       for name in reversed(chapters))
+    spine = "".join(f'<itemref idref="{ids[name]}"/>' for name in chapters)
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w") as archive:
         archive.writestr("mimetype", "application/epub+zip", compress_type=zipfile.ZIP_STORED)
@@ -656,13 +664,10 @@ def make_epub(body: str = "<h1>Lease Agreement</h1><p>The Tenant shall pay rent 
             "OEBPS/content.opf",
             '<?xml version="1.0"?><package xmlns="http://www.idpf.org/2007/opf" version="3.0">'
             '<metadata xmlns:dc="http://purl.org/dc/elements/1.1/"><dc:title>Lease</dc:title></metadata>'
-            '<manifest><item id="c1" href="c1.xhtml" media-type="application/xhtml+xml"/></manifest>'
-            '<spine><itemref idref="c1"/></spine></package>',
+            f"<manifest>{manifest}</manifest><spine>{spine}</spine></package>",
         )
-        archive.writestr(
-            "OEBPS/c1.xhtml",
-            f"<html><body>{body}</body></html>",
-        )
+        for name, data in chapters.items():
+            archive.writestr(f"OEBPS/{name}", data)
     return buffer.getvalue()
 
 
@@ -673,6 +678,30 @@ def test_epub(tmp_path):
     assert converted.kind == "epub" and converted.pages_estimated is True
     assert "The Tenant shall pay rent monthly." in converted.text
     assert "alert(" not in converted.text
+
+
+def test_epub_chapters_are_read_whole_in_their_declared_encoding_and_in_spine_order(tmp_path):
+    # markitdown read each chapter's first <body> only, and as UTF-8 whatever it declared
+    def xhtml(body: str, encoding: str) -> bytes:
+        return (f'<?xml version="1.0" encoding="{encoding}"?><html xmlns="http://www.w3.org/1999/xhtml"><head>'
+                f'<meta charset="{encoding}"/><title>Chapter title</title></head><body>{body}</html>').encode(encoding)
+    chapters = {
+        "ch1.xhtml": xhtml("<h1>1. Definitions</h1><p>Fee is $247.83 for cust_4711.</p></body>"
+                           "<body><p>1.2 Second body of chapter one.</p></body><p>Signed: Jane Doe", "utf-8"),
+        "ch2.xhtml": xhtml("<h1>2. Payment</h1><p>Zapłata 247,83 zł w ciągu 14 dni; Łódź.</p></body>", "iso-8859-2"),
+        "ch3.xhtml": xhtml("<h1>3. Termination</h1><p>Müller § 5 – termination on 30 days.</p></body>", "windows-1252"),
+        # UTF-8 with one stray cp1252 byte: read as cp1252 whole, every "ł" and "€" was garbled
+        "ch4.xhtml": xhtml("<h1>4. Notices</h1><p>Łódź office; fee €247.83; Supplier@@s address.</p></body>",
+                           "utf-8").replace(b"@@", b"\x92"),
+    }
+    text = convert_file(write(tmp_path, "book.epub", make_epub(chapters=chapters))).text
+    in_order = ["1. Definitions", "Fee is $247.83 for cust_4711.", "1.2 Second body of chapter one.", "Signed: Jane Doe",
+                "2. Payment", "Zapłata 247,83 zł w ciągu 14 dni; Łódź.", "3. Termination", "Müller § 5 – termination on 30 days.",
+                "4. Notices", "Łódź office; fee €247.83; Supplier"]
+    for words in in_order:
+        assert words in text, (words, text)
+    assert [text.index(words) for words in in_order] == sorted(text.index(words) for words in in_order)
+    assert "Chapter title" not in text
 
 
 # --- fidelity: the words and values of a contract come through as written ------------------
