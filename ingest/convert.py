@@ -11,7 +11,8 @@ The result's ``text`` joins pages with ``"\\f"``; ``pages`` says where each page
 
 * PDF: physical pages, exact (one pdfium text page per PDF page).
 * PPTX: one page per slide (MarkItDown's ``<!-- Slide number: N -->`` markers, removed; slide text
-  that looks like one stays text, see :mod:`ingest.pptx_prep`).
+  that looks like one stays text, and automatic numbers are written into the text, see
+  :mod:`ingest.pptx_prep`).
 * XLSX: one page per sheet, starting ``## SheetName`` (our own reader, :mod:`ingest.xlsx`:
   MarkItDown's pandas path rewrites cell values).
 * DOCX, HTML, EPUB, Markdown, text: no physical pages, so pages of about 3,000 characters
@@ -43,7 +44,7 @@ from ingest.html_body import WholeHtmlConverter
 from ingest.office_converters import DocxTablesConverter, EpubChaptersConverter, PptxTablesConverter
 from ingest.pages import PageSpan, estimate_pages, join_pages
 from ingest.pdf_pages import PageAwarePdfConverter, PagedConverterResult
-from ingest.pptx_prep import escape_markers, unescape
+from ingest.pptx_prep import prepare_pptx, unescape
 from ingest.sniff import TEXT_KINDS, ZIP_KINDS, check_zip_safety, sniff_kind
 from ingest.xlsx import sheet_pages
 
@@ -180,7 +181,7 @@ def convert_file(path: Path, *, filename: str | None = None, max_bytes: int = DE
         prepared = prepare_docx(data)
         data, warnings = prepared.data, prepared.warnings
     elif kind == "pptx":
-        data = escape_markers(data)
+        data = prepare_pptx(data)
     result = _run_markitdown(data, kind)
     if kind == "pdf":
         assert isinstance(result, PagedConverterResult)
