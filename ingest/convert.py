@@ -39,7 +39,7 @@ from markitdown import (
 from markitdown.converters import PlainTextConverter
 
 from ingest.convert_errors import CODES, ConversionError
-from ingest.docx_prep import prepare_docx
+from ingest.docx_prep import HIDDEN_TEXT_WARNING, prepare_docx
 from ingest.html_body import WholeHtmlConverter
 from ingest.office_converters import DocxTablesConverter, EpubChaptersConverter, PptxTablesConverter
 from ingest.pages import PageSpan, estimate_pages, join_pages
@@ -212,12 +212,13 @@ def _convert_textual(data: bytes, kind: str) -> Converted:
         text = text.replace(_PAGE_SENTINEL, " ").replace("\f", f"\n\n{_PAGE_SENTINEL}\n\n")
     result = _run_markitdown(text.encode("utf-8"), kind)
     markdown = result.markdown if kind == "text" else _tidy(result.markdown, raw_html=kind == "markdown")
+    warnings = [HIDDEN_TEXT_WARNING] if getattr(result, "hidden_text", False) else []  # HTML (html_body.HtmlResult)
     if has_page_breaks:
         page_texts = [p.strip("\n") for p in markdown.split(_PAGE_SENTINEL)]
         if len(page_texts) > 1 and not page_texts[-1].strip():
             page_texts.pop()  # a file that ends with a page break (pdftotext writes one) has no page after it
-        return _finish(page_texts, False, kind, [])
-    return _finish(estimate_pages(markdown, page_chars=ESTIMATED_PAGE_CHARS), True, kind, [])
+        return _finish(page_texts, False, kind, warnings)
+    return _finish(estimate_pages(markdown, page_chars=ESTIMATED_PAGE_CHARS), True, kind, warnings)
 
 
 def _finish(page_texts: list[str], estimated: bool, kind: str, warnings: list[str]) -> Converted:

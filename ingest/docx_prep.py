@@ -22,6 +22,7 @@ inside. A contract clause can sit in any of them, so :func:`prepare_docx` rewrit
 Comments are not contract text and stay out, but their number is reported.
 
 A document with unaccepted tracked changes is reported too: insertions are read, deletions are not.
+So is one with hidden text (``w:vanish``, see :mod:`ingest.docx_hidden`): it is read, as if shown.
 A file that is not a readable DOCX is handed back unchanged for the converter to judge.
 
 Pure: bytes in, bytes (and warnings) out; no Django.
@@ -36,11 +37,13 @@ from dataclasses import dataclass, field
 from bs4 import BeautifulSoup
 from lxml import etree
 
+from ingest.docx_hidden import has_hidden_text, hidden_styles
 from ingest.docx_numbering import Labeller, paragraph_numbering, read_numbering, read_style_numbering
 
 MC = "http://schemas.openxmlformats.org/markup-compatibility/2006"
 PACKAGE_RELS = "http://schemas.openxmlformats.org/package/2006/relationships"
 TRACKED_CHANGES_WARNING = "This document has unaccepted tracked changes; insertions are read, deletions are not."
+HIDDEN_TEXT_WARNING = "This document contains hidden text; it is included in the text."
 
 _UNWRAP = ("moveTo", "customXml", "smartTag", "dir", "bdo", "fldSimple")
 _PROPERTIES = ("customXmlPr", "smartTagPr")  # a wrapper's own settings, not content
@@ -71,7 +74,8 @@ def prepare_docx(data: bytes) -> PreparedDocx:
         return PreparedDocx(data)
     warnings: list[str] = []
     rewritten: dict[str, bytes] = {}
-    tracked = False
+    tracked = hidden = False
+    styles = None
     for path in [main, *package.related(main, "footnotes", "endnotes")]:
         root = package.xml(path)
         if root is None:
@@ -79,11 +83,16 @@ def prepare_docx(data: bytes) -> PreparedDocx:
         w = etree.QName(root).namespace
         tracked = tracked or any(True for _ in root.iter(*(f"{{{w}}}{t}" for t in _TRACKED)))
         rewrite_part(root, w)
+        if styles is None:
+            styles = hidden_styles(_first_part(package, main, "styles"), w)
+        hidden = hidden or has_hidden_text(root, w, styles)
         if path == main:
             _write_clause_numbers(root, w, package, path)
             warnings += _inline_alt_chunks(root, w, package, path)
             _append_headers_and_footers(root, w, package, path)
         rewritten[path] = etree.tostring(root, xml_declaration=True, encoding="UTF-8", standalone=True)
+    if hidden:
+        warnings.insert(0, HIDDEN_TEXT_WARNING)
     if tracked:
         warnings.insert(0, TRACKED_CHANGES_WARNING)
     comments = _count_comments(package, main)

@@ -11,15 +11,21 @@ Every table row is given its full set of cells first, and ``|`` in a cell is esc
 column to the left. DOCX and PPTX tables, which MarkItDown writes as HTML first, are written by
 this converter too (:mod:`ingest.office_converters`).
 
+Text a browser would not show (``display:none``, ``visibility:hidden``, Word's ``mso-hide:all``
+in a ``style`` attribute, or the ``hidden`` attribute) is converted like the rest, nothing lost;
+the result says it was there (:class:`HtmlResult`), so the reviewer can be told. Hiding by a
+stylesheet rule (``.x {display:none}``) is not seen.
+
 Uses markitdown's private ``_CustomMarkdownify`` (markitdown 0.1.8 is pinned in pyproject.toml), so
 the Markdown is written exactly as MarkItDown writes it, with the options passed in.
 """
 from __future__ import annotations
 
+import re
 import warnings
 from typing import Any, BinaryIO, Callable
 
-from bs4 import BeautifulSoup
+from bs4 import BeautifulSoup, Tag
 from markitdown import DocumentConverterResult, StreamInfo
 from markitdown.converters import HtmlConverter
 from markitdown.converters._markdownify import _CustomMarkdownify
@@ -29,6 +35,24 @@ from ingest.html_tables import escape_cell_pipes, square_tables
 # Not document text. <head> itself is unwrapped, not dropped: html.parser leaves a page whose </head>
 # is missing with its whole body inside the head.
 _NOT_TEXT = ["title", "meta", "link", "base", "script", "style", "noscript", "template"]
+_HIDING_STYLE = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden|mso-hide\s*:\s*all", re.I)
+
+
+class HtmlResult(DocumentConverterResult):
+    """A MarkItDown result that also says whether the HTML held hidden text (see the module doc)."""
+
+    def __init__(self, markdown: str, title: str | None, hidden_text: bool):
+        super().__init__(markdown=markdown, title=title)
+        self.hidden_text = hidden_text
+
+
+def has_hidden_text(soup: BeautifulSoup) -> bool:
+    """Whether an element hidden by its ``style`` or ``hidden`` attribute holds any words."""
+    return any(element.get_text().strip() for element in soup.find_all(_hides))
+
+
+def _hides(element: Tag) -> bool:
+    return element.has_attr("hidden") or bool(_HIDING_STYLE.search(str(element.get("style", ""))))
 
 
 class WholeHtmlConverter(HtmlConverter):
@@ -53,6 +77,7 @@ class WholeHtmlConverter(HtmlConverter):
             element.decompose()
         for wrapper in soup(["head", "body"]):
             wrapper.unwrap()
+        hidden = has_hidden_text(soup)
         square_tables(soup)
         escape_cell_pipes(soup)
         try:
@@ -60,4 +85,4 @@ class WholeHtmlConverter(HtmlConverter):
         except RecursionError:  # nesting too deep for markdownify: plain text rather than nothing
             warnings.warn("HTML too deeply nested for Markdown; read as plain text.", stacklevel=2)
             markdown = soup.get_text("\n", strip=True)
-        return DocumentConverterResult(markdown=markdown.strip(), title=title)
+        return HtmlResult(markdown.strip(), title, hidden)

@@ -936,3 +936,20 @@ def test_pptx_numbering_from_the_text_boxs_list_style(tmp_path):
                           ("Plain line", 0, "none", None)], list_style=style)
     lines = [line for line in convert_file(write(tmp_path, "deck.pptx", deck)).text.splitlines() if line.strip()]
     assert lines == ["1) Notice in writing", "2) Cure within 30 days", "Plain line"]
+
+
+@pytest.mark.parametrize("hidden", [
+    '<div style="display:none">Rebate 3%.</div>',
+    "<p hidden>Rebate 3%.</p>",
+    "<span style='DISPLAY: None'>Rebate 3%.</span>",
+    '<span style="visibility:hidden">Rebate 3%.</span>',
+    "<span style='mso-hide:all'>Rebate 3%.</span>",
+])
+def test_hidden_html_text_is_read_and_reported(tmp_path, hidden):
+    # text hidden by display:none or the hidden attribute was read as if visible, with no warning
+    html = f"<html><body><p>Fee $247.83.</p>{hidden}<p hidden> </p></body></html>".encode()
+    converted = convert_file(write(tmp_path, "page.html", html))
+    assert "Rebate 3%." in converted.text
+    assert converted.warnings == ["This document contains hidden text; it is included in the text."]
+    plain = convert_file(write(tmp_path, "plain.html", b"<html><body><p hidden> </p><p style='display:block'>Fee.</p></body></html>"))
+    assert plain.warnings == []

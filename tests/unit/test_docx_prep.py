@@ -333,3 +333,30 @@ def test_a_merged_down_cell_leaves_the_cells_below_in_their_columns(tmp_path):
         r"|  | $12.00 | cust_4712 \| EU |",
         "| Total across |  | $259.83 |",
     ], text
+
+
+# --- hidden text -----------------------------------------------------------------------------
+
+HIDDEN_WARNING = "This document contains hidden text; it is included in the text."
+
+
+def test_hidden_text_is_read_and_reported(tmp_path):
+    # w:vanish text was read as if it were visible, with no word to the reviewer
+    hidden = para(run("Visible fee $247.83.") + '<w:r><w:rPr><w:vanish/></w:rPr><w:t xml:space="preserve"> Rebate 3%.</w:t></w:r>')
+    converted = text_of(tmp_path, make_docx(hidden))
+    assert "Visible fee $247.83. Rebate 3%." in converted.text
+    assert HIDDEN_WARNING in converted.warnings
+    shown = para('<w:r><w:rPr><w:vanish w:val="0"/></w:rPr><w:t>Shown after all.</w:t></w:r>')
+    assert HIDDEN_WARNING not in text_of(tmp_path, make_docx(shown)).warnings
+    mark_only = para(run("Only the paragraph mark is hidden."), '<w:pPr><w:rPr><w:vanish/></w:rPr></w:pPr>')
+    assert HIDDEN_WARNING not in text_of(tmp_path, make_docx(mark_only)).warnings
+
+
+def test_text_hidden_by_its_style_is_reported(tmp_path):
+    styles = part("styles", '<w:style w:type="character" w:styleId="Secret"><w:rPr><w:vanish/></w:rPr></w:style>'
+                            '<w:style w:type="paragraph" w:styleId="Note"><w:rPr><w:vanish/></w:rPr></w:style>')
+    by_run = para('<w:r><w:rPr><w:rStyle w:val="Secret"/></w:rPr><w:t>Side letter: cust_4711.</w:t></w:r>')
+    by_paragraph = para(run("Internal note."), '<w:pPr><w:pStyle w:val="Note"/></w:pPr>')
+    for body in (by_run, by_paragraph):
+        converted = text_of(tmp_path, make_docx(body, parts={"styles.xml": styles}, rels={"rS": ("styles", "styles.xml")}))
+        assert HIDDEN_WARNING in converted.warnings, body
