@@ -66,7 +66,7 @@ def normalise(text: str, *, fold_case: bool = False) -> tuple[str, list[int]]:
     pending_space = -1
     marks = {i for m in _SUPERSCRIPT_MARK.finditer(text) for i in range(m.start(), m.end())} if "^" in text else ()
     for i, ch in enumerate(text):
-        if ch in _DROP:
+        if ch in _DROP or (ch == "\\" and text[i + 1:i + 2] == "|"):  # a table cell's "\|" reads as "|"
             continue
         out = " " if i in marks else _FOLD.get(ch)
         if out is None:

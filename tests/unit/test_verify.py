@@ -536,3 +536,11 @@ def test_ordinal_indicators_and_trademarks_read_as_letters(source, quote):
     chunks, pages = _one_chunk(source)
     assert verify_extraction([{"chunk_id": "c1", "page": 1, "quote": quote}], chunks, pages, quote,
                              document_text=source).ok
+
+
+def test_a_pipe_escaped_in_a_converted_table_cell_matches_a_plain_one():
+    text = "| Item | Terms |\n| --- | --- |\n| Support | monthly \\| billed in arrears |"
+    chunks, pages = _one_chunk(text)
+    q = "monthly | billed in arrears"
+    r = verify_extraction([{"chunk_id": "c1", "page": 1, "quote": q}], chunks, pages, q, document_text=text)
+    assert r.ok and r.citations[0].quote == "monthly \\| billed in arrears", r.errors
