@@ -9,6 +9,7 @@
 """
 from __future__ import annotations
 
+import logging
 from typing import Callable, Iterable, Sequence
 
 from django.conf import settings
@@ -22,6 +23,8 @@ from extraction import runs
 from extraction.engines import resolve_engine_name
 from extraction.models import ClauseTask, ClauseType, ExtractionRun
 from ingest.models import Document
+
+log = logging.getLogger(__name__)
 
 
 class BulkError(ValueError):
@@ -104,7 +107,16 @@ def start_bulk(engagement: Engagement, *, clause_types: Iterable[str | ClauseTyp
         BatchItem.objects.bulk_create([BatchItem(run=run, task_id=pk, custom_id=custom_id(run.pk, doc, ct))
                                        for pk, doc, ct in tasks], batch_size=2000)
         if enqueue:
-            from bulk.tasks import submit_run
-
-            transaction.on_commit(lambda: submit_run.delay(run.pk))
+            transaction.on_commit(lambda: _submit_soon(run.pk))
     return run
+
+
+def _submit_soon(run_id: int) -> None:
+    """Ask a worker to submit the run now; with the queue unreachable the beat's poll submits it
+    later (``runs_waiting``), so the request that started it does not fail after saving it."""
+    from bulk.tasks import submit_run
+
+    try:
+        submit_run.delay(run_id)
+    except Exception:
+        log.exception("bulk run %s: the queue could not be reached; the next poll submits it", run_id)

@@ -8,6 +8,7 @@ failed when every task is finished and some failed).
 """
 from __future__ import annotations
 
+import logging
 from typing import Iterable
 
 from django.conf import settings
@@ -22,6 +23,8 @@ from extraction.engines import resolve_engine_name
 from extraction.models import ClauseTask, ClauseType, ExtractionRun
 from extraction.usage import Usage, cost_usd
 from ingest.models import Document
+
+log = logging.getLogger(__name__)
 
 
 def engine_model(engine: str) -> str:
@@ -53,8 +56,24 @@ def create_run(engagement, *, documents: Iterable[Document] | None = None,
                                            model=engine_model(name), mode=mode)
         ClauseTask.objects.bulk_create([ClauseTask(run=run, document=d, clause_type=t) for d in docs for t in types])
         if enqueue:
-            transaction.on_commit(lambda: enqueue_run(run.pk, queue=queue))
+            transaction.on_commit(lambda: _enqueue_or_say_so(run.pk, queue))
     return run
+
+
+NOT_QUEUED = "The task queue could not be reached, so this run never started; start it again."
+
+
+def _enqueue_or_say_so(run_id: int, queue: str | None) -> None:
+    """Queue the run; a broker that cannot be reached fails its clause tasks with a sentence saying so
+    (the run is saved: without this the request answered 500 and the run stayed queued for ever)."""
+    try:
+        enqueue_run(run_id, queue=queue)
+    except Exception:
+        from extraction.pipeline import fail_open_tasks
+
+        log.exception("could not queue run %s", run_id)
+        for doc_id in set(ClauseTask.objects.filter(run_id=run_id).values_list("document_id", flat=True)):
+            fail_open_tasks(run_id, doc_id, NOT_QUEUED)
 
 
 def extract_ready_document(document_id: int, *, user_id: int | None = None,

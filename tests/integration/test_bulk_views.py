@@ -138,3 +138,31 @@ def test_form_refuses_claude_without_a_key_and_an_empty_choice(client, engagemen
     empty = client.post(url, {"clause_types": [], "engine": "offline"})
     assert empty.status_code == 422
     assert not ExtractionRun.objects.exists()
+
+
+@pytest.mark.parametrize("engine", ["offline", "anthropic"])
+def test_a_bulk_run_started_while_the_queue_is_down_is_no_server_error(client, engagement, people, settings,
+                                                                       django_capture_on_commit_callbacks,
+                                                                       monkeypatch, engine):
+    from kombu.exceptions import OperationalError
+
+    def down(*args, **kwargs):
+        raise OperationalError("Error 111 connecting to localhost:6379. Connection refused.")
+
+    settings.ANTHROPIC_API_KEY = "sk-ant-test"
+    monkeypatch.setattr("extraction.tasks.extract_document.apply_async", down)
+    monkeypatch.setattr("bulk.tasks.submit_run.delay", down)
+    document = make_contract(engagement)
+    client.force_login(people["admin"])
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(reverse("bulk:new", args=[engagement.pk]), {
+            "clause_types": [t.pk for t in clause_types(NAMES)], "documents": [document.pk], "engine": engine})
+    run = ExtractionRun.objects.get()
+    assert response.status_code == 302 and response["Location"] == reverse("bulk:run", args=[run.pk])
+    run.refresh_from_db()
+    if engine == "offline":  # nothing would ever run it: it says so instead of staying queued
+        assert run.status == "failed"
+        assert set(ClauseTask.objects.filter(run=run).values_list("error", flat=True)) == {
+            "The task queue could not be reached, so this run never started; start it again."}
+    else:  # the beat's poll submits it once the queue is back
+        assert poll.runs_waiting() == [run.pk]
