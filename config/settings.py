@@ -177,6 +177,7 @@ CELERY_BEAT_SCHEDULE = {
     "weekly-silent-source-benchmark": {
         "task": "dashboards.tasks.weekly_silent_source", "schedule": crontab(minute=0, hour=1, day_of_week="sun")},
     "bulk-poll-batches": {"task": "bulk.tasks.poll_batches", "schedule": 60.0},
+    "fail-abandoned-clause-tasks": {"task": "extraction.tasks.fail_abandoned_tasks", "schedule": 15 * 60},
 }
 
 # --------------------------------------------------------------------------- product

@@ -122,3 +122,30 @@ def test_no_clause_is_started_past_the_deadline_and_the_next_task_goes_on(engage
     assert ClauseTask.objects.filter(run=run, status="pending").count() == len(TYPES) - 1
     assert pipeline.process_document(run.pk, document.pk) == pipeline.DONE
     assert Extraction.objects.filter(run=run).count() == len(TYPES)
+
+
+def test_a_clause_left_running_by_a_lost_process_is_failed_in_words(engagement):
+    import datetime as dt
+
+    from django.utils import timezone
+
+    from extraction.tasks import ABANDONED_AFTER_S, fail_abandoned_tasks
+
+    run, document = _run(engagement)
+    other = runs.create_run(engagement, documents=[document], clause_types=clause_types(), engine="anthropic",
+                            enqueue=False)  # a second run whose process is alive and working
+    lost = ClauseTask.objects.filter(run=run).first()
+    ClauseTask.objects.filter(pk=lost.pk).update(status="running")
+    ClauseTask.objects.filter(pk=lost.pk).update(
+        updated_at=timezone.now() - dt.timedelta(seconds=ABANDONED_AFTER_S + 60))  # a web worker died mid-find
+    working = ClauseTask.objects.filter(run=other).first()
+    ClauseTask.objects.filter(pk=working.pk).update(status="running")
+
+    assert fail_abandoned_tasks.apply().get() == "1 abandoned"
+    lost.refresh_from_db()
+    assert lost.status == "failed" and "the process running it was lost" in lost.error
+    assert not ClauseTask.objects.filter(run=run, status__in=["pending", "running"]).exists()
+    run.refresh_from_db()
+    assert run.status == "failed"
+    working.refresh_from_db()
+    assert working.status == "running"  # recent: left alone
