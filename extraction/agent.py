@@ -38,6 +38,7 @@ from extraction import prompts
 from extraction.agent_tools import ToolBox
 from extraction.case_facts import CaseFacts
 from extraction.catalog import ClauseType
+from extraction.claude_call import reraise_interruption
 from extraction.compaction import (CompactionPolicy, TokenCounter, compact, estimate_messages_tokens,
                                    estimate_tokens, should_compact)
 from extraction.context import ContextPack, turn_note
@@ -64,16 +65,6 @@ def request_timeout(client, max_tokens: int, configured_max_tokens: int) -> floa
     without the stretch the doubling only bought time-outs."""
     base = client.timeout if isinstance(getattr(client, "timeout", None), (int, float)) else 120.0
     return float(base) * max(1.0, max_tokens / max(1, configured_max_tokens))
-
-
-def reraise_interruption(exc: BaseException) -> None:
-    """Re-raise an interruption the SDK wrapped as a connection error: Celery's soft time limit is
-    raised inside whatever runs, most often the HTTP wait, and must reach the task, which resumes."""
-    seen = exc.__cause__ or exc.__context__
-    while seen is not None:
-        if type(seen).__name__ == "SoftTimeLimitExceeded":
-            raise seen
-        seen = seen.__cause__ or seen.__context__
 
 
 @dataclass

@@ -3,7 +3,9 @@
 ``create_message`` makes the call (the SDK retries 429/500/529 itself) and turns what can go
 wrong into :class:`ClaudeCallError` with words for the user: an HTTP error with the API's own
 message, no connection, a refusal, a context that did not fit. The clause agent
-(``extraction.agent``) has its own loop; these tasks are one question, one answer.
+(``extraction.agent``) has its own loop; these tasks are one question, one answer. Both hand
+Celery's time limit, when the SDK wrapped it as a connection error, back to the task
+(``reraise_interruption``).
 """
 from __future__ import annotations
 
@@ -21,8 +23,6 @@ def create_message(client, *, task: str, **kwargs):
     except anthropic.APIStatusError as exc:
         raise ClaudeCallError(f"Claude answered HTTP {exc.status_code}: {_api_message(exc)}") from exc
     except anthropic.APIError as exc:  # connection errors and timeouts, after the SDK's retries
-        from extraction.agent import reraise_interruption
-
         reraise_interruption(exc)  # Celery's time limit, landed in the HTTP wait, goes to the task
         raise ClaudeCallError(f"Claude could not be reached: {exc}") from exc
     if response.stop_reason == "refusal":
@@ -35,3 +35,13 @@ def create_message(client, *, task: str, **kwargs):
 def _api_message(exc) -> str:
     body = exc.body if isinstance(getattr(exc, "body", None), dict) else {}
     return (body.get("error") or {}).get("message") or str(exc)
+
+
+def reraise_interruption(exc: BaseException) -> None:
+    """Re-raise an interruption the SDK wrapped as a connection error: Celery's soft time limit is
+    raised inside whatever runs, most often the HTTP wait, and must reach the task, which resumes."""
+    seen = exc.__cause__ or exc.__context__
+    while seen is not None:
+        if type(seen).__name__ == "SoftTimeLimitExceeded":
+            raise seen
+        seen = seen.__cause__ or seen.__context__
