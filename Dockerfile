@@ -5,7 +5,9 @@ WORKDIR /app
 RUN pip install --no-cache-dir torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu
 COPY pyproject.toml ./
 COPY . .
-RUN pip install --no-cache-dir . && useradd --create-home app && mkdir -p /data/media && chown app /data/media
+# var/ (static root, the int8 ONNX embedding model) is written by the app at run time.
+RUN pip install --no-cache-dir . && useradd --create-home app && mkdir -p /data/media /app/var \
+    && chown app /data/media /app/var
 USER app
 EXPOSE 8000
 CMD ["gunicorn", "config.wsgi", "-b", "0.0.0.0:8000", "-w", "3", "--threads", "4"]

@@ -38,7 +38,7 @@ bench: setup
 	$(PY) -m bench.run_all
 
 stop:
-	$(PY) -c "from config import embedded; embedded.stop_all('var')"
+	$(PY) scripts/run_stack.py stop
 
 clean: stop
 	rm -rf var

@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 from pathlib import Path
 
@@ -41,6 +42,21 @@ def bench_django(tag: str, *, keep: bool = False):
 def percentiles(samples_ms: list[float]) -> dict:
     """p50/p95/max of latencies in milliseconds (nearest-rank)."""
     ordered = sorted(samples_ms)
-    pick = lambda q: ordered[min(len(ordered) - 1, max(0, int(round(q * len(ordered) + 0.5)) - 1))]  # noqa: E731
+    pick = lambda q: ordered[min(len(ordered) - 1, max(0, math.ceil(q * len(ordered)) - 1))]  # noqa: E731
     return {"p50_ms": round(pick(0.50), 2), "p95_ms": round(pick(0.95), 2), "max_ms": round(ordered[-1], 2),
             "n": len(ordered)}
+
+
+def ratio(numerator: float | None, denominator: float | None, digits: int = 2) -> float | None:
+    """``numerator / denominator`` rounded, for a bench's ratio against its baseline; None when a
+    side is missing or the denominator is 0 (a figure too small to divide by is no ratio)."""
+    if numerator is None or not denominator:
+        return None
+    return round(numerator / denominator, digits)
+
+
+def speedup(baseline: dict, ours: dict) -> dict:
+    """How many times faster ``ours`` is than ``baseline`` (baseline ms / our ms; > 1: faster), for
+    each of p50/p95 and, where both have it, CPU p50/p95, from two :func:`percentiles`-style dicts."""
+    keys = ("p50_ms", "p95_ms", "cpu_p50_ms", "cpu_p95_ms")
+    return {key.replace("_ms", ""): ratio(baseline[key], ours[key]) for key in keys if key in baseline and key in ours}

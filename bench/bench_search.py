@@ -19,6 +19,12 @@ database backend), which a busy shared machine inflates far less than the wall c
 ``fused_vs_two_sides``: search()'s one-statement fusion checked against the two sides run
 apart and fused in Python (identical lists expected).
 
+Baseline: the exact scan (``method="exact"``) of the same documents with the same queries, in
+the same run. It is the simplest correct answer (no index, full recall), so each
+``speedup_vs_exact`` (exact ms / ours ms, p50/p95 and CPU; > 1: faster than the exact scan) says
+what the index and ``auto``'s choice buy, next to the recall they cost (``*_recall_at_20_vs_exact``).
+The engagement-wide exact scan is slow by nature, so it and its ``auto`` counterpart run 20 queries.
+
 Usage: ``python -m bench.bench_search [--one-doc 10000] [--table-rows 1000000] [--queries 100]``
 """
 from __future__ import annotations
@@ -206,7 +212,7 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--queries", type=int, default=100)
     parser.add_argument("--keep", action="store_true", help="keep the database folder afterwards")
     args = parser.parse_args(argv)
-    from bench._django import bench_django, percentiles
+    from bench._django import bench_django, percentiles, speedup
 
     rng = np.random.default_rng(0)
     with bench_django("search", keep=args.keep):
@@ -227,6 +233,7 @@ def main(argv: list[str] | None = None) -> dict:
         one = {"chunks": args.one_doc, "copy_s": round(load_s, 1), **builds}
         for method in ("exact", "hnsw", "auto"):
             one[method] = measure([big_doc], queries, method)
+        one["speedup_vs_exact"] = {m: speedup(one["exact"], one[m]) for m in ("hnsw", "auto")}
         one["hnsw_recall_at_20_vs_exact"] = recall_vs_exact([big_doc], queries)
         one["fused_vs_two_sides"] = {m: fused_vs_two_sides([big_doc], queries[:50], m) for m in ("exact", "hnsw")}
         one["target_p95_ms"] = 10
@@ -251,13 +258,23 @@ def main(argv: list[str] | None = None) -> dict:
             from ingest.models import Chunk
 
             table = {"rows": Chunk.objects.count(), "documents": count + 1, "copy_s": round(load_s, 1), **builds}
-            table["one_document_auto"] = measure([doc_ids[len(doc_ids) // 2]], queries, "auto")
-            table["one_document_hnsw"] = measure([doc_ids[len(doc_ids) // 2]], queries, "hnsw")
+            middle = [doc_ids[len(doc_ids) // 2]]
+            table["one_document_exact"] = measure(middle, queries, "exact")
+            table["one_document_auto"] = measure(middle, queries, "auto")
+            table["one_document_hnsw"] = measure(middle, queries, "hnsw")
+            table["large_document_exact"] = measure([big_doc], queries, "exact")
             table["large_document_auto"] = measure([big_doc], queries, "auto")
             wide = doc_ids[: args.wide_docs]
             table["wide_search_docs"] = len(wide)
             table["wide_auto"] = measure(wide, queries, "auto")
             table["wide_exact"] = measure(wide, queries[:20], "exact")  # slow by nature: 20 queries
+            wide_auto_20 = measure(wide, queries[:20], "auto")  # the same 20 queries, for the ratio
+            table["speedup_vs_exact"] = {
+                "one_document": {m: speedup(table["one_document_exact"], table[f"one_document_{m}"])
+                                 for m in ("hnsw", "auto")},
+                "large_document": {"auto": speedup(table["large_document_exact"], table["large_document_auto"])},
+                "wide": {"auto": speedup(table["wide_exact"], wide_auto_20), "queries": 20},
+            }
             table["wide_hnsw_recall_at_20_vs_exact"] = recall_vs_exact(wide, queries)
             table["target_p95_ms"] = 50
             result["big_table"] = table

@@ -21,9 +21,14 @@ HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results"
 # Small sizes for a smoke run (CI, a laptop in a hurry).
 QUICK_ARGS = {
+    "bench_bulk": ["--docs", "20", "--lines", "2000", "--cuad-limit", "2", "--workers", "1"],
+    "bench_chunking": ["--sample", "3", "--every", "30", "--repeat", "1"],
     "bench_embeddings": ["--chunks", "64", "--docs", "3"],
-    "bench_ingest": ["--pages", "30", "--no-baseline"],
+    "bench_extraction": ["--docs", "1"],
+    "bench_ingest": ["--pages", "30"],
     "bench_retrieval": ["--docs", "3"],
+    "bench_review_fragment": ["--reviewers", "5", "--seconds", "3", "--pages", "20", "--extra-clauses", "5",
+                              "--think-ms", "0"],
     "bench_search": ["--one-doc", "2000", "--table-rows", "20000", "--doc-chunks", "500", "--wide-docs", "10",
                      "--queries", "30"],
 }
@@ -31,6 +36,24 @@ QUICK_ARGS = {
 
 def modules() -> list[str]:
     return sorted(p.stem for p in HERE.glob("bench_*.py"))
+
+
+def read_output(out: str) -> dict:
+    """The JSON objects a benchmark printed, merged in order (bench_bulk prints one per section as it
+    ends it); text between them (a progress line) is skipped. {} when there is none."""
+    decoder = json.JSONDecoder()
+    merged: dict = {}
+    at = out.find("{")
+    while at != -1:
+        try:
+            value, end = decoder.raw_decode(out, at)
+        except json.JSONDecodeError:
+            at = out.find("{", at + 1)
+            continue
+        if isinstance(value, dict):
+            merged.update(value)
+        at = out.find("{", end)
+    return merged
 
 
 def run(name: str, quick: bool) -> dict:
@@ -41,12 +64,11 @@ def run(name: str, quick: bool) -> dict:
                           capture_output=True, text=True)
     seconds = round(time.perf_counter() - started, 1)
     out = proc.stdout
-    try:
-        result = json.loads(out[out.index("{"):]) if "{" in out else {}
-    except json.JSONDecodeError:
-        result = {}
+    result = read_output(out)
     if proc.returncode != 0 or not result:
-        result = {"error": f"exit {proc.returncode}", "stderr_tail": proc.stderr[-3000:], "stdout_tail": out[-2000:]}
+        # what it printed before failing (bench_bulk's finished sections) is kept beside the error
+        result = {**result, "error": f"exit {proc.returncode}", "stderr_tail": proc.stderr[-3000:],
+                  "stdout_tail": out[-2000:]}
     result["wall_s"] = seconds
     result["args"] = args
     return result

@@ -279,7 +279,8 @@ def _succeeded(job: BatchJob, run, item: BatchItem, message: Any, builder: Build
         ClauseTask.objects.filter(pk=task.pk).exclude(status=ClauseTask.Status.DONE).update(
             status=ClauseTask.Status.FAILED, error=error)
         return FAILED_ITEM
-    extraction = save_outcome(run, document, task.clause_type, outcome, engine="anthropic", model=run.model)
+    save_outcome(run, document, task.clause_type, outcome, engine="anthropic", model=run.model,
+                 chunk_pks=session.document.chunk_pks)
     ClauseTask.objects.filter(pk=task.pk).update(status=ClauseTask.Status.DONE, error="")
     item.state, item.snapshot, item.failures_in_row, item.last_result, item.error = (
         BatchItem.State.DONE, None, 0, "succeeded", "")

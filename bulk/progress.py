@@ -53,6 +53,16 @@ def run_summary(run) -> RunSummary:
     return RunSummary(run, runs.counts(run), jobs, items, docs, types)
 
 
+def document_rows(run, limit: int = 200) -> list[dict]:
+    """The run's documents (the first ``limit`` by title) with their clause tasks done, failed and in all:
+    where its results are read and reviewed."""
+    S = ClauseTask.Status
+    return list(ClauseTask.objects.filter(run=run).values("document_id", "document__title")
+                .annotate(total=Count("id"), done=Count("id", filter=Q(status=S.DONE)),
+                          failed=Count("id", filter=Q(status=S.FAILED)))
+                .order_by("document__title", "document_id")[:limit])
+
+
 def failed_items(run, limit: int = 200) -> list[dict]:
     """Failed requests (batch path) or failed clause tasks (offline path), with their errors."""
     tasks = (ClauseTask.objects.filter(run=run, status=ClauseTask.Status.FAILED)

@@ -31,16 +31,19 @@ def _run(request, run_id: int) -> ExtractionRun:
 @require_GET
 def run_detail(request, run_id: int):
     run = _run(request, run_id)
-    return render(request, "bulk/run.html", {"summary": progress.run_summary(run),
-                                             "failed": progress.failed_items(run), "run": run})
+    return render(request, "bulk/run.html", _run_context(run))
 
 
 @require_GET
 def run_status(request, run_id: int):
     """The run's progress and batches table (htmx polls it while the run is active)."""
     run = _run(request, run_id)
-    return render(request, "bulk/_run_body.html", {"summary": progress.run_summary(run),
-                                                   "failed": progress.failed_items(run), "run": run})
+    return render(request, "bulk/_run_body.html", _run_context(run))
+
+
+def _run_context(run) -> dict:
+    return {"summary": progress.run_summary(run), "failed": progress.failed_items(run),
+            "documents": progress.document_rows(run), "run": run}
 
 
 @require_http_methods(["GET", "POST"])

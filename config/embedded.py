@@ -48,12 +48,50 @@ def _pgserver():
     return pgserver
 
 
+def _runs_postgres_of(pid: int, pgdata: Path) -> bool:
+    """Whether process ``pid`` is a PostgreSQL server of ``pgdata`` (its ``-D`` folder)."""
+    import psutil
+
+    try:
+        return str(pgdata) in psutil.Process(pid).cmdline()
+    except psutil.AccessDenied:  # not ours to read: it may be the server, so its pid file must stay
+        return True
+    except psutil.Error:  # gone, or a zombie
+        return False
+
+
+def _clear_stale_postmaster(pgdata: Path) -> bool:
+    """Remove ``postmaster.pid`` (and its socket lock) when no server of ``pgdata`` has that pid.
+
+    After a crash or a reboot the recorded pid often belongs to another process by now;
+    pgserver then takes the server for running (and PostgreSQL refuses to start over the
+    lock), so every start failed with "connection refused" until the file was removed by hand.
+    Returns True if a stale file was removed.
+    """
+    pidfile = pgdata / "postmaster.pid"
+    try:
+        lines = pidfile.read_text().splitlines()
+    except FileNotFoundError:
+        return False
+    pid = lines[0].strip() if lines else ""
+    if pid.isdigit() and _runs_postgres_of(int(pid), pgdata):
+        return False
+    if len(lines) > 4 and lines[3].strip().isdigit() and lines[4].strip():
+        socket_lock = Path(lines[4].strip()) / f".s.PGSQL.{lines[3].strip()}.lock"
+        with contextlib.suppress(OSError):
+            if socket_lock.read_text().splitlines()[:1] == [pid]:
+                socket_lock.unlink()
+    pidfile.unlink(missing_ok=True)
+    return True
+
+
 def postgres_url(root: Path) -> str:
     """Start (or reuse) the embedded PostgreSQL under ``root/pg`` and return its URL."""
     root = Path(root).resolve()
     with _folder_lock(root):
         pgdata = root / "pg"
         pgdata.mkdir(parents=True, exist_ok=True)
+        _clear_stale_postmaster(pgdata)
         # The constructor (unlike pgserver.get_server, which caches per process) checks
         # postmaster.pid each time and starts the server if it is not running.
         server = _pgserver().PostgresServer(pgdata, cleanup_mode=None)
@@ -73,6 +111,8 @@ def stop_postgres(root: Path) -> bool:
 
     user = "pgserver" if os.geteuid() == 0 else None
     with _folder_lock(root):
+        if _clear_stale_postmaster(pgdata):
+            return False  # none of ours runs; never signal the process that now has its old pid
         try:
             pg_ctl(["-w", "-m", "fast", "stop"], pgdata=pgdata, user=user)
         except subprocess.CalledProcessError:

@@ -83,6 +83,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                "dashboards.context_processors.dashboards_nav",
             ],
         },
     },
@@ -162,6 +163,9 @@ CELERY_BROKER_URL = REDIS_URL
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+# Redis serves lower numbers first; a task that names no priority goes at 6, in arrival order with the
+# others (ingest.tasks sends a document's later stages at 3). Without it, kombu sends such a task at 0.
+CELERY_TASK_DEFAULT_PRIORITY = 6
 CELERY_TASK_TIME_LIMIT = int(os.environ.get("CELERY_TASK_TIME_LIMIT", "3600"))
 CELERY_TASK_SOFT_TIME_LIMIT = int(os.environ.get("CELERY_TASK_SOFT_TIME_LIMIT", "3300"))
 CELERY_TASK_IGNORE_RESULT = True  # state lives in taskstate.TaskState, not a result backend

@@ -2,7 +2,9 @@ from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
-from reviewer.login import ThrottledLoginView
+from reviewer.login import ThrottledAdminLoginForm, ThrottledLoginView
+
+admin.site.login_form = ThrottledAdminLoginForm  # the admin's sign-in is throttled like ours
 
 urlpatterns = [
     path("accounts/login/", ThrottledLoginView.as_view(), name="login"),

@@ -1,6 +1,9 @@
 """A client audit (Engagement), who works on it (Membership) and in which role."""
 from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.db import models
+
+POLICY_FACTS_SHAPE = 'Policy facts must be a JSON object, e.g. {"policy_cap": "$247.83"}.'
 
 
 class Engagement(models.Model):
@@ -16,6 +19,10 @@ class Engagement(models.Model):
 
     def __str__(self):
         return self.name
+
+    def clean(self):
+        if not isinstance(self.policy_facts, dict):
+            raise ValidationError({"policy_facts": POLICY_FACTS_SHAPE})
 
     @property
     def policy_cap(self) -> str:

@@ -1,14 +1,17 @@
 from django.contrib import admin
 
+from config.admin_readonly import ReadOnlyAdmin
 from extraction.models import Checkpoint, Citation, ClauseTask, ClauseType, Extraction, ExtractionRun
 
 
 @admin.register(ClauseType)
-class ClauseTypeAdmin(admin.ModelAdmin):
+class ClauseTypeAdmin(ReadOnlyAdmin):
+    """Read only: admins add, edit, retire and reactivate types on the catalog page, which checks names
+    (a free question's "Q: ", a twin in other capitals), keeps built-in types' exact CUAD names and
+    keeps every edit beside the wording it replaced (reviewer.catalog_edits)."""
     list_display = ("name", "kind", "source", "active")
     list_filter = ("source", "kind", "active")
     search_fields = ("name", "description", "query", "example")
-    prepopulated_fields = {"slug": ("name",)}
 
 
 class ClauseTaskInline(admin.TabularInline):
@@ -39,22 +42,13 @@ class CitationInline(admin.TabularInline):
 
 
 @admin.register(Extraction)
-class ExtractionAdmin(admin.ModelAdmin):
+class ExtractionAdmin(ReadOnlyAdmin):
     """Read only: a clause's text changes only through a reviewer's correction, which is kept as a
     Review (an edit here would show as what the auditor accepted, with no trail)."""
     list_display = ("id", "document", "clause_type", "status", "engine", "model", "version", "created_at")
     list_filter = ("status", "engine", "clause_type")
     search_fields = ("clause_text", "document__title")
     inlines = [CitationInline]
-
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False
 
 
 @admin.register(Checkpoint)

@@ -24,6 +24,7 @@ from extraction.types import ChunkView, ScoredChunk, page_of
 Search = Callable[[str, int], Sequence["ChunkView | ScoredChunk"]]
 REGEX_TIMEOUT_S = 2.0
 MATCH_CONTEXT = 160
+HISTORY_PAGE_MAX = 20_000  # read_history's most chars a call (its schema's maximum)
 DISCLOSURE_TOOLS = {"search_document", "read_chunk", "regex_document", "load_skill", "read_history"}
 
 
@@ -139,4 +140,4 @@ class ToolBox:
         if text is None:
             known = ", ".join(sorted(self.files)) or "none"
             raise ToolError(f'no history file "{name}"; files: {known}')
-        return read_archive(text, offset, limit)
+        return read_archive(text, offset, min(int(limit), HISTORY_PAGE_MAX))

@@ -49,8 +49,8 @@ def _value(v) -> str:
         return str(v)
     s = str(v)
     if (not s or s != s.strip() or "\n" in s or "\r" in s or s.startswith('"') or s == "null"
-            or any(ord(c) < 32 for c in s)):
-        return json.dumps(s, ensure_ascii=False)
+            or any(ord(c) < 32 for c in s) or _CLOSE in s):
+        return json.dumps(s, ensure_ascii=False).replace(_CLOSE, "<\\/case_facts>")  # JSON reads "\/" as "/"
     return s
 
 

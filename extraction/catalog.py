@@ -32,6 +32,12 @@ def slugify(name: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")
 
 
+def name_key(name: str) -> str:
+    """What names of one clause type share: capitals, spacing and punctuation aside, in any script
+    ('Governing Law', 'governing  law', 'GOVERNING-LAW' -> 'governing law'; '保密条款' stays itself)."""
+    return " ".join(re.sub(r"[\W_]+", " ", name.casefold()).split()) or " ".join(name.casefold().split())
+
+
 def _ct(name: str, kind: str, source: str, description: str, query: str) -> ClauseType:
     return ClauseType(name, slugify(name), kind, " ".join(description.split()), " ".join(query.split()), source,
                       EXAMPLES[name])

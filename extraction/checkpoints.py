@@ -8,9 +8,10 @@ persist an extraction call it inside the same transaction.
 """
 from __future__ import annotations
 
+import json
 import logging
 
-from django.db import transaction
+from django.db import IntegrityError, transaction
 
 from extraction.case_facts import _FIELDS, CaseFacts, parse_case_facts, render_case_facts
 from extraction.models import Checkpoint, Extraction
@@ -29,6 +30,11 @@ def _decision(ex: Extraction) -> str:
     return f"{ex.clause_type.name}: {ex.status}{where}"
 
 
+def _fact_text(value) -> str:
+    """A policy fact as the admin wrote it: text as is, any other JSON value as JSON (true, ["a", "b"])."""
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+
 def facts_for(run, document) -> CaseFacts:
     """CASE_FACTS for (run, document), rebuilt from the database."""
     rows = list(Extraction.objects.filter(run=run, document=document).select_related("clause_type")
@@ -36,7 +42,11 @@ def facts_for(run, document) -> CaseFacts:
     from engagements.models import Engagement
     from ingest.models import Document
 
-    policy = dict(Engagement.objects.filter(pk=run.engagement_id).values_list("policy_facts", flat=True).first() or {})
+    policy = Engagement.objects.filter(pk=run.engagement_id).values_list("policy_facts", flat=True).first() or {}
+    if not isinstance(policy, dict):  # saved before the admin checked its shape
+        log.warning("engagement %s: policy facts left out of CASE_FACTS: not a JSON object", run.engagement_id)
+        policy = {}
+    policy = dict(policy)
     doc_type = Document.objects.filter(pk=document.pk).values_list("doc_type", flat=True).first()
     cap = policy.pop("policy_cap", None)
     extra = []
@@ -45,14 +55,14 @@ def facts_for(run, document) -> CaseFacts:
         if not key or any(c in key for c in ":\n\r") or key.startswith("-") or key in _FIELDS or key == "decisions":
             log.warning("policy fact %r skipped in CASE_FACTS: not a usable key", key)
             continue
-        extra.append((key, str(value)))
+        extra.append((key, _fact_text(value)))
     last = rows[-1] if rows else None
     return CaseFacts(
         doc_id=str(document.pk),
         doc_type=doc_type or None,
         extracted_count=sum(1 for r in rows if r.status != Extraction.Status.NOT_FOUND),
         last_clause_id=clause_id_for(document.pk, last.clause_type.slug) if last else None,
-        policy_cap=str(cap) if cap not in (None, "") else None,
+        policy_cap=_fact_text(cap) if cap not in (None, "") else None,
         decisions=tuple(_decision(r) for r in rows),
         extra=tuple(extra),
     )
@@ -76,15 +86,27 @@ def snapshot_of(checkpoint: Checkpoint | None) -> dict | None:
 def save(run, document, snapshot: dict, *, last_record: dict | None = None) -> Checkpoint:
     """Write the checkpoint of (run, document) atomically; CASE_FACTS are rebuilt from the DB here."""
     with transaction.atomic():
-        row = Checkpoint.objects.select_for_update().filter(run=run, document=document).first()
+        row = _locked_row(run, document)
         values = {"case_facts": facts_dict(facts_for(run, document)),
                   "position": snapshot.get("position") or {}, "history": snapshot.get("history") or []}
         if last_record is not None:
             values["last_record"] = last_record
-        if row is None:
-            row = Checkpoint.objects.create(run=run, document=document, **values)
-        else:
-            for k, v in values.items():
-                setattr(row, k, v)
-            row.save()
+        for k, v in values.items():
+            setattr(row, k, v)
+        row.save()
         return row
+
+
+def _locked_row(run, document) -> Checkpoint:
+    """The checkpoint row of (run, document), made if there is none, locked until the transaction ends.
+    Two workers on one document (a redelivered message) may both find none: the second one's insert
+    waits for the first one's commit, fails on the unique rule, and it locks the first one's row."""
+    row = Checkpoint.objects.select_for_update().filter(run=run, document=document).first()
+    if row is not None:
+        return row
+    try:
+        with transaction.atomic():  # a savepoint: the duplicate insert must not spoil the transaction
+            Checkpoint.objects.create(run=run, document=document)
+    except IntegrityError:
+        pass
+    return Checkpoint.objects.select_for_update().get(run=run, document=document)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import Mapping
 
 from extraction.types import ChunkView, PageSpan
 
@@ -21,6 +22,7 @@ class DocumentView:
     chunks: tuple[ChunkView, ...]
     doc_type: str = ""
     engagement_id: int | None = field(default=None, compare=False)
+    chunk_pks: Mapping[str, int] = field(default_factory=dict, compare=False)  # chunk id -> its row (a citation's)
 
     @cached_property
     def by_id(self) -> dict[str, ChunkView]:
@@ -58,8 +60,8 @@ def load_document(document) -> DocumentView:
     """Load an ``ingest.Document`` with its pages and chunks: one query each, plain values only
     (never the embeddings or search vectors, and no field left to load row by row)."""
     pages = tuple(document.pages.order_by("number").values_list("number", "char_start", "char_end"))
-    chunks = tuple(chunk_view(row) for row in document.chunks.order_by("ordinal").values_list(*CHUNK_FIELDS,
-                                                                                                named=True))
+    rows = tuple(document.chunks.order_by("ordinal").values_list(*CHUNK_FIELDS, "id", named=True))
+    chunks = tuple(chunk_view(row) for row in rows)
     return DocumentView(document.pk, document.original_name or document.title, document.text,
                         pages or page_table_from_text(document.text), chunks, document.doc_type or "",
-                        document.engagement_id)
+                        document.engagement_id, {row.chunk_id: row.id for row in rows})

@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
+from django.conf import settings
+
 from extraction import evaluation, pipeline, presence, runs
 from extraction.catalog_sync import ensure_catalog
 from extraction.engines import get_engine, resolve_engine_name
@@ -47,17 +49,37 @@ class Corpus:
         return set(names[:cut]), set(names[cut:])
 
 
-def read_jsonl(path: Path) -> list[dict]:
+def read_jsonl(path: Path, needs: tuple[str, ...] = ()) -> list[dict]:
+    """The lines of a JSON Lines file; ValueError naming the file and line of one that is not a JSON
+    object with the keys ``needs`` (said before any work, not as a KeyError after an hour of it)."""
+    rows = []
     with open(path, encoding="utf-8") as fh:
-        return [json.loads(line) for line in fh if line.strip()]
+        for n, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except ValueError:
+                raise ValueError(f"{path.name} line {n} is not JSON") from None
+            if not isinstance(row, dict):
+                raise ValueError(f"{path.name} line {n} is not a JSON object")
+            missing = [key for key in needs if key not in row]
+            if missing:
+                raise ValueError(f"{path.name} line {n} lacks " + ", ".join(f'"{key}"' for key in missing))
+            rows.append(row)
+    return rows
 
 
 def load_corpus(folder: Path, limit: int | None = None) -> Corpus:
-    docs = read_jsonl(folder / "documents.jsonl")
+    docs = read_jsonl(folder / "documents.jsonl", ("doc", "pdf"))
     if limit:
         docs = docs[:limit]
     keep = {d["doc"] for d in docs}
-    gold = [g for g in read_jsonl(folder / "gold.jsonl") if g["doc"] in keep]
+    gold = [{**g, "spans": g.get("spans") or []}  # an absent pair may leave its spans out
+            for g in read_jsonl(folder / "gold.jsonl", ("doc", "clause_type", "present")) if g["doc"] in keep]
+    unlabelled = next((g for g in gold if g["present"] and not g["spans"]), None)
+    if unlabelled is not None:  # it could never be a hit: the hit rate would drop with no word said
+        raise ValueError(f'gold.jsonl: {unlabelled["doc"]} / {unlabelled["clause_type"]} is present but has no spans')
     return Corpus(folder, docs, gold)
 
 
@@ -74,15 +96,21 @@ class IngestReport:
 
 
 def ingest(corpus: Corpus, engagement, say: Say) -> IngestReport:
-    from ingest.intake import intake_file
+    from ingest.intake import IntakeError, intake_file
     from ingest.pipeline import run_pipeline
 
     rep = IngestReport()
     started = time.perf_counter()
     for i, row in enumerate(corpus.documents, 1):
         path = corpus.folder / row["pdf"]
-        result = intake_file(engagement, path, filename=path.name, doc_type=row.get("contract_type", ""),
-                             enqueue=False)
+        try:
+            result = intake_file(engagement, path, filename=path.name, doc_type=row.get("contract_type", ""),
+                                 enqueue=False)
+        except (IntakeError, OSError) as exc:  # refused at the door (empty, encrypted...) or not there
+            error = exc.message if isinstance(exc, IntakeError) else f"{path} could not be read: {exc.strerror or exc}"
+            say(f"[{i}/{len(corpus.documents)}] {path.name} refused: {error}")
+            rep.failed.append({"doc": row["doc"], "status": "refused", "error": error[:300]})
+            continue
         doc = result.document
         if doc.status != "ready" and doc.status not in ("failed", "needs_ocr"):
             t0 = time.perf_counter()
@@ -106,11 +134,12 @@ def ingest(corpus: Corpus, engagement, say: Say) -> IngestReport:
 def clause_type_rows(names: list[str]) -> dict[str, ClauseType]:
     ensure_catalog()
     rows = {t.name: t for t in ClauseType.objects.filter(name__in=names)}
-    for name in names:  # a corpus may name a type the catalog lacks: search for its name
-        if name not in rows:
+    for name in names:  # a corpus may name a type the catalog lacks: search for its name, in this run only
+        if name not in rows:  # (retired, so that every run after it does not extract it too)
             slug = "x-" + hashlib.sha1(name.encode()).hexdigest()[:12]
             rows[name], _ = ClauseType.objects.get_or_create(
-                slug=slug, defaults={"name": name, "description": name, "query": name, "source": "custom"})
+                slug=slug, defaults={"name": name, "description": name, "query": name, "source": "custom",
+                                     "active": False})
     return rows
 
 
@@ -222,7 +251,7 @@ def run_pairs(corpus: Corpus, engagement, documents: dict, *, engine, k: int, sa
     preds, recs = [], []
     pdf_paths = {d["doc"]: corpus.folder / d["pdf"] for d in corpus.documents}
     for g in gold:
-        pred, rec = _prediction(g, events.get((g["doc"], g["clause_type"])), documents[g["doc"]])
+        pred, rec = _prediction(g, events.get((g["doc"], g["clause_type"])), documents.get(g["doc"]))
         if rec.status == "found" and rec.present:
             rec.pdf_pages = pdf_page_texts(pdf_paths[g["doc"]])
         preds.append(pred)
@@ -274,12 +303,35 @@ def calibrate(corpus: Corpus, engagement, documents: dict, *, k: int, say: Say,
 
 # --------------------------------------------------------------------------- the whole command
 
+def engine_for(name: str, *, k: int, calibration: dict | None = None):
+    """The engine of an evaluation: Claude is shown the same top ``k`` chunks that recall@k scores
+    (its own default is 5); the offline engine reads every retrieved chunk and takes a calibration."""
+    return get_engine(name, calibration=calibration) if name == "offline" else get_engine(name, k=k)
+
+
+def prepare_out(out: Path) -> None:
+    """Make the --out folder (an existing one is reused: its files are replaced), or say why it cannot
+    be, before any work: not after an hour of ingest and extraction."""
+    if out.exists() and not out.is_dir():
+        raise ValueError(f"{out} is not a folder (--out names the folder for predictions.jsonl and metrics.json)")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ValueError(f"cannot make the --out folder {out}: {exc.strerror or exc}") from exc
+
+
 def evaluate(folder: Path, out: Path, *, limit: int | None = None, k: int = 5, engine_name: str | None = None,
              do_calibrate: bool = False, engagement_name: str | None = None, say: Say = print) -> dict:
     started = time.perf_counter()
     corpus = load_corpus(folder, limit)
     if not corpus.documents:
         raise ValueError(f"{folder}/documents.jsonl lists no documents")
+    name = resolve_engine_name(engine_name)  # refused here, before ingest: not after an hour of it
+    if name == "anthropic" and not settings.ANTHROPIC_API_KEY:
+        raise ValueError("the anthropic engine needs ANTHROPIC_API_KEY; set it, or use --engine offline")
+    if do_calibrate and name != "offline":
+        raise ValueError("--calibrate fits the offline engine's threshold; use --engine offline")
+    prepare_out(out)
     from engagements.models import Engagement
 
     engagement, _ = Engagement.objects.get_or_create(name=(engagement_name or f"evaluate: {folder.name}")[:200],
@@ -287,16 +339,12 @@ def evaluate(folder: Path, out: Path, *, limit: int | None = None, k: int = 5, e
     rep = ingest(corpus, engagement, say)
     say(f"ingest: {rep.created} new, {rep.reused} reused, {len(rep.failed)} not ready, {rep.pages} pages, "
         f"{rep.seconds} s")
-    name = resolve_engine_name(engine_name)
     calibration = None
     if do_calibrate:
-        if name != "offline":
-            raise ValueError("--calibrate fits the offline engine's threshold; use --engine offline")
         calibration = calibrate(corpus, engagement, rep.documents, k=k, say=say)
-    engine = get_engine(name, calibration=calibration) if name == "offline" else get_engine(name)
+    engine = engine_for(name, k=k, calibration=calibration)
     run, preds, recs = run_pairs(corpus, engagement, rep.documents, engine=engine, k=k, say=say)
 
-    out.mkdir(parents=True, exist_ok=True)
     with open(out / "predictions.jsonl", "w", encoding="utf-8") as fh:
         for p in preds:
             fh.write(json.dumps(p, ensure_ascii=False) + "\n")

@@ -21,7 +21,10 @@ records into the figures of ``metrics.json``:
 - citation validity: the share of all citations whose quote is exactly
   ``text[start:end]``, lies inside its chunk and sits on the page it names.
 - silent-source rate: not_found on absent pairs; false not_found rate: not_found on
-  present pairs.
+  present pairs. A pair that got no answer (status failed: its document never became
+  ready, the engine failed) is in neither denominator, as ``stratify.silent_source`` and
+  the dashboards count it; ``failed`` says how many. Hit rate and recall still count it
+  as a miss.
 """
 from __future__ import annotations
 
@@ -32,7 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Mapping, Sequence
 
-from extraction.stratify import best_jaccard, jaccard
+from extraction.stratify import NOT_RUN, best_jaccard, jaccard
 
 HIT_JACCARD = 0.5
 CREDIT = "CUAD v1, The Atticus Project (CC BY 4.0)"
@@ -176,8 +179,10 @@ def _rate(num: int, den: int) -> float | None:
     return round(num / den, 4) if den else None
 
 
-def latency_stats(values: Sequence[float]) -> dict:
-    vals = sorted(float(v) for v in values)
+def latency_stats(values: Sequence[float | None]) -> dict:
+    """n, mean and percentiles of the timings given; a pair with no timing (None: it got no answer,
+    e.g. its PDF never converted) is left out, not counted as 0 ms."""
+    vals = sorted(float(v) for v in values if v is not None)
     if not vals:
         return {"n": 0, "mean": None, "p50": None, "p95": None, "max": None}
 
@@ -204,6 +209,8 @@ def metrics(records: Iterable[PairRecord]) -> dict:
     pages = [j for r in present for j in page_judgements(r)]
     first_pages = [j for r in present for j in page_judgements(r, any_occurrence=False)]
     valid = [v for r in recs for v in r.citation_valid]
+    answered_absent = [r for r in absent if r.status not in NOT_RUN]
+    answered_present = [r for r in present if r.status not in NOT_RUN]
     return {
         "pairs": len(recs), "present": len(present), "absent": len(absent), "gold_parts": tot,
         "recall_at_k": _rate(got, tot),
@@ -213,25 +220,30 @@ def metrics(records: Iterable[PairRecord]) -> dict:
         "citation_page_accuracy": _rate(sum(pages), len(pages)), "page_judged_citations": len(pages),
         "citation_page_accuracy_first_occurrence": _rate(sum(first_pages), len(first_pages)),
         "citation_validity": _rate(sum(valid), len(valid)), "citations": len(valid),
-        "silent_source_rate": _rate(sum(r.status == "not_found" for r in absent), len(absent)),
-        "false_not_found_rate": _rate(sum(r.status == "not_found" for r in present), len(present)),
+        "silent_source_rate": _rate(sum(r.status == "not_found" for r in answered_absent), len(answered_absent)),
+        "false_not_found_rate": _rate(sum(r.status == "not_found" for r in answered_present), len(answered_present)),
         "found": sum(r.status == "found" for r in recs),
         "unverified": sum(r.status == "unverified" for r in recs),
         "failed": sum(r.status == "failed" for r in recs),
     }
 
 
+def timings(records: Sequence[PairRecord]) -> dict:
+    return {"retrieval": latency_stats([r.latency_ms.get("retrieval") for r in records]),
+            "extraction": latency_stats([r.latency_ms.get("extraction") for r in records])}
+
+
 def summarise(records: Iterable[PairRecord]) -> dict:
-    """``{"overall": metrics, "timings_ms": {...}, "per_clause_type": {name: metrics}}``."""
+    """``{"overall": metrics, "timings_ms": {...}, "per_clause_type": {name: {**metrics, "timings_ms"}}}``."""
     recs = list(records)
     by_type: dict[str, list[PairRecord]] = {}
     for r in recs:
         by_type.setdefault(r.clause_type, []).append(r)
     return {
         "overall": metrics(recs),
-        "timings_ms": {"retrieval": latency_stats([r.latency_ms.get("retrieval", 0) for r in recs]),
-                       "extraction": latency_stats([r.latency_ms.get("extraction", 0) for r in recs])},
-        "per_clause_type": {name: metrics(rows) for name, rows in sorted(by_type.items())},
+        "timings_ms": timings(recs),
+        "per_clause_type": {name: {**metrics(rows), "timings_ms": timings(rows)}
+                            for name, rows in sorted(by_type.items())},
     }
 
 
@@ -251,7 +263,7 @@ def calibrate_threshold(records: Sequence[PairRecord], candidates: Sequence[floa
     the two kinds of pair) over ``records``, which must have been run with threshold 0 so every pair
     carries its best answer and score. Returns the choice and the curve."""
     present = [r for r in records if r.present]
-    absent = [r for r in records if not r.present]
+    absent = [r for r in records if not r.present and r.status not in NOT_RUN]  # answered ones, as in metrics
     hits = [(r, is_hit(r)) for r in present]
     curve = []
     for t in candidates:

@@ -7,9 +7,11 @@ An ``Extraction`` is what an engine found (or reported absent) for one task; its
 document text. ``Checkpoint`` keeps what a long run needs to resume.
 """
 from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.db import models
 
 from engagements.models import Engagement
+from extraction.catalog import name_key
 from ingest.models import Chunk, Document
 
 
@@ -34,6 +36,20 @@ class ClauseType(models.Model):
 
     def __str__(self):
         return self.name
+
+    def clean(self):
+        """A name that differs from another type's only in capitals, spacing or punctuation would be the
+        same type twice: extracted twice per document and counted apart on the dashboards."""
+        super().clean()
+        if self.pk and ClauseType.objects.filter(pk=self.pk, name=self.name).exists():
+            return  # a name it already has: twins saved before this check can still have their wording edited
+        key = name_key(self.name or "")
+        twin = next((n for n in ClauseType.objects.exclude(pk=self.pk).values_list("name", flat=True)
+                     if n != self.name and name_key(n) == key), None)
+        if twin is not None:
+            raise ValidationError({"name": f"“{twin}” is already in the catalog (names that differ only in "
+                                           "capitals, spacing or punctuation are the same type); edit or "
+                                           "reactivate it instead."})
 
 
 class ExtractionRun(models.Model):

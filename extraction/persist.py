@@ -8,6 +8,8 @@ the model's page is kept in ``model_page`` for audit.
 """
 from __future__ import annotations
 
+from typing import Mapping
+
 from django.db import IntegrityError, transaction
 
 from extraction.engines.base import FOUND, NOT_FOUND, UNVERIFIED, ClauseOutcome
@@ -21,12 +23,16 @@ def dedupe_key(outcome: ClauseOutcome) -> str:
     return NOT_FOUND if outcome.status == NOT_FOUND else UNVERIFIED
 
 
-def save_outcome(run, document, clause_type, outcome: ClauseOutcome, *, engine: str, model: str = "") -> Extraction:
-    """Persist ``outcome`` (status found / not_found / unverified); returns the Extraction row."""
+def save_outcome(run, document, clause_type, outcome: ClauseOutcome, *, engine: str, model: str = "",
+                 chunk_pks: Mapping[str, int] | None = None) -> Extraction:
+    """Persist ``outcome`` (status found / not_found / unverified); returns the Extraction row.
+    ``chunk_pks`` (chunk id -> row id, as a loaded ``DocumentView`` has them) spares a lookup of the
+    cited chunks' rows."""
     if outcome.status not in (FOUND, NOT_FOUND, UNVERIFIED):
         raise ValueError(f"cannot persist an outcome with status {outcome.status!r}")
     key = dedupe_key(outcome)
-    existing = Extraction.objects.filter(run=run, document=document, clause_type=clause_type, dedupe_key=key).first()
+    existing = Extraction.objects.filter(run=run, document=document, clause_type=clause_type,
+                                         dedupe_key=key).order_by().first()  # (a unique key: no joins to sort)
     if existing is not None:
         return existing
     text = "" if outcome.status == NOT_FOUND else str((outcome.tool_input or {}).get("clause_text", ""))
@@ -36,10 +42,11 @@ def save_outcome(run, document, clause_type, outcome: ClauseOutcome, *, engine: 
             extraction = Extraction.objects.create(
                 run=run, document=document, clause_type=clause_type, status=outcome.status, clause_text=text,
                 engine=engine, model=model[:100], dedupe_key=key, verification_errors=list(outcome.errors))
-            chunks = {c.chunk_id: c for c in Chunk.objects.filter(
-                document=document, chunk_id__in={v.chunk_id for v in verified}).only("id", "chunk_id")}
+            chunks = chunk_pks if chunk_pks is not None else dict(
+                Chunk.objects.filter(document=document, chunk_id__in={v.chunk_id for v in verified})
+                .order_by().values_list("chunk_id", "id"))
             Citation.objects.bulk_create([
-                Citation(extraction=extraction, chunk=chunks[v.chunk_id], ordinal=i, page=v.page, start=v.start,
+                Citation(extraction=extraction, chunk_id=chunks[v.chunk_id], ordinal=i, page=v.page, start=v.start,
                          end=v.end, quote=v.quote, model_page=v.model_page)
                 for i, v in enumerate(verified) if v.chunk_id in chunks])
     except IntegrityError:  # saved concurrently by a redelivered task

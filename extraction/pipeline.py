@@ -113,7 +113,10 @@ def process_document(run_id: int, document_id: int, *, engine: Engine | None = N
                                        "or the API unavailable, each time); ask for it again with Find a clause",
                   session, meter)
             continue
-        ClauseTask.objects.filter(pk=task.pk).update(status=ClauseTask.Status.RUNNING, attempts=F("attempts") + 1)
+        taken = ClauseTask.objects.filter(pk=task.pk, status__in=OPEN).update(
+            status=ClauseTask.Status.RUNNING, attempts=F("attempts") + 1)
+        if not taken:  # finished or failed meanwhile by another worker (a redelivered message)
+            continue
         try:
             t0 = time.perf_counter()
             retrieved = retrieve(document, clause, k) if (observe or wants_retrieval(view)) else []

@@ -27,6 +27,8 @@ def question_type(question: str) -> ClauseType:
     question = " ".join(question.split())
     if len(question) < 3:
         raise ValueError("The question is too short.")
+    if not any(ch.isalnum() for ch in question):  # "???" would be searched for nothing and "not found"
+        raise ValueError("The question has no words: ask it in words, e.g. “Which law governs this agreement?”.")
     digest = hashlib.sha1(question.encode()).hexdigest()[:12]
     name = f"{catalog.QUESTION_PREFIX}{question}"
     if len(name) > 100:

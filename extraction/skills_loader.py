@@ -24,6 +24,14 @@ class Skill:
     path: str
 
 
+def _unquote(value: str) -> str:
+    """A front matter value without the one pair of quotes around it, if it has one; quotes inside
+    it, or a quote that only ends it ('headed "Exclusivity"'), are part of the value."""
+    if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
+        return value[1:-1]
+    return value
+
+
 def parse_skill(text: str, path: str = "") -> Skill:
     """Parse a SKILL.md text. Raises ValueError when front matter is missing or incomplete."""
     lines = text.splitlines()
@@ -39,7 +47,7 @@ def parse_skill(text: str, path: str = "") -> Skill:
             key, sep, value = line.partition(":")
             if not sep:
                 raise ValueError(f"{path or 'skill'}: bad front matter line {line!r}")
-            meta[key.strip()] = value.strip().strip('"').strip("'")
+            meta[key.strip()] = _unquote(value.strip())
     missing = [k for k in ("name", "description", "version") if not meta.get(k)]
     if missing:
         raise ValueError(f"{path or 'skill'}: front matter lacks {', '.join(missing)}")

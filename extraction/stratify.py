@@ -84,10 +84,12 @@ def engine_answer(extraction_status: str, clause_text: str = "") -> str:
 
 
 def restates(corrected_text: str, extraction_status: str, clause_text: str = "") -> bool:
-    """Is ``corrected_text`` exactly the engine's own answer (compared stripped, with LF line ends)? A
-    not_found extraction "corrected" to "not_found", or a text corrected away and back, changed nothing."""
+    """Is ``corrected_text`` the engine's own answer, its spacing aside? A not_found extraction
+    "corrected" to "not_found", a text corrected away and back, or one whose PDF line breaks a reviewer
+    joined, changed nothing the engine got wrong (the clause list shows them as the same answer too).
+    Any other difference, capitals included, is a correction."""
     corrected = _plain(corrected_text)
-    return bool(corrected) and corrected == engine_answer(extraction_status, clause_text)
+    return bool(corrected) and corrected.split() == engine_answer(extraction_status, clause_text).split()
 
 
 def _plain(text: str) -> str:

@@ -71,9 +71,11 @@ def normalise(text: str, *, fold_case: bool = False) -> tuple[str, list[int]]:
         out = " " if i in marks else _FOLD.get(ch)
         if out is None:
             out = ch
-            if _is_index_mark(ch):  # "$5,000¹" is not "$5,0001"
+            if ch.isascii():  # (most of a contract: nothing below applies to it)
+                pass
+            elif _is_index_mark(ch):  # "$5,000¹" is not "$5,0001"
                 out = " "  # (a fraction such as "½" decomposes to "1⁄2" below and stays a value)
-            elif ord(ch) > 127:  # compatibility forms (ligatures, nbsp, full-width) and accents
+            else:  # compatibility forms (ligatures, nbsp, full-width) and accents
                 out = "".join(c for c in unicodedata.normalize("NFKD", ch) if not unicodedata.combining(c))
         for o in out:
             if o.isspace():
@@ -668,10 +670,15 @@ def exact_values(text: str) -> list[str]:
     return out
 
 
+_UNIT_WORD = re.compile(rf"(?<=\d)(\s?)((?i:{_UNITS}|million|billion|thousand|trillion))\b")
+
+
 def _loose(s: str) -> str:
-    """Forgive only layout around a value: parentheses around a whole number ("thirty (30) days") and
-    a space after a currency sign. "5(1)" stays "5(1)"."""
+    """Forgive only layout around a value: parentheses around a whole number ("thirty (30) days"), a
+    space after a currency sign, and the capitals of a unit or scale word after a number ("30 Days" is
+    "30 days", "$5 Million" "$5 million"). "5(1)" stays "5(1)"."""
     s = re.sub(r"(?<![\w.,])\((\d[\d,.]*)\)", r"\1", norm(s))
+    s = _UNIT_WORD.sub(lambda m: m.group(1) + m.group(2).lower(), s)
     return re.sub(r"(US\$|[$€£¥₹])\s+(?=\d)", r"\1", s)
 
 

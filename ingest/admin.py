@@ -1,6 +1,7 @@
 """Admin views of documents (with their stages, pages and chunk counts) and the embedding cache."""
 from django.contrib import admin
 
+from config.admin_readonly import ReadOnlyAdmin
 from ingest.models import Chunk, Document, DocumentStage, EmbeddingCache, Page
 
 
@@ -18,11 +19,17 @@ class DocumentAdmin(admin.ModelAdmin):
                     "error_code", "created_at")
     list_filter = ("status", "kind", "doc_type_source", "engagement")
     search_fields = ("title", "original_name", "sha256")
-    # the type changes on the document page, where each change is kept (reviewer.doc_types)
-    readonly_fields = ("doc_type", "doc_type_source", "sha256", "size_bytes", "kind", "status", "progress", "error",
-                       "error_code", "page_count", "pages_estimated", "created_at", "updated_at")
+    # The type changes on the document page, where each change is kept (reviewer.doc_types). The engagement
+    # and the file are fixed: moving a reviewed contract to another client, or swapping its file under
+    # verified citations, would leave no trail. Documents enter through the upload page.
+    readonly_fields = ("engagement", "file", "original_name", "doc_type", "doc_type_source", "sha256", "size_bytes",
+                       "kind", "status", "progress", "error", "error_code", "page_count", "pages_estimated",
+                       "created_at", "updated_at")
     exclude = ("text",)
     inlines = [DocumentStageInline]
+
+    def has_add_permission(self, request):
+        return False
 
 
 @admin.register(Chunk)
@@ -36,7 +43,8 @@ class ChunkAdmin(admin.ModelAdmin):
 
 
 @admin.register(Page)
-class PageAdmin(admin.ModelAdmin):
+class PageAdmin(ReadOnlyAdmin):
+    """Read only: a page's offsets place every verified citation on it."""
     list_display = ("document", "number", "char_start", "char_end")
 
 

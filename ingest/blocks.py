@@ -138,7 +138,7 @@ def split_blocks(text: str) -> list[Block]:
         if (
             line.kind == "text"
             and _HEADING_START.match(line.text)
-            and (starts_fresh or _STRONG_HEADING.match(line.text))
+            and (starts_fresh or _strong_heading(last_text, line.text))
         ):
             heading = line_heading(line.text)
             if heading is not None and i + 1 < n and _lowercase_continuation(lines[i + 1]):
@@ -313,6 +313,22 @@ def _runs_on(prev: str, nxt: str) -> bool:
     if last.islower() or last.isdigit() or last in ",-–(":
         return not _ENUMERATED.match(nxt) and line_heading(nxt) is None
     return False
+
+
+def _strong_heading(prev: _Line | None, line: str) -> bool:
+    """Whether ``line`` opens a heading even though the line before it did not end a sentence
+    (a running footer or a title line before "ARTICLE 5"). Not when that line breaks off on a
+    comma or a connecting word ("... SET FORTH IN" + "ARTICLE 6 OR SECTION 14.2."): there the
+    sentence goes on with a cross-reference. A Markdown heading always opens one."""
+    if not _STRONG_HEADING.match(line):
+        return False
+    if prev is None or line.startswith("#"):
+        return True
+    text = prev.text
+    last = text.rsplit(None, 1)[-1]
+    if last.isupper() and len(last) > 1:
+        text = text.lower()  # an all-caps clause ("SET FORTH IN"), not "EXHIBIT A"
+    return not (text.endswith(",") or _DANGLING.search(text))
 
 
 def _lowercase_continuation(nxt: _Line) -> bool:

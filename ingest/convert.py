@@ -45,7 +45,7 @@ from ingest.office_converters import DocxTablesConverter, EpubChaptersConverter,
 from ingest.pages import PageSpan, estimate_pages, join_pages
 from ingest.pdf_pages import PageAwarePdfConverter, PagedConverterResult
 from ingest.pptx_prep import prepare_pptx, unescape
-from ingest.sniff import TEXT_KINDS, ZIP_KINDS, check_zip_safety, sniff_kind
+from ingest.sniff import TEXT_KINDS, ZIP_KINDS, bare_utf16, check_zip_safety, sniff_kind
 from ingest.xlsx import sheet_pages
 
 __all__ = ["CODES", "ConversionError", "Converted", "convert_file", "sniff_kind", "markitdown_instance"]
@@ -285,7 +285,8 @@ def declared_encoding(data: bytes) -> str | None:
 
 
 def decode_text(data: bytes) -> str:
-    """Bytes of a text file to str, never failing: BOMs, then UTF-8, then cp1252, then latin-1.
+    """Bytes of a text file to str, never failing: BOMs, then UTF-16 without one (see
+    :func:`~ingest.sniff.bare_utf16`), then UTF-8, then cp1252, then latin-1.
 
     A UTF-8 file with a few stray bytes (a cp1252 apostrophe pasted in) stays UTF-8, the stray bytes
     replaced: read as cp1252 instead, every "§", "€" and curly quote of the file would be garbled.
@@ -296,6 +297,8 @@ def decode_text(data: bytes) -> str:
         text = data[3:].decode("utf-8", errors="replace")
     elif data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
         text = data.decode("utf-16", errors="replace")
+    elif codec := bare_utf16(data[:8192]):
+        text = data[: len(data) // 2 * 2].decode(codec, errors="replace")
     else:
         try:
             text = data.decode("utf-8")

@@ -46,6 +46,10 @@ TYPES: tuple[tuple[str, str], ...] = (
     ("Transportation", r"transport\w*|shipping|freight|carriage"),
 )
 _PATTERNS = [(name, re.compile(rf"\b(?:{words})\b", re.I)) for name, words in TYPES]
+# buying shares, securities or a business ("Stock Purchase Agreement") is no supply contract: no type of
+# the list names it
+_DEAL_PURCHASE = re.compile(r"\b(?:stock|shares?|assets?|securities|equity|units?|notes?|warrants?|"
+                            r"interests?)\s+purchase\b", re.I)
 _TITLE_LINE = re.compile(r"\b(?:agreement|contract)\b", re.I)
 _NAMING_SENTENCE = re.compile(r"\bthis\s+([A-Za-z][\w\s,&/-]{0,80}?)\s+(?:agreement|contract)\b", re.I)
 OPENING_CHARS = 3000
@@ -55,6 +59,7 @@ TITLE_MAX_CHARS = 150
 def type_in(text: str) -> str | None:
     """The type named last in ``text``: in "Trademark License", "Licence and Maintenance" the last
     noun is the head of the compound (ties: the order of ``TYPES``)."""
+    text = _DEAL_PURCHASE.sub(lambda m: " " * len(m.group(0)), text)
     best: tuple[int, int, str] | None = None
     for order, (name, pattern) in enumerate(_PATTERNS):
         for m in pattern.finditer(text):
@@ -70,13 +75,19 @@ def classify(text: str) -> str | None:
     for line in opening.splitlines():
         line = line.strip(" #*\t")
         if line and len(line) <= TITLE_MAX_CHARS and _TITLE_LINE.search(line):
-            # the words before "Agreement"; a title broken before it ("SUPPLY\nAGREEMENT") reads the line above
-            found = type_in(_TITLE_LINE.split(line)[0].strip() or previous)
+            # the words before "Agreement" ("CONTRACT MANUFACTURING AGREEMENT": those after "Contract"); a
+            # title broken before it ("SUPPLY\nAGREEMENT") reads the line above
+            found = type_in(_title_words(line) or previous)
             if found:
                 return found
         previous = line or previous
     m = _NAMING_SENTENCE.search(opening)
     return type_in(m.group(1)) if m else None
+
+
+def _title_words(line: str) -> str:
+    """The words of a title line before its first "Agreement" or "Contract" that has any before it."""
+    return next((part.strip() for part in _TITLE_LINE.split(line)[:-1] if part.strip()), "")
 
 
 def type_choices(engagement) -> list[str]:

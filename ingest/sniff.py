@@ -187,10 +187,32 @@ def _looks_textual(sample: bytes) -> bool:
         return True
     if sample.startswith((b"\xff\xfe", b"\xfe\xff")):
         return True  # UTF-16 with a byte-order mark
+    if bare_utf16(sample):
+        return True
     if b"\x00" in sample:
         return False
     control = sum(1 for b in sample if b < 32 and b not in _TEXT_CONTROLS)
     return control <= len(sample) // 100
+
+
+def bare_utf16(sample: bytes) -> str | None:
+    """``"utf-16-le"`` or ``"utf-16-be"`` for UTF-16 text saved without a byte-order mark (as some
+    export tools write it), else None. Text in a Latin script then has a NUL in every other byte:
+    the high byte of each character, odd bytes for little-endian, even ones for big-endian, while
+    the other half holds almost none. The decoded sample must also read as text."""
+    if len(sample) < 4:
+        return None
+    even_nuls = sample[0::2].count(0) / len(sample[0::2])
+    odd_nuls = sample[1::2].count(0) / len(sample[1::2])
+    if odd_nuls >= 0.4 and even_nuls <= 0.01:
+        codec = "utf-16-le"
+    elif even_nuls >= 0.4 and odd_nuls <= 0.01:
+        codec = "utf-16-be"
+    else:
+        return None
+    text = sample[: len(sample) // 2 * 2].decode(codec, errors="replace")
+    control = sum(1 for ch in text if ord(ch) < 32 and ord(ch) not in _TEXT_CONTROLS)
+    return codec if control <= len(text) // 100 else None
 
 
 def _mismatch(filename: str, claimed: str, actual: str) -> ConversionError:

@@ -4,7 +4,7 @@ from __future__ import annotations
 from itertools import groupby
 
 from django.db.models import Count, F, Func, OuterRef, Q, QuerySet, Subquery, TextField, Value
-from django.db.models.functions import MD5, Cast, Coalesce, Concat, Lower, Trim
+from django.db.models.functions import MD5, Cast, Concat, Lower, Trim
 
 from extraction.models import ClauseTask, Extraction, ExtractionRun
 from reviewer.decisions import PENDING, STATE_LABELS
@@ -73,10 +73,23 @@ def groups(document) -> list[tuple[str, list[Extraction]]]:
     return [(name, fold_repeats(list(items))) for name, items in groupby(rows, key=lambda r: r.clause_type.name)]
 
 
-def _same_type(extraction_id: int) -> tuple[Extraction, list[Extraction]]:
-    """The extraction and every extraction of its clause type on its document (newest first)."""
-    row = Extraction.objects.only("document_id", "clause_type_id").get(pk=extraction_id)
-    rows = _rows(Extraction.objects.filter(document_id=row.document_id, clause_type_id=row.clause_type_id))
+def _same_type(extraction_id: int, lock: bool = False) -> tuple[Extraction, list[Extraction]]:
+    """The extraction and every extraction of its clause type on its document (newest first); ``lock``:
+    their rows locked (in id order) until the end of the transaction, before their reviews are read (a
+    statement sees what was committed when it began, so reading them with the lock would miss a decision
+    committed while it waited)."""
+    if lock:
+        mine = Extraction.objects.filter(pk=extraction_id)
+        locked = list(Extraction.objects.select_for_update().filter(
+            document_id=Subquery(mine.values("document_id")), clause_type_id=Subquery(mine.values("clause_type_id")))
+            .order_by("id").values_list("document_id", "clause_type_id"))
+        if not locked:
+            raise Extraction.DoesNotExist(f"No extraction {extraction_id}.")
+        document_id, clause_type_id = locked[0]
+    else:
+        row = Extraction.objects.only("document_id", "clause_type_id").get(pk=extraction_id)
+        document_id, clause_type_id = row.document_id, row.clause_type_id
+    rows = _rows(Extraction.objects.filter(document_id=document_id, clause_type_id=clause_type_id))
     return next(ex for ex in rows if ex.pk == extraction_id), rows
 
 
@@ -91,16 +104,36 @@ def listed_as(extraction_id: int) -> int:
     """The id of the list item that stands for ``extraction_id``: itself, unless it repeats an answer
     another item shows ("Find a clause" finding a clause already listed, and perhaps decided)."""
     mine, rows = _same_type(extraction_id)
+    return _listed_in(mine, rows)
+
+
+def lock_with_repeats(extraction_id: int) -> tuple[Extraction, Extraction]:
+    """(the extraction, the one the list shows for it), the rows of every extraction of its clause type on
+    its document locked: a decision on one of them waits for a decision on any other."""
+    mine, rows = _same_type(extraction_id, lock=True)
+    shown = _listed_in(mine, rows)
+    return mine, next(ex for ex in rows if ex.pk == shown)
+
+
+def _listed_in(mine, rows: list) -> int:
     return next(ex.pk for ex in fold_repeats(rows) if answer_key(ex) == answer_key(mine))
 
 
-def counted(documents: QuerySet) -> QuerySet:
-    """Documents annotated with clause counts by status (distinct answers, as the clause list shows
+# What str.split() splits on: PostgreSQL's \s leaves out the no-break spaces (U+00A0, U+2007, U+202F)
+SPACES = "[\\s\u00a0\u2007\u202f]+"
+
+
+def counted(documents: QuerySet) -> list:
+    """The documents with clause counts by status (distinct answers, as the clause list shows
     them), how many clauses have a decision, and how many clause types are still being extracted by
-    a run started from the app (``n_extracting``; bulk runs show their progress on their own page)."""
+    a run started from the app (``n_extracting``; bulk runs show their progress on their own page).
+
+    ``n_extracting`` is a second query, grouped by document: as a subquery of the counting query it
+    was run once per extracted clause (PostgreSQL evaluates what it groups by on every joined row),
+    each time over every run, a second a poll of the documents table in a large engagement."""
     # distinct answers, as the clause list shows them (``fold_repeats``, ``answer_key``: status and text,
     # whitespace and case aside): a repeat counts once
-    spaced = Func(F("extractions__clause_text"), Value(r"\s+"), Value(" "), Value("g"), function="regexp_replace",
+    spaced = Func(F("extractions__clause_text"), Value(SPACES), Value(" "), Value("g"), function="regexp_replace",
                   output_field=TextField())
     answer = Concat(Cast("extractions__clause_type_id", TextField()), Value("|"), F("extractions__status"),
                     Value("|"), MD5(Lower(Trim(spaced))), output_field=TextField())
@@ -108,15 +141,17 @@ def counted(documents: QuerySet) -> QuerySet:
     def n(**where):
         return Count(answer, filter=Q(**where), distinct=True)
 
-    open_tasks = (_open_tasks().filter(document=OuterRef("pk"))
-                  .values("document").annotate(n=Count("pk")).values("n"))
-    return documents.annotate(
+    rows = list(documents.annotate(
         n_found=n(extractions__status="found"),
         n_not_found=n(extractions__status="not_found"),
         n_unverified=n(extractions__status="unverified"),
         n_reviewed=n(extractions__reviews__isnull=False),
-        n_extracting=Coalesce(Subquery(open_tasks), 0),
-    )
+    ))
+    open_tasks = dict(_open_tasks().filter(document_id__in=[d.pk for d in rows])
+                      .values_list("document_id").annotate(n=Count("pk")).order_by())
+    for row in rows:
+        row.n_extracting = open_tasks.get(row.pk, 0)
+    return rows
 
 
 def _open_tasks() -> QuerySet:

@@ -59,7 +59,7 @@ def derive_state(engine_text: str, reviews_newest_first: Iterable[Any]) -> Claus
         return ClauseState(PENDING, engine_text)
     latest = reviews[0]
     text = next((r.corrected_text for r in reviews if r.decision == CORRECT and r.corrected_text), engine_text)
-    return ClauseState(latest.decision, text, _name(latest.reviewer), latest.created_at, latest.id)
+    return ClauseState(latest.decision, text, reviewer_name(latest.reviewer), latest.created_at, latest.id)
 
 
 def validate(decision: str, corrected_text: str, reason: str, current_text: str) -> tuple[str, str, str]:
@@ -96,10 +96,8 @@ def check_fresh(seen_review_id: int, seen_version: int, latest: Any, current_ver
     if seen_review_id == latest_id and seen_version == current_version:
         return
     if latest is not None and latest_id != seen_review_id:
-        when = timezone.localtime(latest.created_at).strftime("%Y-%m-%d %H:%M:%S %Z") if latest.created_at else ""
         raise StaleDecision(
-            f"Not saved: {_name(latest.reviewer)} recorded “{STATE_LABELS[latest.decision]}” on this clause "
-            f"at {when}, after you opened it. Your “{attempted}” was not recorded. "
+            f"Not saved: {_recorded(latest)}, after you opened it. Your “{attempted}” was not recorded. "
             "The panel now shows the current state; decide again if you still disagree.",
             latest,
         )
@@ -110,19 +108,47 @@ def check_fresh(seen_review_id: int, seen_version: int, latest: Any, current_ver
     )
 
 
+def check_not_hidden(shown: Any, attempted: str) -> None:
+    """Refuse a decision on a clause that the list shows by a repeat of it (the same answer extracted by
+    another run) which reviewers decided on: ``shown`` is that repeat's latest review, or None."""
+    if shown is None:
+        return
+    raise StaleDecision(
+        f"Not saved: {_recorded(shown)}, as another extraction run found it (the clause list shows that one). "
+        f"Your “{attempted}” was not recorded. The panel now shows the clause as listed; decide again if you "
+        "still disagree.",
+        shown,
+    )
+
+
+def _recorded(review: Any) -> str:
+    """'bob recorded “accepted” on this clause at 2026-11-22 10:56:00 UTC'."""
+    when = timezone.localtime(review.created_at).strftime("%Y-%m-%d %H:%M:%S %Z") if review.created_at else ""
+    return f"{reviewer_name(review.reviewer)} recorded “{STATE_LABELS[review.decision]}” on this clause at {when}"
+
+
 def record_decision(
     *, extraction_id: int, user, decision: str, reason: str = "", corrected_text: str = "",
     seen_review_id: int, seen_version: int,
 ):
-    """Append a Review after checking, under a lock on the Extraction row, that nothing changed."""
+    """Append a Review after checking, under a lock on the Extraction row, that nothing changed.
+
+    The extractions of the clause's type on its document are locked together: a later
+    run's repeat of the same answer is listed as one item with it (``clauses.fold_repeats``), so a
+    decision on a repeat that the list does not show, while the one it shows is decided, is refused
+    too; else it would be hidden behind the other one, or hide it."""
     from extraction.models import Extraction
+    from reviewer.clauses import lock_with_repeats
     from reviewer.models import Review
 
     with transaction.atomic():
-        extraction = Extraction.objects.select_for_update().only("id", "version", "clause_text").get(pk=extraction_id)
+        extraction, shown = lock_with_repeats(extraction_id)
         reviews = Review.objects.filter(extraction_id=extraction.pk).select_related("reviewer").order_by("-id")
         latest = reviews.first()
         check_fresh(seen_review_id, seen_version, latest, extraction.version, decision)
+        if shown.pk != extraction.pk and shown.latest_decision:
+            check_not_hidden(Review.objects.filter(extraction_id=shown.pk).select_related("reviewer")
+                             .order_by("-id").first(), decision)
         current = derive_state(extraction.clause_text, reviews.filter(decision=CORRECT)[:1])
         decision, corrected_text, reason = validate(decision, corrected_text, reason, current.text)
         review = Review.objects.create(
@@ -138,7 +164,7 @@ def _plain(text: str | None) -> str:
     return (text or "").replace("\r\n", "\n").replace("\r", "\n").strip()
 
 
-def _name(user) -> str:
+def reviewer_name(user) -> str:
     if user is None:
         return "someone"
     full = (user.get_full_name() or "").strip() if hasattr(user, "get_full_name") else ""

@@ -4,6 +4,8 @@ The upload form and the change form offer the same names: ``ingest.doctype.type_
 """
 from __future__ import annotations
 
+import unicodedata
+
 from django.db import transaction
 
 from ingest.models import Document
@@ -23,6 +25,8 @@ def change_doc_type(document: Document, new_type: str, user) -> DocumentTypeChan
         raise TypeChangeError("Type a document type.")
     if len(new_type) > MAX_CHARS:
         raise TypeChangeError(f"A document type has at most {MAX_CHARS} characters.")
+    if any(unicodedata.category(ch) == "Cc" for ch in new_type):
+        raise TypeChangeError("A document type cannot hold control characters.")
     with transaction.atomic():
         current = Document.objects.select_for_update().only("doc_type", "doc_type_source").get(pk=document.pk)
         if current.doc_type == new_type and current.doc_type_source == Document.TypeSource.ADMIN:

@@ -2,7 +2,9 @@
 
 ``export_records`` turns loaded rows into plain dicts (one per extraction, citations nested; a
 clause extracted again by a later run is its own row with its own run id and decisions);
-``flat_rows`` flattens them to one row per citation for the tabular formats. Cells that a
+``flat_rows`` flattens them to one row per citation for the tabular formats. Every decision on a clause
+is exported with its reviewer and time (``decisions`` in JSON, oldest first; the ``history`` column of
+CSV and XLSX, one decision a line), not only the one that stands. Cells that a
 spreadsheet would run as a formula are neutralised (contracts are untrusted text): in CSV with a
 leading apostrophe, in XLSX by writing every text as a string cell, which keeps the exact text.
 """
@@ -15,12 +17,12 @@ from typing import Any, Iterable
 
 from django.db.models import Prefetch, QuerySet
 
-from reviewer.decisions import STATE_LABELS, derive_state
+from reviewer.decisions import STATE_LABELS, derive_state, reviewer_name
 
 COLUMNS = (
     "document_id", "document", "document_type", "extraction_id", "run_id", "clause", "type", "status", "engine", "model",
     "extraction_version", "citation_ordinal", "chunk_id", "page", "span_start", "span_end", "quote",
-    "current_decision", "reviewer", "decided_at", "reason",
+    "current_decision", "reviewer", "decided_at", "reason", "history",
 )
 FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
 CONTENT_TYPES = {
@@ -76,8 +78,34 @@ def export_records(extractions: Iterable[Any]) -> list[dict]:
             "reviewer": state.reviewer,
             "decided_at": state.at.isoformat() if state.at else None,
             "reason": latest.reason if latest else "",
+            "decisions": [decision_record(r) for r in reversed(reviews)],  # the audit trail, oldest first
         })
     return records
+
+
+def decision_record(review: Any) -> dict:
+    return {
+        "review_id": review.id,
+        "decision": STATE_LABELS[review.decision],
+        "reviewer": reviewer_name(review.reviewer),
+        "decided_at": review.created_at.isoformat(),
+        "extraction_version": review.extraction_version,
+        "reason": review.reason,
+        "corrected_text": review.corrected_text,
+    }
+
+
+def history_text(decisions: list[dict]) -> str:
+    """Every decision of a clause, one a line, oldest first: when, who, what, on which version, why."""
+    lines = []
+    for d in decisions:
+        line = f"{d['decided_at']} {d['reviewer']}: {d['decision']} (v{d['extraction_version']})"
+        if d["reason"]:
+            line += f"; reason: “{d['reason']}”"
+        if d["corrected_text"]:
+            line += f"; corrected to: “{d['corrected_text']}”"
+        lines.append(line)
+    return "\n".join(lines)
 
 
 def flat_rows(records: list[dict]) -> list[dict]:
@@ -86,6 +114,7 @@ def flat_rows(records: list[dict]) -> list[dict]:
     for rec in records:
         base = {k: rec[k] for k in COLUMNS if k in rec}
         base["decided_at"] = rec["decided_at"] or ""
+        base["history"] = history_text(rec.get("decisions") or [])
         for cit in rec["citations"] or [None]:
             row = dict(base)
             if cit:
@@ -128,15 +157,24 @@ def to_xlsx(records: list[dict]) -> bytes:
     return buf.getvalue()
 
 
+XLSX_CELL_MAX = 32_767  # the most characters Excel holds in a cell (its documented limit)
+XLSX_CUT_NOTE = " … [cut at Excel's 32,767-character cell limit; the JSON export has it whole]"
+
+
 def _xlsx_cell(sheet, value: Any) -> Any:
     """Text as a string cell (type "s"): "=..." stays inert text, so the exact quote is kept with no
-    apostrophe (the CSV guard would change it); characters XML cannot hold are dropped."""
+    apostrophe (the CSV guard would change it). A character XML cannot hold (a page break inside a
+    quote) becomes a space, so the words on either side stay apart; a text past Excel's cell limit is
+    cut, and says so."""
     from openpyxl.cell import WriteOnlyCell
     from openpyxl.cell.cell import ILLEGAL_CHARACTERS_RE
 
     if not isinstance(value, str):
         return value
-    cell = WriteOnlyCell(sheet, value=ILLEGAL_CHARACTERS_RE.sub("", value))
+    text = ILLEGAL_CHARACTERS_RE.sub(" ", value)
+    if len(text) > XLSX_CELL_MAX:
+        text = text[: XLSX_CELL_MAX - len(XLSX_CUT_NOTE)] + XLSX_CUT_NOTE
+    cell = WriteOnlyCell(sheet, value=text)
     cell.data_type = "s"
     return cell
 

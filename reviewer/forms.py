@@ -6,6 +6,7 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 
 from engagements.models import Role
+from extraction.catalog import QUESTION_PREFIX, is_built_in
 from extraction.models import ClauseType
 from reviewer.decisions import DECISIONS
 
@@ -52,10 +53,13 @@ class FindForm(forms.Form):
         queryset=ClauseType.objects.filter(active=True).order_by("name"), required=False,
         empty_label="— a catalog clause type —",
     )
-    question = forms.CharField(required=False, max_length=1000)
+    question = forms.CharField(required=False, max_length=1000, error_messages={
+        "max_length": "A question has at most %(limit_value)s characters (this one has %(show_value)s)."})
 
     def clean(self):
         data = super().clean()
+        if self.errors:  # a field's own error says what is wrong ("A question has at most ...")
+            return data
         if not data.get("clause_type") and not (data.get("question") or "").strip():
             raise forms.ValidationError("Pick a clause type or type a question.")
         if data.get("clause_type") and (data.get("question") or "").strip():
@@ -65,7 +69,8 @@ class FindForm(forms.Form):
 
 class MemberForm(forms.Form):
     username = forms.CharField(max_length=150)
-    role = forms.ChoiceField(choices=Role.choices)
+    # auditor unless chosen otherwise: a name typed and Enter pressed must not hand out admin rights
+    role = forms.ChoiceField(choices=Role.choices, initial=Role.AUDITOR)
 
     def clean_username(self):
         name = self.cleaned_data["username"].strip()
@@ -83,6 +88,8 @@ class RoleForm(forms.Form):
 
 
 class ClauseTypeForm(forms.ModelForm):
+    """A new type of the catalog (an admin's own: source custom)."""
+
     kind = forms.ChoiceField(choices=[("text", "text (a clause)"), ("value", "value (a date, amount, name…)")])
 
     class Meta:
@@ -90,3 +97,25 @@ class ClauseTypeForm(forms.ModelForm):
         fields = ["name", "description", "query", "kind"]
         labels = {"query": "Retrieval query"}
         widgets = {"description": forms.Textarea(attrs={"rows": 2}), "query": forms.Textarea(attrs={"rows": 2})}
+
+    def clean_name(self):
+        name = self.cleaned_data["name"]
+        if name.startswith(QUESTION_PREFIX):
+            raise forms.ValidationError(f"A name starting with “{QUESTION_PREFIX.strip()}” is kept for free "
+                                        "questions asked on a document; choose another name.")
+        return name
+
+
+class ClauseTypeEditForm(ClauseTypeForm):
+    """An edit of a catalog type. A built-in type keeps its exact name: evaluation, the offline engine's
+    rules and calibration and the skill guides know it by that name."""
+
+    class Meta(ClauseTypeForm.Meta):
+        fields = ["name", "description", "query", "example", "kind"]
+        widgets = {**ClauseTypeForm.Meta.widgets, "example": forms.Textarea(attrs={"rows": 4})}
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        if is_built_in(self.instance):
+            self.fields["name"].disabled = True
+            self.fields["name"].help_text = "A built-in type keeps its exact name."

@@ -4,13 +4,18 @@
 request without a session is answered 401 with ``HX-Redirect`` to the sign-in page (next= the
 page the tab shows), so the whole tab signs in and comes back; a 302 would be followed by the
 XHR and the sign-in page swapped into the panel.
+
+``ThrottledAdminLoginForm`` puts the admin site's own sign-in form under the same throttle (set as
+``admin.site.login_form`` in ``config.urls``): failures on either form count on both.
 """
 from urllib.parse import urlsplit
 
 from django.conf import settings
+from django.contrib.admin.forms import AdminAuthenticationForm
 from django.contrib.auth import views as auth_views
 from django.contrib.auth.middleware import LoginRequiredMiddleware
 from django.core.cache import cache
+from django.core.exceptions import ValidationError
 from django.http import HttpResponse
 from django.shortcuts import resolve_url
 from django.utils.decorators import method_decorator
@@ -25,28 +30,59 @@ def _throttle_key(request) -> str:
     return f"login-failures:{username}:{address}"
 
 
+TOO_MANY = "Too many failed sign-in attempts. Wait a few minutes and try again."
+
+
+def throttled(request) -> bool:
+    return cache.get(_throttle_key(request), 0) >= settings.LOGIN_THROTTLE_LIMIT
+
+
+def note_failure(request) -> None:
+    key = _throttle_key(request)
+    cache.add(key, 0, settings.LOGIN_THROTTLE_WINDOW)
+    cache.incr(key)
+
+
+def forget_failures(request) -> None:
+    cache.delete(_throttle_key(request))
+
+
 @method_decorator(sensitive_post_parameters("password"), name="dispatch")
 class ThrottledLoginView(auth_views.LoginView):
     template_name = "registration/login.html"
     redirect_authenticated_user = True
 
     def post(self, request, *args, **kwargs):
-        if cache.get(_throttle_key(request), 0) >= settings.LOGIN_THROTTLE_LIMIT:
+        if throttled(request):
             form = self.get_form()
             form.errors.clear()
-            form.add_error(None, "Too many failed sign-in attempts. Wait a few minutes and try again.")
+            form.add_error(None, TOO_MANY)
             return self.render_to_response(self.get_context_data(form=form), status=429)
         return super().post(request, *args, **kwargs)
 
     def form_invalid(self, form):
-        key = _throttle_key(self.request)
-        cache.add(key, 0, settings.LOGIN_THROTTLE_WINDOW)
-        cache.incr(key)
+        note_failure(self.request)
         return super().form_invalid(form)
 
     def form_valid(self, form):
-        cache.delete(_throttle_key(self.request))
+        forget_failures(self.request)
         return super().form_valid(form)
+
+
+class ThrottledAdminLoginForm(AdminAuthenticationForm):
+    """The admin site's sign-in form under the same throttle (no password is checked while it holds)."""
+
+    def clean(self):
+        if throttled(self.request):
+            raise ValidationError(TOO_MANY, code="throttled")
+        try:
+            cleaned = super().clean()
+        except ValidationError:
+            note_failure(self.request)
+            raise
+        if self.get_user() is not None:
+            forget_failures(self.request)
+        return cleaned
 
 
 class HtmxLoginRequiredMiddleware(LoginRequiredMiddleware):

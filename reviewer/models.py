@@ -1,9 +1,10 @@
 """Reviewers' records, append-only: the current state of a clause is derived from its latest review,
-and a document's type changes are kept beside the type they replaced."""
+a document's type changes are kept beside the type they replaced, and edits of the clause catalog
+beside the wording they replaced."""
 from django.conf import settings
 from django.db import models
 
-from extraction.models import Extraction
+from extraction.models import ClauseType, Extraction
 from ingest.models import Document
 
 
@@ -62,6 +63,20 @@ class DocumentTypeChange(AppendOnly):
 
     class Meta:
         ordering = ["document", "-created_at", "-id"]
+
+
+class ClauseTypeChange(AppendOnly):
+    """An admin edited a catalog type on the catalog page; the wording it had before is kept."""
+
+    clause_type = models.ForeignKey(ClauseType, on_delete=models.PROTECT, related_name="changes")
+    before = models.JSONField()  # {field: value} of the fields that changed, as they were
+    after = models.JSONField()  # the same fields as the admin left them
+    changed_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT,
+                                   related_name="clause_type_changes")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["clause_type", "-created_at", "-id"]
 
 
 class CaseSummary(AppendOnly):

@@ -18,6 +18,7 @@ register_converter(ExportFormat, "fmt")
 urlpatterns = [
     path("", engagements.home, name="home"),
     path("catalog/", catalog.catalog, name="catalog"),
+    path("catalog/<int:type_id>/edit/", catalog.edit, name="catalog-edit"),
     path("engagements/<int:engagement_id>/", engagements.engagement_detail, name="engagement"),
     path("engagements/<int:engagement_id>/documents/", engagements.documents_status, name="engagement-documents"),
     path("engagements/<int:engagement_id>/upload/", upload.upload, name="engagement-upload"),

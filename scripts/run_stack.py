@@ -1,11 +1,14 @@
 """`make run`: migrate, load demo data, then serve the app with a Celery worker and beat.
 
 Embedded PostgreSQL+pgvector and Redis start on first use when DATABASE_URL /
-REDIS_URL are unset (see config/embedded.py). Ctrl-C stops every process and the
-embedded services; data stays in var/ for the next run.
+REDIS_URL are unset (see config/embedded.py). Ctrl-C (or `make stop`, which runs
+this script with ``stop``) stops every process and the embedded services; data
+stays in var/ for the next run. One run per services folder: a second one says
+so and leaves the first alone.
 """
 from __future__ import annotations
 
+import fcntl
 import os
 import signal
 import subprocess
@@ -15,10 +18,74 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+RUN_FILE = "run.pid"  # in the services folder; locked by the running `make run`, holds its pid
+
+
+def services_dir() -> Path:
+    """The embedded services' folder, as config/settings.py reads it (``EMBEDDED_DIR`` or var/)."""
+    return Path(os.environ.get("EMBEDDED_DIR", ROOT / "var"))
+
+
+def claim(folder: Path):
+    """Lock ``folder``'s run file for as long as this process lives and write our pid in it.
+
+    Returns the open file (keep it open), or None when another `make run` holds it.
+    The lock goes with the process, so a run that crashed leaves none behind.
+    """
+    folder.mkdir(parents=True, exist_ok=True)
+    handle = open(folder / RUN_FILE, "a+")
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        handle.close()
+        return None
+    handle.seek(0)
+    handle.truncate()
+    handle.write(f"{os.getpid()}\n")
+    handle.flush()
+    return handle
+
+
+def running_pid(folder: Path) -> int | None:
+    """The pid of the `make run` that holds ``folder``'s run file, or None when none runs."""
+    try:
+        handle = open(folder / RUN_FILE)
+    except FileNotFoundError:
+        return None
+    with handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            text = handle.read().strip()
+            return int(text) if text.isdigit() else None
+        return None  # nobody holds it: a file left by an earlier run
+
+
+def stop(folder: Path, timeout: float = 150) -> int:
+    """`make stop`: stop the `make run` of ``folder`` (its web, worker, beat), then the embedded services."""
+    pid = running_pid(folder)
+    if pid:
+        print(f"Stopping the `make run` of {folder} (pid {pid})...", flush=True)
+        os.kill(pid, signal.SIGTERM)
+        deadline = time.monotonic() + timeout
+        while running_pid(folder) == pid and time.monotonic() < deadline:
+            time.sleep(0.2)
+        if running_pid(folder) == pid:
+            print(f"The `make run` (pid {pid}) did not stop within {timeout:.0f}s.", file=sys.stderr)
+            return 1
+    from config import embedded as services
+
+    services.stop_all(folder)
+    return 0
 
 
 def main() -> int:
     os.chdir(ROOT)
+    lock = claim(services_dir())
+    if lock is None:
+        print(f"Clause Review is already running from {services_dir()} (pid {running_pid(services_dir())}).\n"
+              "Use that one, or stop it first (Ctrl-C in its terminal, or `make stop`).", file=sys.stderr)
+        return 1
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
     os.environ.setdefault("SECURE_COOKIES", "0")  # plain http on loopback
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -45,19 +112,22 @@ def main() -> int:
                    f"--concurrency={os.environ.get('WORKER_CONCURRENCY', '2')}", "-n", "worker@%h"],
         "beat": [python, "-m", "celery", "-A", "config", "beat", "--loglevel=INFO"],
     }
-    children = {name: subprocess.Popen(cmd, cwd=ROOT) for name, cmd in commands.items()}
+    # Each child in a session of its own: a Ctrl-C or a closed terminal reaches only this process, which
+    # stops them all in order (a SIGHUP straight to them would make gunicorn reload and Celery re-exec).
+    children = {name: subprocess.Popen(cmd, cwd=ROOT, start_new_session=True) for name, cmd in commands.items()}
     # One-shot: once the demo documents are ingested, extract their clauses (first run only).
-    helper = subprocess.Popen([python, "manage.py", "seed_demo", "--extract"], cwd=ROOT)
+    helper = subprocess.Popen([python, "manage.py", "seed_demo", "--extract"], cwd=ROOT, start_new_session=True)
     print(f"\n  Clause Review is starting on http://{host}:{port}/  (set up in {time.monotonic() - started:.1f}s)")
     print("  Press Ctrl-C to stop everything.\n", flush=True)
 
     stopping = {"flag": False}
 
-    def stop(*_):
+    def request_stop(*_):  # (``stop`` is `make stop`, above)
         stopping["flag"] = True
 
-    signal.signal(signal.SIGINT, stop)
-    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, request_stop)
+    signal.signal(signal.SIGTERM, request_stop)
+    signal.signal(signal.SIGHUP, request_stop)  # the terminal was closed
     exit_code = 0
     while not stopping["flag"]:
         for name, child in children.items():
@@ -85,4 +155,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(stop(services_dir()) if sys.argv[1:] == ["stop"] else main())

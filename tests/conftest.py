@@ -54,6 +54,19 @@ def celery_worker(django_db_setup, django_db_blocker):
 
 
 @pytest.fixture
+def services_root(request) -> Path:
+    """A fresh folder for a test's own embedded services, inside this session's folder (var/test/run-<pid>)
+    rather than pytest's temporary root: a pytest run started meanwhile resets that root to mode 0700,
+    which the unprivileged user PostgreSQL runs as (when tests run as root) can then not cross."""
+    from config import embedded
+
+    folder = Path(os.environ["EMBEDDED_DIR"]) / "own" / f"{request.node.name[:40]}-{os.urandom(3).hex()}"
+    folder.mkdir(parents=True)
+    yield folder
+    embedded.remove(folder)
+
+
+@pytest.fixture
 def cuad_dir() -> Path:
     if not CUAD_DIR.exists():
         pytest.skip("../shared/eval/cuad-dev is absent (only CI and developer machines have it)")

@@ -24,6 +24,7 @@ def test_database_url() -> str:
     user = s.get("USER") or "postgres"
     password = s.get("PASSWORD") or ""
     port = s.get("PORT") or ""
+    user, password = quote(str(user), safe=""), quote(str(password), safe="")  # '@', ':', '/' in a password
     if host.startswith("/"):
         return f"postgresql://{user}:{password}@{quote(host, safe='')}/{s['NAME']}"
     return f"postgresql://{user}:{password}@{host}:{port or 5432}/{s['NAME']}"

@@ -9,11 +9,13 @@ def seed(apps, schema_editor):
 
 
 def unseed(apps, schema_editor):
+    """Remove the catalog's types that nothing stands on: one a run has extracted or still has a task for
+    is kept (its rows protect it), so going back never fails half way."""
     from extraction import catalog
 
     ClauseType = apps.get_model("extraction", "ClauseType")
     ClauseType.objects.filter(name__in=catalog.names(), source__in=["seed", "cuad"],
-                              extractions__isnull=True).delete()
+                              extractions__isnull=True, clausetask__isnull=True).delete()
 
 
 class Migration(migrations.Migration):

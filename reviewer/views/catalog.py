@@ -1,16 +1,18 @@
-"""The clause catalog: everyone signed in can read it; admins (of any engagement) add and retire types."""
+"""The clause catalog: everyone signed in can read it; admins (of any engagement) add, edit and retire
+types. Every edit is kept beside the wording it replaced (reviewer.catalog_edits)."""
 from __future__ import annotations
 
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied
+from django.http import Http404
 from django.shortcuts import redirect, render
 from django.utils.text import slugify
 
 from config.params import id_param
 from engagements.models import Membership, Role
-from extraction.catalog import QUESTION_PREFIX, is_question
 from extraction.models import ClauseType
-from reviewer.forms import ClauseTypeForm
+from reviewer.catalog_edits import edit_clause_type
+from reviewer.forms import ClauseTypeEditForm, ClauseTypeForm
 
 QUESTION_SLUG = "q-"
 
@@ -34,9 +36,6 @@ def catalog(request):
                     messages.success(request, f"{ct.name} is now {'active' if active else 'retired'}.")
                 return redirect("catalog")
         form = ClauseTypeForm(request.POST)
-        if form.is_valid() and is_question(form.instance):
-            form.add_error("name", f"A name starting with “{QUESTION_PREFIX.strip()}” is kept for free "
-                                   "questions asked on a document; choose another name.")
         if form.is_valid():
             ct = form.save(commit=False)
             ct.slug = _unique_slug(ct.name)
@@ -48,6 +47,30 @@ def catalog(request):
     types = _catalog_types().order_by("source", "name")
     return render(request, "reviewer/catalog.html", {"types": types, "form": form, "can_manage": can_manage},
                   status=status)
+
+
+def edit(request, type_id: int):
+    if not _is_admin(request.user):
+        raise PermissionDenied("Only admins edit the clause catalog.")
+    clause_type = _catalog_types().filter(pk=type_id).first()
+    if clause_type is None:
+        raise Http404("No such clause type in the catalog.")
+    form, status = ClauseTypeEditForm(instance=clause_type), 200
+    if request.method == "POST":
+        # a row of its own: validation writes the posted values into it, and the page keeps the saved name
+        form = ClauseTypeEditForm(request.POST, instance=ClauseType.objects.get(pk=type_id))
+        if form.is_valid():
+            change = edit_clause_type(clause_type, form.cleaned_data, request.user)
+            if change is None:
+                messages.info(request, f"{clause_type.name}: nothing changed.")
+            else:
+                messages.success(request, f"Saved {change.clause_type.name}. New runs use it; clauses already "
+                                          "found keep their text and reviews.")
+            return redirect("catalog")
+        status = 422
+    changes = clause_type.changes.select_related("changed_by")[:20]
+    return render(request, "reviewer/catalog_edit.html",
+                  {"clause_type": clause_type, "form": form, "changes": changes}, status=status)
 
 
 def _catalog_types():

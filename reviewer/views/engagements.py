@@ -22,7 +22,7 @@ def home(request):
 
 
 def _documents(engagement) -> list[Document]:
-    return list(clauses.counted(Document.objects.filter(engagement=engagement).defer("text")).order_by("title", "id"))
+    return clauses.counted(Document.objects.filter(engagement=engagement).defer("text").order_by("title", "id"))
 
 
 def engagement_detail(request, engagement_id: int):

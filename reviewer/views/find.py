@@ -22,7 +22,8 @@ def find(request, document_id: int):
     form = FindForm(request.POST)
     extraction, error = None, ""
     if not form.is_valid():
-        error = " ".join(form.non_field_errors()) or "Pick a clause type or type a question."
+        error = (" ".join(m for field_errors in form.errors.values() for m in field_errors)
+                 or "Pick a clause type or type a question.")
     elif doc.status != "ready":
         error = f"This document is not ready yet ({doc.get_status_display()}); try again when it is."
     else:

@@ -94,7 +94,7 @@ def decide(request, document_id: int, extraction_id: int):
     ex = access.extraction_for(request.user, document_id, extraction_id, access.DECIDE_ROLES)
     form = DecisionForm(request.POST)
     citation_id, page = _shown(request.POST, ex.document.page_count)  # valid form or not, show it again
-    status, error, kind = 200, "", ""
+    status, error, kind, moved = 200, "", "", False
     if not form.is_valid():
         status, error, kind = 422, _form_error(form), "invalid"
     else:
@@ -107,6 +107,8 @@ def decide(request, document_id: int, extraction_id: int):
             )
         except StaleDecision as exc:
             status, error, kind = 409, str(exc), "stale"
+            if exc.latest is not None and exc.latest.extraction_id != ex.pk:  # decided as the repeat listed
+                extraction_id, citation_id, moved = exc.latest.extraction_id, None, True
         except InvalidDecision as exc:
             status, error, kind = 422, str(exc), exc.kind
         except DecisionError as exc:  # pragma: no cover - any other refusal
@@ -119,8 +121,11 @@ def decide(request, document_id: int, extraction_id: int):
                                pages_for=citation_id or 0)
     ws = workspace.build(ex.document, extraction=ex, citation_id=citation_id, page_number=page, strict=False)
     extra = {"decision_error": error, "error_kind": kind, "saved": not error,
-             "draft": request.POST if error else None}
-    return respond(request, ex.document, ex.my_role, ws, status=status, extra=extra, refresh_item=True)
+             "draft": request.POST if error else None, "refresh_list": moved}
+    response = respond(request, ex.document, ex.my_role, ws, status=status, extra=extra, refresh_item=True)
+    if moved:
+        response["HX-Push-Url"] = reverse("clause", args=[ex.document_id, ex.pk])
+    return response
 
 
 def respond(request, doc, role, ws, *, status=200, extra=None, refresh_item=False):

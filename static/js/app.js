@@ -54,6 +54,15 @@
   document.addEventListener("htmx:oobAfterSwap", applyFilter);
   function currentLink() { return document.querySelector('#clause-list .clause-link[aria-current="true"]'); }
 
+  // Focus the current clause's link or, when the filter hides it ("Not reviewed" after a decision),
+  // its "Recorded" line, so Tab goes on from the clause and not from the page's top. False if neither.
+  function focusClause() {
+    var link = currentLink(), saved = document.getElementById("decision-saved");
+    var to = link && shown(link) ? link : saved;
+    if (to) { to.focus({ preventScroll: true }); }
+    return !!to;
+  }
+
   // Keep the clause list's selection in step with the workspace (after htmx swaps and history moves);
   // every link, hidden by the filter or not, so a hidden one never stays current.
   function syncCurrent() {
@@ -104,13 +113,10 @@
     refocusNav();
     // After a recorded decision, a clause found (or when the focused control was replaced), focus
     // goes to the clause in the list, so j/k/a/r/e keep working; a refused decision keeps focus
-    // where it was.
+    // where it was (see focusClause for a clause the filter now hides).
     var active = document.activeElement;
     var lost = !active || active === document.body || !document.contains(active);
-    if (lost || found || (decided && !document.getElementById("decision-error"))) {
-      var link = currentLink();
-      if (link) { link.focus({ preventScroll: true }); }
-    }
+    if (lost || found || (decided && !document.getElementById("decision-error"))) { focusClause(); }
   }
 
   // The clause list refreshes itself while clauses are being extracted: keep the clause in hand
@@ -241,6 +247,13 @@
     if (form) { form.setAttribute("data-pending", action); }
   }
 
+  // A form that returns to the page it was sent from (the document type in the header) says which page
+  // that is now: htmx moves between clauses without reloading the header.
+  document.addEventListener("submit", function (event) {
+    var form = event.target, next = form.matches && form.matches("form[data-keeps-place]") && form.elements.next;
+    if (next) { next.value = location.pathname + location.search; }
+  });
+
   // Keyboard: j/k next/previous clause, a accept, r reject (reason first), e edit the text, / find.
   document.addEventListener("keydown", function (event) {
     if (event.defaultPrevented || event.altKey || event.metaKey || event.ctrlKey) {
@@ -253,7 +266,7 @@
     }
     var target = event.target;
     if (isTyping(target)) {
-      if (event.key === "Escape") { target.blur(); var link = currentLink(); if (link) { link.focus(); } }
+      if (event.key === "Escape" && !focusClause()) { target.blur(); }
       // Enter in the reason box submits the decision it was opened for (r → reject); Shift+Enter is a new line.
       if (event.key === "Enter" && !event.shiftKey && target.id === "decision-reason") {
         var form = target.form, action = form && form.getAttribute("data-pending");

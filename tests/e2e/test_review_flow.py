@@ -217,6 +217,27 @@ def test_filter_not_reviewed_is_a_work_queue_that_j_walks_and_a_reload_keeps(sig
     assert visible.count() == 6
 
 
+def test_a_decision_that_leaves_the_not_reviewed_queue_keeps_the_focus_on_the_page(signed_in, auditor, contract):
+    s = signed_in(auditor)
+    open_document(s, contract)
+    s.page.locator('#clause-filter [data-show="pending"]').click()
+    first, second = [int(x) for x in s.page.locator("#clause-list .clause-link:visible").evaluate_all(
+        "links => links.map(a => a.dataset.extractionId)")][:2]
+    s.page.locator("body").press("j")
+    s.page.wait_for_selector(f'#workspace [data-current-extraction="{first}"]')
+    s.settle()
+    s.page.keyboard.press("a")  # the clause leaves the queue: its link is hidden, so it cannot hold the focus
+    s.page.wait_for_selector('#decision-saved')
+    s.settle()
+    focused = s.page.evaluate("() => [document.activeElement.id, document.activeElement.tagName]")
+    assert focused == ["decision-saved", "DIV"]  # not the page body, where Tab would start again from the top
+    s.page.keyboard.press("Tab")  # the decision's own controls come next
+    assert s.page.evaluate("() => document.activeElement.id") == "decision-reason"
+    s.page.keyboard.press("Escape")  # out of the reason box: back to the page, not to its body
+    assert s.page.evaluate("() => document.activeElement.id") == "decision-saved"
+    s.page.keyboard.press("j")  # and the queue goes on from the clause just decided
+    s.page.wait_for_selector(f'#workspace [data-current-extraction="{second}"]')
+
 def test_a_group_counts_the_clauses_its_filter_shows(signed_in, auditor, contract):
     from extraction.models import Extraction
 
@@ -353,3 +374,16 @@ def test_no_contract_text_is_kept_in_browser_storage(signed_in, auditor, contrac
     assert "Delaware" not in stored and "MASTER SERVICES AGREEMENT" not in stored
     s.page.go_back()  # history still works, from the server
     s.page.wait_for_selector(f'#workspace [data-current-extraction="{contract.extractions["Governing Law"].pk}"]')
+
+
+def test_a_type_changed_after_moving_between_clauses_returns_to_the_clause_shown(signed_in, engagement, make_member,
+                                                                                 contract):
+    s = signed_in(make_member(engagement, "admin", username="ada"))
+    open_document(s, contract)
+    ex = contract.extractions["Payment"]
+    click_clause(s, ex)  # an htmx swap: the header with the type form is not loaded again
+    s.page.locator(".type-edit summary").click()
+    s.page.fill("#doc-type-input", "Lease")
+    s.page.locator(".type-edit button[type=submit]").click()
+    s.page.wait_for_selector(f'#workspace [data-current-extraction="{ex.pk}"]')
+    assert s.page.url.endswith(reverse("clause", args=[contract.document.pk, ex.pk]))

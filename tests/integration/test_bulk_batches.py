@@ -377,6 +377,25 @@ def test_a_harvest_broken_midway_is_taken_up_again_without_duplicates(engagement
     assert Extraction.objects.filter(run=run).count() == 5
 
 
+def test_a_harvest_reads_a_documents_chunks_once_not_once_per_stored_clause(engagement):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    run, client, job = _one_ended_batch(engagement)
+    with CaptureQueriesContext(connection) as queries:
+        result = harvest(job, client=client)
+    assert result.outcomes == {"stored": 5}
+    chunk_reads = [q["sql"] for q in queries.captured_queries
+                   if q["sql"].startswith("SELECT") and 'FROM "ingest_chunk"' in q["sql"]]
+    assert len(chunk_reads) == 1  # the document's chunks, loaded with its text (not a lookup per citation)
+    # every citation still points at the chunk it quotes
+    cited = Citation.objects.filter(extraction__run=run).select_related("chunk")
+    assert cited.count() == 4
+    for citation in cited:
+        assert citation.chunk.char_start <= citation.start < citation.end <= citation.chunk.char_end
+        assert citation.chunk.text[citation.start - citation.chunk.char_start:][:len(citation.quote)] == citation.quote
+
+
 def test_a_request_with_no_line_in_the_results_file_goes_to_the_next_batch(engagement):
     run, client, job = _one_ended_batch(engagement)
     lines = list(client.messages.batches.results(job.batch_id))

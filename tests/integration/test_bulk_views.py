@@ -63,6 +63,10 @@ def test_batch_page_shows_each_batch_with_counts_retries_tokens_and_cost(client,
     assert 'id="bulk-failed"' in html and "3 batches in a row" in html and document.title in html
     # not polling any more: the run has ended
     assert 'data-active="false"' in html
+    # where its results are: each document, linked to the page its clauses are reviewed on
+    documents = html[html.index('id="bulk-documents"'):]
+    assert f'href="{reverse("document", args=[document.pk])}"' in documents
+    assert re.search(r"<td class=\"num\">2</td>\s*<td class=\"num\">1</td><td class=\"num\">3</td>", documents)
 
     fragment = client.get(reverse("bulk:run-status", args=[run.pk]))
     assert fragment.status_code == 200 and "<html" not in fragment.content.decode()

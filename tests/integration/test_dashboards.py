@@ -902,3 +902,12 @@ def test_cuad_dev_imports_as_a_set_and_perfect_answers_score_perfectly(cuad_dir,
     figures = benchmark_figures(Filters(engagement_ids=[]))
     assert sum(s.n for s in figures.strata) == 3649 and not any(s.below_target for s in figures.strata)
     assert {s.section for s in figures.strata} >= {"front", "middle", "none"}
+
+
+@pytest.mark.django_db
+def test_the_dashboards_link_is_offered_only_to_those_it_lets_in(client, engagement, people):
+    link = f'href="{reverse("dashboards:index")}"'
+    for who, shown in (("manager", True), ("admin", True), ("auditor", False)):
+        client.force_login(people[who])
+        for page in (reverse("home"), reverse("catalog"), reverse("engagement", args=[engagement.pk])):
+            assert (link in client.get(page).content.decode()) is shown, (who, page)

@@ -60,6 +60,20 @@ def test_a_type_read_from_the_title_can_be_confirmed_as_it_is(client, engagement
 
 
 @pytest.mark.django_db
+def test_a_type_saved_from_a_clause_returns_to_that_clause(client, engagement, make_member):
+    contract = make_reviewable(engagement)
+    doc, ex = contract.document, next(iter(contract.extractions.values()))
+    client.force_login(make_member(engagement, "admin"))
+    url, clause = reverse("document-type", args=[doc.pk]), reverse("clause", args=[doc.pk, ex.pk])
+    assert 'name="next" value="%s"' % clause in client.get(clause).content.decode()
+    assert client.post(url, {"doc_type": "Lease", "next": clause})["Location"] == clause  # the reviewer's place
+    for elsewhere in ("https://evil.example/documents/", "//evil.example/", reverse("home"),
+                      reverse("document", args=[doc.pk + 1])):  # never off this document's pages
+        got = client.post(url, {"doc_type": "Supply", "next": elsewhere})
+        assert got["Location"] == reverse("document", args=[doc.pk])
+
+
+@pytest.mark.django_db
 def test_bad_or_unallowed_type_changes_change_nothing(client, engagement, make_member):
     doc = make_reviewable(engagement).document
     url = reverse("document-type", args=[doc.pk])
@@ -73,6 +87,8 @@ def test_bad_or_unallowed_type_changes_change_nothing(client, engagement, make_m
     assert "Type a document type." in client.post(url, {"doc_type": "   "}, follow=True).content.decode()
     too_long = client.post(url, {"doc_type": "x" * 101}, follow=True).content.decode()
     assert "at most 100 characters" in too_long
+    control = client.post(url, {"doc_type": "Lease\x00"}, follow=True)  # a hand-made request: was a 500
+    assert control.status_code == 200 and "cannot hold control characters" in control.content.decode()
     doc.refresh_from_db()
     assert (doc.doc_type, DocumentTypeChange.objects.count()) == ("MSA", 0)
 

@@ -9,7 +9,7 @@ import re
 import pytest
 
 from extraction import checkpoints, pipeline, runs
-from extraction.case_facts import parse_case_facts
+from extraction.case_facts import parse_case_facts, render_case_facts
 from extraction.catalog_sync import catalog_order
 from extraction.compaction import estimate_tokens
 from extraction.engines.anthropic import AnthropicEngine
@@ -397,6 +397,33 @@ def test_persisting_the_same_outcome_twice_creates_no_duplicate(engagement):
     assert a.pk == b.pk and Citation.objects.filter(extraction=a).count() == 1
     cit = a.citations.get()
     assert cit.page == 3 and cit.model_page == 9  # the server's page, the model's kept for audit
+
+
+def test_policy_facts_that_are_not_an_object_are_refused_in_the_admin_and_do_not_stop_a_run(engagement):
+    from django.core.exceptions import ValidationError
+
+    engagement.policy_facts = "$247.83"  # valid JSON in the admin's box, but not {"policy_cap": "$247.83"}
+    with pytest.raises(ValidationError) as refused:
+        engagement.full_clean()
+    assert 'JSON object, e.g. {"policy_cap": "$247.83"}' in str(refused.value)
+    engagement.save()  # a row saved so before this check
+    document = make_contract(engagement)
+    run = _run(engagement, document, ["Governing Law"])
+
+    assert pipeline.process_document(run.pk, document.pk, engine=_engine(MockAnthropic(FakeClaude(dict(ANSWERS))))) == "done"
+    assert ClauseTask.objects.get(run=run).status == "done"
+    assert checkpoints.facts_for(run, document).policy_cap is None
+
+
+def test_policy_facts_that_are_not_text_reach_case_facts_as_the_json_the_admin_wrote(engagement):
+    engagement.policy_facts = {"policy_cap": "$247.83", "approved_laws": ["Delaware", "New York"],
+                               "sign_off_needed": True, "reviewer": None, "max_term_years": 3}
+    engagement.save()
+    document = make_contract(engagement)
+    facts = parse_case_facts(render_case_facts(checkpoints.facts_for(_run(engagement, document), document)))
+    assert facts["approved_laws"] == '["Delaware", "New York"]'  # not Python's ['Delaware', 'New York']
+    assert (facts["sign_off_needed"], facts["reviewer"], facts["max_term_years"]) == ("true", "null", "3")
+    assert facts["policy_cap"] == "$247.83"
 
 
 # --------------------------------------------------------------------------- long conversations

@@ -61,3 +61,94 @@ def test_evaluate_writes_predictions_and_metrics_in_the_documented_shape(cuad_di
     call_command("evaluate", str(corpus), out=str(out), engine="offline", k=3, limit=1)
     m2 = json.loads((out / "metrics.json").read_text())
     assert m2["documents"]["reused"] == 1 and m2["documents"]["ingested"] == 0 and m2["k"] == 3
+
+
+def _one_doc_corpus(cuad_dir, folder, pdf_bytes: bytes):
+    """A corpus of cuad-dev's first contract's 41 gold pairs whose PDF is ``pdf_bytes``."""
+    row = json.loads(open(cuad_dir / "documents.jsonl").readline())
+    (folder / "pdf").mkdir(parents=True)
+    (folder / "pdf" / "contract.pdf").write_bytes(pdf_bytes)
+    (folder / "documents.jsonl").write_text(json.dumps({**row, "pdf": "pdf/contract.pdf"}) + "\n")
+    gold = [line for line in open(cuad_dir / "gold.jsonl") if json.loads(line)["doc"] == row["doc"]]
+    (folder / "gold.jsonl").write_text("".join(gold))
+    return folder, row["doc"], gold
+
+
+def test_a_pdf_that_fails_to_convert_is_reported_and_the_figures_are_still_written(cuad_dir, tmp_path):
+    corpus, doc, gold = _one_doc_corpus(cuad_dir, tmp_path / "corpus", b"%PDF-1.4\n" + b"\x00 not a pdf body " * 64)
+    out = tmp_path / "out"
+    call_command("evaluate", str(corpus), out=str(out), engine="offline")  # finishes: no traceback
+
+    m = json.loads((out / "metrics.json").read_text())
+    assert [f["doc"] for f in m["documents"]["not_ready"]] == [doc]
+    lines = [json.loads(line) for line in open(out / "predictions.jsonl")]
+    assert len(lines) == len(gold) and {p["extraction"]["status"] for p in lines} == {"failed"}
+    assert m["overall"]["failed"] == len(gold)
+    # no answer was given: neither silent nor invented, not a false not_found either
+    assert m["overall"]["silent_source_rate"] is None and m["overall"]["false_not_found_rate"] is None
+    assert m["timings_ms"]["retrieval"]["n"] == 0 and m["timings_ms"]["extraction"]["n"] == 0
+
+
+def test_a_pdf_refused_at_intake_is_reported_with_its_reason_and_the_run_goes_on(cuad_dir, tmp_path):
+    corpus, doc, gold = _one_doc_corpus(cuad_dir, tmp_path / "corpus", b"")  # an empty file
+    out = tmp_path / "out"
+    call_command("evaluate", str(corpus), out=str(out), engine="offline")
+
+    m = json.loads((out / "metrics.json").read_text())
+    assert m["documents"]["not_ready"] == [{"doc": doc, "status": "refused", "error": "“contract.pdf” is empty."}]
+    lines = [json.loads(line) for line in open(out / "predictions.jsonl")]
+    assert len(lines) == len(gold) and {p["extraction"]["status"] for p in lines} == {"failed"}
+
+    (corpus / "pdf" / "contract.pdf").unlink()  # documents.jsonl names a file that is not there
+    call_command("evaluate", str(corpus), out=str(out), engine="offline")
+    (refused,) = json.loads((out / "metrics.json").read_text())["documents"]["not_ready"]
+    assert refused["status"] == "refused" and "contract.pdf could not be read: No such file" in refused["error"]
+
+
+def test_the_anthropic_engine_without_a_key_is_refused_before_any_ingest(cuad_dir, tmp_path, settings):
+    from django.core.management.base import CommandError
+
+    from ingest.models import Document
+
+    settings.ANTHROPIC_API_KEY = ""
+    corpus, _, _ = _one_doc_corpus(cuad_dir, tmp_path / "corpus", b"%PDF-1.4\n" + b"\x00 not a pdf body " * 64)
+    with pytest.raises(CommandError, match="ANTHROPIC_API_KEY"):
+        call_command("evaluate", str(corpus), out=str(tmp_path / "out"), engine="anthropic")
+    assert not Document.objects.exists() and not (tmp_path / "out").exists()
+
+
+def test_an_out_path_that_is_a_file_is_refused_before_any_ingest(cuad_dir, tmp_path):
+    from django.core.management.base import CommandError
+
+    from ingest.models import Document
+
+    corpus, _, _ = _one_doc_corpus(cuad_dir, tmp_path / "corpus", b"%PDF-1.4\n" + b"\x00 not a pdf body " * 64)
+    taken = tmp_path / "results"
+    taken.write_text("an earlier report\n")
+    with pytest.raises(CommandError, match="results.*not a folder"):
+        call_command("evaluate", str(corpus), out=str(taken), engine="offline")
+    assert not Document.objects.exists() and taken.read_text() == "an earlier report\n"
+
+
+@pytest.mark.parametrize("limit", [0, -1])
+def test_a_limit_below_one_is_refused_not_read_as_the_whole_corpus(cuad_dir, tmp_path, limit):
+    from django.core.management.base import CommandError
+
+    from ingest.models import Document
+
+    corpus, _, _ = _one_doc_corpus(cuad_dir, tmp_path / "corpus", b"%PDF-1.4\n" + b"\x00 not a pdf body " * 64)
+    with pytest.raises(CommandError, match="--limit must be at least 1"):
+        call_command("evaluate", str(corpus), out=str(tmp_path / "out"), engine="offline", limit=limit)
+    assert not Document.objects.exists()
+
+
+def test_a_corpus_label_the_catalog_lacks_is_evaluated_without_joining_every_run():
+    from extraction import runs
+    from extraction.eval_runner import clause_type_rows
+
+    rows = clause_type_rows(["Confidentiality", "Governing Law"])
+    assert rows["Governing Law"].source == "cuad" and rows["Confidentiality"].source == "custom"
+    # searched for by its name in this evaluation, but not added to the catalog every run extracts
+    assert not rows["Confidentiality"].active
+    assert "Confidentiality" not in {t.name for t in runs.active_types()}
+    assert clause_type_rows(["Confidentiality"])["Confidentiality"].pk == rows["Confidentiality"].pk

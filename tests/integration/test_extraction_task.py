@@ -149,3 +149,24 @@ def test_a_clause_left_running_by_a_lost_process_is_failed_in_words(engagement):
     assert run.status == "failed"
     working.refresh_from_db()
     assert working.status == "running"  # recent: left alone
+
+
+def test_a_clause_another_worker_finished_meanwhile_is_not_asked_again(engagement, claude):
+    # a redelivered message can run the same document on a second worker: what the first one finishes
+    # after this one listed its tasks must not be set running again, asked again (billed) and saved twice
+    from extraction.catalog_sync import catalog_order
+
+    run, document = _run(engagement)
+    tasks = sorted(ClauseTask.objects.filter(run=run).select_related("clause_type"),
+                   key=lambda t: (catalog_order(t.clause_type.name), t.clause_type.name))
+    done_elsewhere = tasks[-1]
+
+    def observe(event):
+        if event["task"].pk == tasks[0].pk:  # the other worker finishes the last clause now
+            ClauseTask.objects.filter(pk=done_elsewhere.pk).update(status="done")
+
+    assert pipeline.process_document(run.pk, document.pk, observe=observe) == pipeline.DONE
+    done_elsewhere.refresh_from_db()
+    assert done_elsewhere.status == "done" and done_elsewhere.attempts == 0
+    assert not Extraction.objects.filter(run=run, clause_type=done_elsewhere.clause_type).exists()
+    assert Extraction.objects.filter(run=run).count() == len(TYPES) - 1

@@ -74,8 +74,8 @@ def test_celery_task_round_trips_through_redis_with_a_real_worker(celery_worker)
     assert "Traceback" in row.traceback
 
 
-def test_embedded_services_start_from_empty_folder_stop_restart_and_keep_data(tmp_path):
-    root = tmp_path / "var"
+def test_embedded_services_start_from_empty_folder_stop_restart_and_keep_data(services_root):
+    root = services_root / "var"
     url = embedded.postgres_url(root)
     with psycopg.connect(url, autocommit=True) as conn:
         conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
@@ -130,6 +130,21 @@ def test_login_is_throttled_after_repeated_failures(client, make_member, engagem
     blocked = client.post(reverse("login"), {"username": user.username, "password": "pw-for-tests-1"})
     assert blocked.status_code == 429
     assert "Too many failed sign-in attempts" in blocked.content.decode()
+
+
+@pytest.mark.django_db
+def test_the_admin_sites_sign_in_is_throttled_like_ours(client, make_member, engagement):
+    # the admin site has its own sign-in form; it must not be a way round the throttle for the staff
+    # accounts, the ones most worth guessing, and failures on either form count on both
+    user = make_member(engagement, "admin")
+    user.is_staff = user.is_superuser = True
+    user.save()
+    for url in [reverse("login")] * 2 + [reverse("admin:login")] * 3:
+        assert client.post(url, {"username": user.username, "password": "wrong"}).status_code == 200
+    blocked = client.post(reverse("admin:login"), {"username": user.username, "password": "pw-for-tests-1"})
+    assert "_auth_user_id" not in client.session
+    assert "Too many failed sign-in attempts" in blocked.content.decode()
+    assert client.post(reverse("login"), {"username": user.username, "password": "pw-for-tests-1"}).status_code == 429
 
 
 @pytest.mark.django_db

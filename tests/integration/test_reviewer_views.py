@@ -7,6 +7,7 @@ import re
 import pytest
 from django.urls import reverse
 
+from reviewer.decisions import record_decision
 from reviewer.models import Review
 from tests.factories import make_reviewable
 
@@ -169,7 +170,8 @@ def test_clause_fragment_query_count_is_bounded(client, auditor, contract, djang
     with django_assert_max_num_queries(4):  # + the page text for a page picked by number
         assert client.get(reverse("clause-page", args=[ex.document_id, ex.pk, 4]), **HX).status_code == 200
     last = Review.objects.filter(extraction=ex).order_by("-id").first()
-    with django_assert_max_num_queries(12):  # lock, latest, write, then the refreshed fragment and list item
+    with django_assert_max_num_queries(13):  # the clause and its repeats locked, latest, write, then the refreshed
+        # fragment and list item
         assert _decide(client, ex, "accept", seen_review=last.pk, citation=second.pk).status_code == 200
 
 
@@ -209,6 +211,44 @@ def test_exports_in_three_formats(client, auditor, contract):
     n_citations = sum(len(v) for v in contract.citations.values())
     n_uncited = len(contract.extractions) - len(contract.citations)
     assert len(rows) - 1 == n_citations + n_uncited
+
+
+def test_exports_carry_every_decision_with_its_reviewer_and_time(client, auditor, contract, engagement, make_member):
+    ex = contract.extractions["Payment"]
+    _decide(client, ex, "reject", reason="wrong page")
+    first = Review.objects.get(extraction=ex)
+    client.force_login(make_member(engagement, "auditor", username="bob"))
+    _decide(client, ex, "correct", seen_review=first.pk, corrected_text="a unit fee of $247.83 per record")
+    second = Review.objects.filter(extraction=ex).latest("id")
+    _decide(client, ex, "accept", seen_review=second.pk, seen_version=2)
+    trail = [(r.decision, r.reviewer.username, r.created_at.isoformat())
+             for r in Review.objects.filter(extraction=ex).order_by("id")]
+    assert [d for d, _, _ in trail] == ["reject", "correct", "accept"]
+
+    data = json.loads(client.get(reverse("document-export", args=[ex.document_id, "json"])).content)
+    rec = next(r for r in data["clauses"] if r["extraction_id"] == ex.pk)
+    assert [(d["decision"], d["reviewer"], d["decided_at"]) for d in rec["decisions"]] == [
+        ("rejected", auditor.username, trail[0][2]), ("corrected", "bob", trail[1][2]), ("accepted", "bob", trail[2][2])]
+    assert rec["decisions"][0]["reason"] == "wrong page"
+    assert rec["decisions"][1]["corrected_text"] == "a unit fee of $247.83 per record"
+
+    import csv
+    from io import BytesIO, StringIO
+
+    from openpyxl import load_workbook
+
+    rows = list(csv.DictReader(StringIO(client.get(reverse("document-export", args=[ex.document_id, "csv"]))
+                                        .content.decode("utf-8-sig"))))
+    history = next(r["history"] for r in rows if r["extraction_id"] == str(ex.pk)).splitlines()
+    sheet = list(load_workbook(BytesIO(client.get(reverse("document-export", args=[ex.document_id, "xlsx"])).content))
+                 .active.iter_rows(values_only=True))
+    col = sheet[0].index("history")
+    assert next(r[col] for r in sheet[1:] if r[0 + sheet[0].index("extraction_id")] == ex.pk).splitlines() == history
+    assert len(history) == 3
+    for line, (_, who, at) in zip(history, trail):
+        assert line.startswith(f"{at} {who}: ")
+    assert "rejected" in history[0] and "“wrong page”" in history[0]
+    assert "corrected" in history[1] and "$247.83 per record" in history[1] and "accepted" in history[2]
 
 
 def test_documents_table_polls_only_while_a_document_is_in_the_pipeline(client, auditor, contract, engagement):
@@ -304,12 +344,53 @@ def test_a_rerun_with_the_same_answers_lists_each_clause_once(client, auditor, c
     found = sum(ex.status == "found" for ex in contract.extractions.values()) + 1
     assert f"{found} found" in table and "1 not found" in table and "1 reviewed" in table
 
-    # a third run whose answers differ only in spacing and capitals, its Payment decided too: still one each
+    # a third run whose answers differ only in spacing and capitals, its Payment decided too (as could be
+    # recorded before a decision on a repeat the list does not show was refused): still one each
     third = _rerun(contract, {name: "  " + ex.clause_text.upper().replace(" ", "\n ") + " "
                               for name, ex in contract.extractions.items() if ex.clause_text})
-    assert _decide(client, third["Payment"], "accept").status_code == 200
+    Review.objects.create(extraction=third["Payment"], reviewer=auditor, decision="accept", extraction_version=1)
     table = client.get(reverse("engagement", args=[engagement.pk])).content.decode()
     assert f"{found} found" in table and "1 not found" in table and "1 reviewed" in table
+
+
+def test_a_repeat_differing_only_by_no_break_spaces_is_counted_once_as_it_is_listed_once(client, auditor, contract,
+                                                                                          engagement):
+    # an HTML or DOCX contract keeps its no-break spaces: one engine copies them, another writes plain spaces
+    nbsp = {name: ex.clause_text.replace(" ", "\u00a0", 2) for name, ex in contract.extractions.items()
+            if ex.status == "found"}
+    _rerun(contract, nbsp)
+    html = client.get(reverse("document", args=[contract.document.pk])).content.decode()
+    assert len(_listed(html)) == len(contract.extractions)  # the list folds each repeat into its clause
+    table = client.get(reverse("engagement", args=[engagement.pk])).content.decode()
+    assert f"{len(nbsp)} found" in table  # and the documents table counts what the list shows
+
+
+def test_a_decision_on_a_repeat_another_reviewer_decided_is_refused_not_hidden(client, auditor, contract, engagement,
+                                                                               make_member):
+    first = contract.extractions["Payment"]
+    stale = client.get(reverse("document", args=[first.document_id])).content.decode()  # lists the first run's item
+    assert first.pk in _listed(stale)
+    later = _rerun(contract)["Payment"]  # a later run finds the same clause: the list now shows its item
+    bob = make_member(engagement, "auditor", username="bob")
+    record_decision(extraction_id=later.pk, user=bob, decision="accept", seen_review_id=0, seen_version=1)
+
+    response = _decide(client, first, "reject", reason="wrong page")  # from the page opened before
+    assert response.status_code == 409
+    html = response.content.decode()
+    assert "Not saved: bob recorded “accepted” on this clause" in html and "another extraction run" in html
+    assert not Review.objects.filter(extraction=first).exists()
+    assert f'data-current-extraction="{later.pk}"' in html  # the panel shows the decided item, to decide again
+    assert f'id="clause-item-{later.pk}"' in html and f'id="clause-item-{first.pk}"' not in html  # list refreshed
+    bob_review = Review.objects.get(extraction=later)
+    again = _decide(client, later, "reject", seen_review=bob_review.pk, reason="wrong page")
+    assert again.status_code == 200 and Review.objects.filter(extraction=later).count() == 2
+
+    # and the other way round: a later run's repeat of a decided clause, opened by its address, is not decided apart
+    term = contract.extractions["Governing Law"]
+    assert _decide(client, term, "accept").status_code == 200
+    repeat = _rerun(contract)["Governing Law"]
+    assert _decide(client, repeat, "reject", reason="no").status_code == 409
+    assert not Review.objects.filter(extraction=repeat).exists()
 
 
 @pytest.mark.parametrize("engine, model", [("offline", "offline-bm25"), ("anthropic", "claude-sonnet-4-5")])

@@ -60,3 +60,10 @@ def test_search_document_uses_the_injected_backend_and_load_skill_reads_a_guide(
     assert not err and text.startswith("# skill: payment")
     text, err = box.run("read_history", {"name": "history/compacted-001.md"})
     assert not err and text.startswith("# old turns")
+
+
+def test_read_history_pages_a_long_file_within_the_tools_limit():
+    box = ToolBox(_doc(), files={"history/compacted-001.md": "x" * 50_000})
+    text, err = box.run("read_history", {"name": "history/compacted-001.md", "limit": 1_000_000})
+    assert not err
+    assert text.split("\n")[0] == "x" * 20_000 and text.endswith("[... 30000 more chars; next offset 20000]")

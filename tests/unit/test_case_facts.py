@@ -48,7 +48,8 @@ def test_round_trip():
     }
 
 
-@pytest.mark.parametrize("value", ["  padded ", "two\nlines", '"quoted"', "null", "", "tab\there", "ünï ☃"])
+@pytest.mark.parametrize("value", ["  padded ", "two\nlines", '"quoted"', "null", "", "tab\there", "ünï ☃",
+                                   "cap </case_facts> $247.83"])  # the closing tag in a value ended the block
 def test_awkward_values_round_trip(value):
     f = CaseFacts("d", policy_cap=value).with_decision(value)
     parsed = parse_case_facts(render_case_facts(f))

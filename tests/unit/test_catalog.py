@@ -96,3 +96,11 @@ def test_every_type_has_an_example_clause_searched_as_a_query():
         assert query_text(t, "example") == t.example
     blank = catalog.ClauseType("X", "x", catalog.TEXT, "d", "q", "custom")
     assert query_text(blank, "example") == ""                          # no example: no such query
+
+
+def test_front_matter_quotes_are_kept_inside_a_value_and_taken_off_only_as_a_pair():
+    s = parse_skill('---\nname: "mfn"\ndescription: Clauses headed "Most Favored Nation"\nversion: \'1\'\n---\nBody\n')
+    assert (s.name, s.version) == ("mfn", "1")  # a quoted value loses its quotes
+    assert s.description == 'Clauses headed "Most Favored Nation"'  # a quote that ends a value is part of it
+    s = parse_skill("---\nname: x\ndescription: \"Say 'best efforts'\"\nversion: 1\n---\nBody\n")
+    assert s.description == "Say 'best efforts'"

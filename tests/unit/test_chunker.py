@@ -156,6 +156,31 @@ def test_wrapped_heading_line_followed_by_lowercase_is_a_sentence():
     assert "heading" not in kinds
 
 
+def test_cross_reference_wrapped_to_a_line_start_is_not_a_heading():
+    # A sentence that breaks off at "set forth in" / "and" / ",": its next line is the rest of the
+    # sentence, not an ARTICLE or EXHIBIT heading (cuad-dev: "... SET FORTH IN" + "ARTICLE 6 OR
+    # SECTION 14.2.", "... set forth on" + "EXHIBIT I."). Taken as a heading, it cut the sentence
+    # and every later section was filed under it ("EXHIBIT I > 5. Payments").
+    for before, line in [
+        ("THIS SECTION 15.11 IS NOT MEANT TO LIMIT THE OBLIGATION TO PAY THE AMOUNTS SET FORTH IN", "ARTICLE 6 OR SECTION 14.2."),
+        ("About shall deliver the impressions, in the amounts also set forth on", "EXHIBIT I."),
+        ("Article 6 (Indemnification), Article 7 (Limitation of Liability), and", "Article 9 (General)."),
+        ("THE LIMITS DO NOT APPLY TO A BREACH OF SECTION 9,", "SECTION 10 OR ARTICLE 12."),
+    ]:
+        text = f"4.5 Impressions. {before}\n{line}\n\n5. PAYMENTS AND REPORTS\n\nAbout shall pay the fees.\n"
+        blocks = split_blocks(text)
+        assert [b.kind for b in blocks] == ["paragraph", "heading", "paragraph"], line
+        assert text[blocks[0].start:blocks[0].end].endswith(line)
+        chunks = chunks_of(text, max_chars=150)
+        assert chunks[0].text.endswith(line)
+        assert chunks[-1].section == "5. PAYMENTS AND REPORTS"
+    # a heading after a title line or a finished sentence still opens a section
+    text = "MASTER AGREEMENT\nARTICLE 1 DEFINITIONS\n\nTerms have these meanings.\n"
+    blocks = split_blocks(text)
+    assert [b.kind for b in blocks] == ["heading", "heading", "paragraph"]
+    assert blocks[1].heading.label == "ARTICLE 1 DEFINITIONS"
+
+
 # --- chunking ---------------------------------------------------------------------------
 
 PROSE = [

@@ -312,6 +312,17 @@ def test_non_utf8_text_is_decoded_without_crashing(tmp_path):
     assert decode_text(b"\xef\xbb\xbfBOM first\r\nline two") == "BOM first\nline two"
 
 
+@pytest.mark.parametrize("codec", ["utf-16-le", "utf-16-be"])
+def test_utf16_text_without_a_byte_order_mark_is_read(tmp_path, codec):
+    # some export tools write UTF-16 with no BOM: it was refused as "a binary file"
+    text = "Fee: $247.83 due by 1 March 2026 (Pr\u00e9ambule \u00a7 4.2).\nCustomer cust_4711.\n" * 40
+    converted = convert_file(write(tmp_path, "memo.txt", text.encode(codec)))
+    assert converted.text.strip() == text.strip()
+    assert decode_text(text.encode(codec)) == text
+    # binary with NULs in both halves of its bytes is still no text
+    assert sniff.bare_utf16(bytes(range(256)) * 8) is None
+
+
 def test_utf8_text_with_a_stray_cp1252_byte_keeps_its_quotes_and_euros():
     # three valid characters, one stray byte: read as cp1252, then latin-1, every quote and "€" was garbled
     text = "The \u201cSupplier\u201d shall deliver the goods. The Customer@@s payment is due. Fee: \u20ac247.83.\n"

@@ -33,3 +33,25 @@ def test_no_secret_is_committed():
     example = (ROOT / ".env.example").read_text()
     assert "ANTHROPIC_API_KEY=\n" in example
     assert not (ROOT / ".env").exists() or ".env" in (ROOT / ".gitignore").read_text()
+
+
+def test_the_image_leaves_secrets_and_local_data_out_of_the_build():
+    """Dockerfile's `COPY . .` would otherwise bake .env (API key, passwords) and var/ (the development
+    database, uploaded contracts, the secret key, the demo passwords) into the image."""
+    ignored = {
+        line.strip().strip("/") for line in (ROOT / ".dockerignore").read_text().splitlines()
+        if line.strip() and not line.startswith("#")
+    }
+    assert {".env", "var", ".venv", ".git"} <= ignored
+
+
+def test_the_image_user_can_write_the_app_folder_the_settings_write_to():
+    """Settings create var/staticfiles on import and the embedder writes its ONNX model to var/models:
+    in an image built without var/ (a fresh clone), /app belongs to root and every service failed to start."""
+    import re
+
+    dockerfile = (ROOT / "Dockerfile").read_text()
+    user = re.search(r"^USER (\S+)", dockerfile, re.M).group(1)
+    owned = [path for paths in re.findall(rf"chown (?:-R )?{user}(?::\S+)? ([^&\n]+)", dockerfile)
+             for path in paths.split()]
+    assert "/app/var" in owned and "/data/media" in owned

@@ -76,6 +76,17 @@ def test_silent_source_and_false_not_found_rates():
     assert (m["pairs"], m["present"], m["absent"]) == (4, 2, 2)
 
 
+def test_a_pair_that_got_no_answer_is_neither_silent_nor_invented_nor_a_false_not_found():
+    rows = [rec(present=False, gold_spans=[], status="not_found"),
+            rec(present=False, gold_spans=[], status="found", clause_text="invented"),
+            rec(present=False, gold_spans=[], status="failed"),  # its document never converted: no answer
+            rec(status="not_found"), rec(status="found", clause_text=LAW), rec(status="failed")]
+    m = metrics(rows)
+    assert m["silent_source_rate"] == 0.5 and m["false_not_found_rate"] == 0.5  # as the dashboards count them
+    assert m["failed"] == 2 and m["absent"] == 3 and m["present"] == 3
+    assert metrics([rec(present=False, gold_spans=[], status="failed")])["silent_source_rate"] is None
+
+
 def test_summary_breaks_down_by_clause_type_and_times():
     rows = [rec(latency_ms={"retrieval": 10, "extraction": 100}, status="found", clause_text=LAW,
                 citation_valid=[True]),
@@ -84,7 +95,19 @@ def test_summary_breaks_down_by_clause_type_and_times():
     assert set(s["per_clause_type"]) == {"Governing Law", "Parties"}
     assert s["overall"]["citation_validity"] == round(2 / 3, 4)
     assert s["timings_ms"]["retrieval"]["p50"] == 10 and s["timings_ms"]["extraction"]["max"] == 300
+    # the timings too are broken down by clause type (issue 4, item 11: "timings, and the same by clause type")
+    assert s["per_clause_type"]["Parties"]["timings_ms"]["extraction"]["mean"] == 300.0
+    assert s["per_clause_type"]["Governing Law"]["timings_ms"]["retrieval"]["n"] == 1
     assert latency_stats([]) == {"n": 0, "mean": None, "p50": None, "p95": None, "max": None}
+
+
+def test_a_pair_with_no_answer_has_no_timing_and_does_not_count_as_zero_ms():
+    answered = rec(latency_ms={"retrieval": 40, "extraction": 200})
+    no_answer = rec(status="failed", latency_ms={"retrieval": None, "extraction": None})  # its PDF never converted
+    s = summarise([answered, no_answer])
+    assert s["timings_ms"]["retrieval"] == {"n": 1, "mean": 40.0, "p50": 40.0, "p95": 40.0, "max": 40.0}
+    assert s["timings_ms"]["extraction"]["n"] == 1 and s["timings_ms"]["extraction"]["mean"] == 200.0
+    assert summarise([no_answer])["timings_ms"]["extraction"]["n"] == 0
 
 
 def test_threshold_calibration_trades_hits_for_silence():
@@ -96,6 +119,8 @@ def test_threshold_calibration_trades_hits_for_silence():
     result = calibrate_threshold(rows, [0.1, 0.3, 0.5, 0.7, 0.9])
     assert result["threshold"] == 0.5  # keeps the hit, silences both absent pairs
     assert result["best"]["hit_rate"] == 0.5 and result["best"]["silent_source_rate"] == 1.0
+    with_a_failed_pair = calibrate_threshold(rows + [rec(present=False, gold_spans=[], status="failed")], [0.5])
+    assert with_a_failed_pair["best"]["silent_source_rate"] == 1.0  # a pair with no answer is not scored
 
 
 def test_a_repeated_text_cited_on_the_page_where_its_copy_is_counts_as_right():

@@ -56,3 +56,15 @@ def test_xlsx_keeps_the_exact_quote_as_text_that_never_runs():
     with zipfile.ZipFile(io.BytesIO(data)) as xlsx:
         sheet = xlsx.read("xl/worksheets/sheet1.xml").decode()
     assert "<f>" not in sheet and "<f " not in sheet  # no formula anywhere in the file
+
+
+def test_xlsx_cuts_a_text_past_excels_cell_limit_and_keeps_page_broken_words_apart():
+    long_clause = "The Supplier shall indemnify the Customer. " * 1000  # 43,000 characters: Excel takes 32,767
+    records = [{**RECORDS[0], "clause": long_clause,
+                "citations": [{**RECORDS[0]["citations"][0], "quote": "fee of\f$247.83 per unit"}]}]
+    row = list(load_workbook(io.BytesIO(to_xlsx(records))).active.iter_rows(min_row=2, values_only=True))[0]
+    clause, quote = row[COLUMNS.index("clause")], row[COLUMNS.index("quote")]
+    assert len(clause) == 32_767 and clause.endswith("the JSON export has it whole]")
+    assert long_clause.startswith(clause[:32_000])
+    assert quote == "fee of $247.83 per unit"  # the page break was dropped: "fee of$247.83"
+    assert json.loads(to_json(records))["clauses"][0]["clause"] == long_clause  # whole in JSON

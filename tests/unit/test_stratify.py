@@ -73,6 +73,9 @@ def test_review_decisions():
     ("not_found", "", " not_found\n", True),
     ("found", "The cap is $247.83.", "The cap is $247.83.", True),  # corrected away, then back
     ("found", "The cap is\r\n$247.83.", "The cap is\n$247.83.", True),  # browsers post CRLF
+    ("found", "The cap\nis  $247.83.", "The cap is $247.83.", True),  # a PDF's line break joined: spacing only
+    ("found", "The cap is $247.83.", "The Cap is $247.83.", False),  # capitals are a correction
+    ("found", "The cap is $247.83.", "The cap is $247.8 3.", False),  # so is a space inside a value
     ("found", "The cap is $247.83.", "not_found", False),
     ("not_found", "", "The cap is $247.83.", False),
     ("found", "", "", False),  # no correction at all

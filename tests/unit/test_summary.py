@@ -51,3 +51,13 @@ def test_check_points_flags_values_the_document_does_not_contain():
     assert points[0].unverified == ()
     assert points[1].unverified == ("$250", "247830 dollars")
     assert points[2].unverified == ()
+
+
+def test_a_value_whose_unit_or_scale_word_is_capitalised_otherwise_is_found():
+    # contracts capitalise defined words ("thirty (30) Days", "$5 Million"); the number and its unit are the
+    # document's, so the value is there
+    doc = "Either party may terminate on thirty (30) Days' notice. The cap is $5 Million. The term is 3 Years."
+    points = check_points([Point("", "Termination on 30 days' notice; cap $5 million; term 3 years")], doc)
+    assert points[0].unverified == ()
+    points = check_points([Point("", "Termination on 45 days' notice; cap $5 billion; term 3 months")], doc)
+    assert points[0].unverified == ("45 days", "$5 billion", "3 months")

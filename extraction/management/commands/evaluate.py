@@ -36,6 +36,8 @@ class Command(BaseCommand):
             raise CommandError(f"{folder} is not a corpus folder (needs documents.jsonl and gold.jsonl)")
         if options["k"] < 1:
             raise CommandError("--k must be at least 1")
+        if options["limit"] is not None and options["limit"] < 1:  # 0 would read as no limit: the whole corpus
+            raise CommandError("--limit must be at least 1 (leave it out for every document)")
         try:
             m = evaluate(folder, Path(options["out"]), limit=options["limit"], k=options["k"],
                          engine_name=options["engine"], do_calibrate=options["calibrate"],

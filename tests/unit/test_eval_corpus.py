@@ -1,0 +1,58 @@
+"""Reading a corpus folder for ``manage.py evaluate``: a malformed line is named before any work starts."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from extraction.eval_runner import load_corpus
+
+DOC = {"doc": "c1", "pdf": "pdf/c1.pdf"}
+
+
+def corpus(tmp_path, gold_lines, doc_lines=None):
+    (tmp_path / "documents.jsonl").write_text("".join(json.dumps(d) + "\n" for d in doc_lines or [DOC]))
+    (tmp_path / "gold.jsonl").write_text("".join(g if isinstance(g, str) else json.dumps(g) + "\n"
+                                                 for g in gold_lines))
+    return tmp_path
+
+
+def test_an_absent_pair_may_leave_out_its_spans(tmp_path):
+    c = load_corpus(corpus(tmp_path, [{"doc": "c1", "clause_type": "Governing Law", "present": False}]))
+    assert c.gold[0]["spans"] == []
+
+
+def test_a_present_pair_without_spans_is_refused_it_could_never_be_a_hit(tmp_path):
+    folder = corpus(tmp_path, [{"doc": "c1", "clause_type": "Parties", "present": True}])
+    with pytest.raises(ValueError, match=r"c1 / Parties is present but has no spans"):
+        load_corpus(folder)
+
+
+def test_a_line_that_is_not_json_is_named_with_its_file_and_line(tmp_path):
+    folder = corpus(tmp_path, [{"doc": "c1", "clause_type": "Parties", "present": False}, "{not json\n"])
+    with pytest.raises(ValueError, match=r"gold\.jsonl line 2 is not JSON"):
+        load_corpus(folder)
+
+
+def test_a_gold_line_without_a_needed_key_is_named(tmp_path):
+    folder = corpus(tmp_path, [{"doc": "c1", "clause_type": "Parties"}])  # no "present"
+    with pytest.raises(ValueError, match=r"gold\.jsonl line 1 lacks \"present\""):
+        load_corpus(folder)
+    with pytest.raises(ValueError, match=r"documents\.jsonl line 1 lacks \"pdf\""):
+        load_corpus(corpus(tmp_path, [], doc_lines=[{"doc": "c1"}]))
+
+
+@pytest.mark.parametrize("k", [3, 8])  # the engine's own default is 5
+def test_claude_is_shown_the_k_chunks_that_evaluate_retrieves_and_scores(k):
+    from extraction.context import WHOLE_DOC_MAX_CHARS
+    from extraction.engines.anthropic import clause_pack
+    from extraction.eval_runner import engine_for
+    from extraction.types import ChunkView, ScoredChunk
+
+    engine = engine_for("anthropic", k=k)
+    chunks = [ScoredChunk(ChunkView(chunk_id=f"c{i}", ordinal=i, text=f"Clause {i} text.", page_start=1, page_end=1,
+                                    char_start=i * 100, char_end=i * 100 + 15, section="", paragraph=i), 1.0, 0.5)
+              for i in range(10)]
+    view = type("View", (), {"text": "x" * WHOLE_DOC_MAX_CHARS, "chunks": [], "source": "c.pdf", "pages": None})()
+    pack = clause_pack(view, chunks[:k], engine.k)
+    assert sum(f"Clause {i} text." in pack.text for i in range(10)) == k  # as many as recall@k is measured on
