@@ -43,14 +43,9 @@ import statistics
 import sys
 import time
 
-from bench._django import ratio
+from bench._django import percentiles, ratio
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
-
-
-def _pct(values, q):
-    values = sorted(values)
-    return round(values[max(0, min(len(values) - 1, int(round(q * (len(values) - 1)))))], 2) if values else None
 
 
 def bench_agent(engagement, docs: int) -> dict:
@@ -203,9 +198,9 @@ def bench_offline(engagement, tmp) -> dict:
         t0 = time.perf_counter()
         find_clause(doc, user=None, clause_type=ct.name, engine="offline")
         times.append(1000 * (time.perf_counter() - t0))
-    return {"clauses": len(times), "ms_per_clause_p50": _pct(times, 0.5), "ms_per_clause_p95": _pct(times, 0.95),
+    return {"clauses": len(times), "per_clause": percentiles(times),
             "note": "find_clause end to end: run + task rows, retrieval, offline pick, verification, persist",
-            "baseline_retrieval_alone": {"ms_p50": _pct(base, 0.5), "ms_p95": _pct(base, 0.95)},
+            "baseline_retrieval_alone": percentiles(base),
             "slowdown_vs_retrieval": ratio(statistics.median(times), statistics.median(base))}
 
 
@@ -236,9 +231,8 @@ def bench_checkpoint(engagement) -> dict:
         t0 = time.perf_counter()
         Checkpoint.objects.filter(pk=row.pk).update(**same, updated_at=timezone.now())
         base.append(1000 * (time.perf_counter() - t0))
-    return {"writes": len(times), "history_messages": len(snap["history"]), "p50_ms": _pct(times, 0.5),
-            "p95_ms": _pct(times, 0.95), "mean_ms": round(statistics.mean(times), 2),
-            "baseline_plain_update": {"p50_ms": _pct(base, 0.5), "p95_ms": _pct(base, 0.95)},
+    return {"writes": len(times), "history_messages": len(snap["history"]), **percentiles(times),
+            "mean_ms": round(statistics.mean(times), 2), "baseline_plain_update": percentiles(base),
             "slowdown_vs_plain_update": ratio(statistics.median(times), statistics.median(base))}
 
 
