@@ -1,7 +1,9 @@
 """Harvest an ended batch: stream its results file, one line at a time, into clauses.
 
-Memory stays flat whatever the file's size: the SDK's ``batches.results`` decodes
-the JSONL body line by line from the HTTP stream, lines are handled in groups of
+Memory stays flat whatever the file's size: ``results.stream`` decodes the JSONL
+body line by line from the HTTP stream (a line that cannot be read is passed over and
+its request goes to the next batch; a download cut mid-line is taken up again at the
+next poll), lines are handled in groups of
 ``GROUP_LINES`` and dropped, and only a few recent documents are kept loaded.
 
 Each ``succeeded`` line goes back into the agent that built its request (the
@@ -40,6 +42,7 @@ from django.db import transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
+from bulk import results as result_file
 from bulk import retry
 from bulk.build import Builder
 from bulk.models import BatchItem, BatchJob
@@ -65,6 +68,7 @@ class HarvestResult:
     lines: int = 0
     outcomes: dict = field(default_factory=dict)   # stored / requeued / failed / skipped -> count
     missing: int = 0                               # submitted requests with no line in the file
+    unreadable: int = 0                            # lines of the file that were not results
 
     def add(self, label: str) -> None:
         self.outcomes[label] = self.outcomes.get(label, 0) + 1
@@ -115,8 +119,8 @@ def take(job: BatchJob, *, force: bool = False) -> bool:
 def harvest(job: BatchJob, *, client=None, results: Iterable | None = None, builder: Builder | None = None,
             force: bool = False) -> HarvestResult:
     """Apply every result line of ``job``. ``results`` (an iterable of ``MessageBatchIndividualResponse``)
-    defaults to the SDK's stream of the batch's results file; ``force`` harvests again a job already
-    harvested (it adds nothing: every line is skipped)."""
+    defaults to the stream of the batch's results file (``results.stream``); ``force`` harvests again a
+    job already harvested (it adds nothing: every line is skipped)."""
     out = HarvestResult(job.pk)
     if not take(job, force=force):
         out.taken = False
@@ -129,7 +133,7 @@ def harvest(job: BatchJob, *, client=None, results: Iterable | None = None, buil
             from extraction.engines.anthropic import make_client
 
             client = make_client()
-        results = client.messages.batches.results(job.batch_id)
+        results = result_file.stream(client, job.batch_id)
     lines = iter(results)
     try:
         while group := list(islice(lines, GROUP_LINES)):
@@ -149,6 +153,7 @@ def harvest(job: BatchJob, *, client=None, results: Iterable | None = None, buil
         close = getattr(results, "close", None)
         if close:
             close()
+    out.unreadable = getattr(results, "unreadable", 0)
     tally = Tally()
     with transaction.atomic():
         missing = BatchItem.objects.filter(job=job, state=BatchItem.State.SUBMITTED).only("id")
@@ -159,7 +164,11 @@ def harvest(job: BatchJob, *, client=None, results: Iterable | None = None, buil
             out.add(label)
             tally.count(label)
         tally.flush(job, run)
-        BatchJob.objects.filter(pk=job.pk).update(state=BatchJob.State.HARVESTED, harvested_at=timezone.now())
+        done = {"state": BatchJob.State.HARVESTED, "harvested_at": timezone.now()}
+        if out.unreadable:
+            done["error"] = (f"{out.unreadable} line{'s' if out.unreadable > 1 else ''} of the results file could "
+                             "not be read; their requests went to the next batch")
+        BatchJob.objects.filter(pk=job.pk).update(**done)
     finish(run)
     log.info("harvested batch %s (%s): %s", job.sequence, job.batch_id, out.outcomes)
     return out

@@ -17,6 +17,8 @@ What it adds to the base mock (whose ``/v1/messages`` side is unchanged):
   than the requests' (reversed), streamed in small chunks. Results are decided once, when the batch
   ends, and every download serves the same bytes (a re-harvest sees the same file).
 * ``POST .../cancel`` -> ``canceling``; requests not yet decided end ``canceled``.
+* ``damage[batch_id]``: ``(text, download) -> text`` changes the file served at a download (1, 2, ...):
+  a line that is not JSON, a line cut off as a broken stream leaves it.
 
 Outcomes (``rules``, callables ``(custom_id, params, attempt) -> outcome | None``, are asked
 first; then ``plan[custom_id]``, consumed one entry per batch the request is in; default
@@ -51,6 +53,7 @@ class BatchAPI(MockAnthropic):
         self.created: list[dict] = []   # {"id", "requests", "bytes"} per accepted batch
         self.refused: list[dict] = []
         self.downloads: dict[str, int] = {}
+        self.damage: dict[str, Any] = {}     # batch id -> (text, download) -> text served
         self.create_script: deque = deque()  # ErrorReply for the next batch creations, in order
         self.posted: list[dict] = []         # {"body": bytes, "content_length": str | None} per creation
 
@@ -139,6 +142,8 @@ class BatchAPI(MockAnthropic):
             return ErrorReply(404, "not_found_error", f"no results for batch {bid}", None).response()
         self.downloads[bid] = self.downloads.get(bid, 0) + 1
         text = "".join(json.dumps(line) + "\n" for line in reversed(b["lines"]))
+        if bid in self.damage:
+            text = self.damage[bid](text, self.downloads[bid])
         return 200, {"content-type": "application/binary"}, text
 
     # ------------------------------------------------------------------ outcomes

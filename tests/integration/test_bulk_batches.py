@@ -377,6 +377,55 @@ def test_a_harvest_broken_midway_is_taken_up_again_without_duplicates(engagement
     assert Extraction.objects.filter(run=run).count() == 5
 
 
+def test_a_results_line_that_is_not_json_loses_only_its_own_request(engagement):
+    """A line of the results file that cannot be read used to stop every harvest of the batch at that
+    line (the SDK's decoder raises), so the poll took it up again each minute for ever and none of the
+    batch's clauses was stored."""
+    make_contract(engagement)
+    run = _start(engagement)
+    api = BatchAPI(FakeClaude(dict(ANSWERS)))
+    client = api.client()
+    (job,) = submit_pending(run, client=client)
+    poll.refresh(job, client)
+    lines = api._batches[job.batch_id]["lines"]
+    garbled, odd = lines[1]["custom_id"], lines[3]["custom_id"]
+
+    def damage(text, download):
+        out = text.replace(json.dumps(lines[1]), '{"custom_id": "' + garbled + '", "result": {"type": "succ')
+        return out.replace(json.dumps(lines[3]), '{"not": "a result"}')
+
+    api.damage[job.batch_id] = damage
+    result = harvest(job, client=client)
+    assert result.unreadable == 2 and result.outcomes == {"stored": 3, "requeued": 2}
+    job.refresh_from_db()
+    assert job.state == BatchJob.State.HARVESTED and (job.n_stored, job.n_requeued) == (3, 2)
+    assert "2 lines of the results file could not be read" in job.error
+    assert {i.custom_id for i in BatchItem.objects.filter(run=run, state="pending")} == {garbled, odd}
+    assert Extraction.objects.filter(run=run).count() == 3
+
+    (job2,) = _round(run, api, client)
+    assert job2.request_count == 2
+    run.refresh_from_db()
+    assert run.status == "done" and Extraction.objects.filter(run=run).count() == 5
+
+
+def test_a_results_download_cut_mid_line_is_downloaded_again_not_skipped(engagement):
+    make_contract(engagement)
+    run = _start(engagement)
+    api = BatchAPI(FakeClaude(dict(ANSWERS)))
+    client = api.client()
+    (job,) = submit_pending(run, client=client)
+    poll.refresh(job, client)
+    # the first download stops in the middle of its last line
+    api.damage[job.batch_id] = lambda text, download: text[:-40] if download == 1 else text
+    with pytest.raises(ValueError, match="cut off"):
+        harvest(job, client=client)
+    job.refresh_from_db()
+    assert job.state == BatchJob.State.ENDED  # handed back to the next poll, which downloads it again
+    assert harvest(job, client=client).outcomes == {"stored": 5}
+    assert Extraction.objects.filter(run=run).count() == 5
+
+
 def test_a_harvest_reads_a_documents_chunks_once_not_once_per_stored_clause(engagement):
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
