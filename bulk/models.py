@@ -78,8 +78,9 @@ class BatchJob(models.Model):
 
     @property
     def progress(self) -> int:
-        """Percent: API processing first (half), then the harvest (the other half)."""
-        if not self.request_count:
+        """Percent: API processing first (half), then the harvest (the other half). A batch the API
+        refused, or one lost before its id was saved, processed nothing that is followed here."""
+        if not self.request_count or self.state in (self.State.FAILED, self.State.LOST):
             return 0
         if self.state == self.State.HARVESTED:
             return 100

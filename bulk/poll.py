@@ -27,6 +27,14 @@ State = BatchJob.State
 _STATES = {"in_progress": State.IN_PROGRESS, "canceling": State.CANCELING, "ended": State.ENDED}
 
 
+def lost_note(created_at) -> str:
+    """What the run page says of a batch lost before its id was saved."""
+    return ("The submitting process stopped before this batch's id was saved: its requests are sent again in a "
+            "later batch. If the API had already taken this batch, it is not followed here and its cost is not "
+            f"counted; look in the Claude Console for a batch created at {created_at:%Y-%m-%d %H:%M} UTC "
+            "and cancel it.")
+
+
 def apply_batch(job: BatchJob, batch) -> BatchJob:
     """Store what the API says of ``batch`` (a ``MessageBatch``) on ``job``."""
     counts = batch.request_counts
@@ -62,7 +70,7 @@ def recover_stale(now=None) -> dict:
     for job in BatchJob.objects.filter(state=State.SUBMITTING, batch_id="", created_at__lt=cutoff):
         with transaction.atomic():
             if BatchJob.objects.filter(pk=job.pk, state=State.SUBMITTING, batch_id="").update(
-                    state=State.LOST, error="the submitting process stopped before the batch id was saved"):
+                    state=State.LOST, error=lost_note(job.created_at)):
                 lost += 1
                 BatchItem.objects.filter(job=job, state=BatchItem.State.SUBMITTED).update(
                     state=BatchItem.State.PENDING)

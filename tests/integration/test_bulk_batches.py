@@ -324,6 +324,7 @@ def test_a_creation_turned_away_is_retried_whole_then_sent_again_from_the_saved_
     assert first["body"] == again["body"] and json.loads(first["body"])["requests"]
     assert first["content_length"] == str(len(first["body"])) == str(turned_away.size_bytes)
     assert turned_away.state == BatchJob.State.FAILED and "overloaded_error" in turned_away.error
+    assert turned_away.progress == 0  # the page's bar: nothing of it was processed
     items = list(BatchItem.objects.filter(run=run))
     assert {(i.state, i.batches, i.failures_in_row) for i in items} == {("pending", 0, 0)}  # overload: no failure
     assert all(i.snapshot["history"] for i in items)  # each conversation was saved as its request was built

@@ -76,7 +76,11 @@ def test_stale_work_is_taken_up_again(engagement, api):
     out = poll.recover_stale()
     assert out == {"items_released": 2, "jobs_lost": 1}
     assert BatchItem.objects.filter(run=run, state="pending").count() == 3
-    assert BatchJob.objects.get(pk=lost.pk).state == "lost"
+    lost.refresh_from_db()
+    assert lost.state == "lost"
+    # what the run page shows of it: no progress of its own, and where its requests went
+    assert lost.progress == 0
+    assert "sent again in a later batch" in lost.error and "not followed" in lost.error
     assert poll.runs_waiting() == [run.pk]
     # a harvest that stopped halfway is handed out again once its lease is old
     ended = BatchJob.objects.create(run=run, sequence=2, batch_id="msgbatch_x", state="harvesting",
