@@ -46,6 +46,7 @@ from bulk import results as result_file
 from bulk import retry
 from bulk.build import Builder
 from bulk.models import BatchItem, BatchJob
+from bulk.poll import api_error_text
 from bulk.relay import NextRequest, Relay
 from extraction import checkpoints, runs
 from extraction.case_facts import CaseFacts
@@ -128,14 +129,14 @@ def harvest(job: BatchJob, *, client=None, results: Iterable | None = None, buil
     job.refresh_from_db()
     run = ExtractionRun.objects.select_related("engagement").get(pk=job.run_id)
     builder = builder or Builder(run)
-    if results is None:
-        if client is None:
-            from extraction.engines.anthropic import make_client
-
-            client = make_client()
-        results = result_file.stream(client, job.batch_id)
-    lines = iter(results)
     try:
+        if results is None:
+            if client is None:
+                from extraction.engines.anthropic import make_client
+
+                client = make_client()
+            results = result_file.stream(client, job.batch_id)
+        lines = iter(results)
         while group := list(islice(lines, GROUP_LINES)):
             tally = Tally()
             with transaction.atomic():
@@ -146,8 +147,10 @@ def harvest(job: BatchJob, *, client=None, results: Iterable | None = None, buil
                     out.add(label)
                     tally.count(label)
                 tally.flush(job, run)
-    except BaseException:  # the stream broke (or a worker stops): the next poll takes the job up again
-        BatchJob.objects.filter(pk=job.pk, state=BatchJob.State.HARVESTING).update(state=BatchJob.State.ENDED)
+    except BaseException as exc:  # the stream broke (or a worker stops): the next poll takes the job up again
+        BatchJob.objects.filter(pk=job.pk, state=BatchJob.State.HARVESTING).update(
+            state=BatchJob.State.ENDED, error=f"Its results could not be read to the end ({api_error_text(exc)}); "
+                                              "the next poll tries again.")
         raise
     finally:
         close = getattr(results, "close", None)
@@ -164,7 +167,7 @@ def harvest(job: BatchJob, *, client=None, results: Iterable | None = None, buil
             out.add(label)
             tally.count(label)
         tally.flush(job, run)
-        done = {"state": BatchJob.State.HARVESTED, "harvested_at": timezone.now()}
+        done = {"state": BatchJob.State.HARVESTED, "harvested_at": timezone.now(), "error": ""}
         if out.unreadable:
             done["error"] = (f"{out.unreadable} line{'s' if out.unreadable > 1 else ''} of the results file could "
                              "not be read; their requests went to the next batch")

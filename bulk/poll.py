@@ -35,11 +35,19 @@ def lost_note(created_at) -> str:
             "and cancel it.")
 
 
+def api_error_text(exc: Exception) -> str:
+    """``exc`` in a few words: the API's error type and message, or the exception's."""
+    body = getattr(exc, "body", None)
+    err = (body or {}).get("error", {}) if isinstance(body, dict) else {}
+    err = err if isinstance(err, dict) else {}
+    return f"{err.get('type') or type(exc).__name__}: {err.get('message') or exc}"
+
+
 def apply_batch(job: BatchJob, batch) -> BatchJob:
-    """Store what the API says of ``batch`` (a ``MessageBatch``) on ``job``."""
+    """Store what the API says of ``batch`` (a ``MessageBatch``) on ``job`` (an earlier poll's error goes)."""
     counts = batch.request_counts
     fields = {
-        "processing_status": batch.processing_status, "polled_at": timezone.now(),
+        "processing_status": batch.processing_status, "polled_at": timezone.now(), "error": "",
         "n_processing": counts.processing, "n_succeeded": counts.succeeded, "n_errored": counts.errored,
         "n_canceled": counts.canceled, "n_expired": counts.expired,
         "expires_at": batch.expires_at, "ended_at": batch.ended_at,
@@ -115,9 +123,12 @@ def poll_active(client=None) -> PollResult:
             out.polled += 1
             if job.state == State.ENDED:
                 out.ended.append(job.pk)
-        except anthropic.APIError as exc:  # try again at the next poll
+        except anthropic.APIError as exc:  # try again at the next poll; the run page says so meanwhile
             log.warning("polling batch %s failed: %s", job.batch_id, exc)
             out.errors.append(f"{job.batch_id}: {exc}")
+            BatchJob.objects.filter(pk=job.pk).update(
+                error=f"The API could not be asked about this batch ({api_error_text(exc)}); it is asked again "
+                      "every minute.")
     out.harvest = to_harvest()
     out.submit = runs_waiting()
     return out

@@ -28,7 +28,7 @@ from bulk import retry
 from bulk.body import BatchBody
 from bulk.build import Builder
 from bulk.models import BatchItem, BatchJob
-from bulk.poll import apply_batch
+from bulk.poll import api_error_text, apply_batch
 from bulk.split import API_LIMITS, Limits, RequestTooLarge, Splitter, encode
 from extraction import runs
 from extraction.models import ClauseTask, ExtractionRun
@@ -210,7 +210,7 @@ def refused(job: BatchJob, exc: Exception) -> None:
     status = getattr(exc, "status_code", None)
     body = getattr(exc, "body", None)
     err = (body or {}).get("error", {}) if isinstance(body, dict) else {}
-    text = f"{err.get('type') or type(exc).__name__}: {err.get('message') or exc}"
+    text = api_error_text(exc)
     counts = isinstance(status, int) and 400 <= status < 500 and status != 429
     log.warning("batch %s of run %s refused: %s", job.sequence, job.run_id, text)
     with transaction.atomic():

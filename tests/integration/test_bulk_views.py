@@ -170,3 +170,39 @@ def test_a_bulk_run_started_while_the_queue_is_down_is_no_server_error(client, e
             "The task queue could not be reached, so this run never started; start it again."}
     else:  # the beat's poll submits it once the queue is back
         assert poll.runs_waiting() == [run.pk]
+
+
+def test_the_page_says_when_the_api_cannot_be_asked_about_a_batch(client, engagement, people):
+    """A batch the poll could not ask about (deleted in the Console, a revoked key) or whose results could
+    not be downloaded used to show 'In progress' / 'Ended' for ever, the error in the worker's log only."""
+    import anthropic
+
+    make_contract(engagement)
+    clause_types(NAMES)
+    run = start_bulk(engagement, clause_types=NAMES, engine="anthropic", enqueue=False)
+    api = BatchAPI(FakeClaude(dict(ANSWERS)))
+    (job,) = submit_pending(run, client=api.client())
+    kept = api._batches.pop(job.batch_id)  # as if the API no longer knew it
+    assert poll.poll_active(client=api.client()).errors
+    client.force_login(people["auditor"])
+    page = client.get(reverse("bulk:run", args=[run.pk])).content.decode()
+    job.refresh_from_db()
+    assert job.state == "in_progress" and "not_found_error" in job.error
+    assert "The API could not be asked about this batch" in page and 'data-active="true"' in page
+
+    api._batches[job.batch_id] = kept  # it answers again: the note goes
+    poll.poll_active(client=api.client())
+    job.refresh_from_db()
+    assert job.state == "ended" and job.error == ""
+
+    api._batches.pop(job.batch_id)  # its results cannot be downloaded
+    with pytest.raises(anthropic.NotFoundError):
+        harvest(job, client=api.client())
+    job.refresh_from_db()
+    assert job.state == "ended" and "results could not be read" in job.error and "not_found_error" in job.error
+    assert "results could not be read" in client.get(reverse("bulk:run", args=[run.pk])).content.decode()
+
+    api._batches[job.batch_id] = kept
+    assert harvest(job, client=api.client()).outcomes == {"stored": 3}
+    job.refresh_from_db()
+    assert job.state == "harvested" and job.error == ""
