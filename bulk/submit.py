@@ -195,12 +195,32 @@ def send(run, group: list[Member], body: BatchBody, client) -> BatchJob:
     except anthropic.APIError as exc:
         refused(job, exc)
         return job
-    BatchJob.objects.filter(pk=job.pk).update(batch_id=batch.id, submitted_at=timezone.now())
+    if not BatchJob.objects.filter(pk=job.pk, state=BatchJob.State.SUBMITTING, batch_id="").update(
+            batch_id=batch.id, submitted_at=timezone.now()):
+        return too_late(job, batch, client)
     job.batch_id = batch.id
     job.submitted_at = timezone.now()
     apply_batch(job, batch)
     log.info("bulk run %s: batch %s (%s) submitted with %d requests, %d bytes", run.pk, seq, batch.id,
              len(ids), body.size)
+    return job
+
+
+def too_late(job: BatchJob, batch, client) -> BatchJob:
+    """The API took the batch after the poll had given its job up as lost (``poll.recover_stale``): its
+    requests went back to pending and are sent in another batch, so this one is canceled rather than
+    run, unfollowed, and billed a second time."""
+    try:
+        client.messages.batches.cancel(batch.id)
+        what = "so it was canceled"
+    except anthropic.APIError as exc:
+        what = f"and it could not be canceled ({api_error_text(exc)}): cancel it in the Claude Console"
+    log.warning("batch %s of run %s (%s) was taken by the API after it had been given up as lost: %s",
+                job.sequence, job.run_id, batch.id, what)
+    note = (f"The API took this batch only after it had been given up as lost and its requests sent again, {what}. "
+            "Requests it had already processed may be billed.")
+    BatchJob.objects.filter(pk=job.pk).update(batch_id=batch.id, submitted_at=timezone.now(), error=note)
+    job.refresh_from_db()
     return job
 
 

@@ -472,6 +472,38 @@ def test_a_batch_whose_submitter_stopped_after_the_api_took_it_is_followed(engag
     assert job.state in (BatchJob.State.IN_PROGRESS, BatchJob.State.ENDED)
 
 
+def test_a_batch_taken_after_its_job_was_given_up_as_lost_is_canceled_not_billed_twice(engagement):
+    """A submitter whose POST returned after the poll had marked its job lost used to save the batch id on
+    the lost job: the batch ran, unfollowed, while its requests were sent again in another batch."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    make_contract(engagement)
+    run = _start(engagement)
+    api = BatchAPI(FakeClaude(dict(ANSWERS)))
+    create = api._batch_create
+
+    def slow_create(body):  # the upload took longer than the poll waits for a batch id
+        assert poll.recover_stale(now=timezone.now() + timedelta(hours=1))["jobs_lost"] == 1
+        return create(body)
+
+    api._batch_create = slow_create
+    (job,) = submit_pending(run, client=api.client())
+    api._batch_create = create
+    (created,) = api.created
+    assert job.state == BatchJob.State.LOST and job.batch_id == created["id"]
+    assert api._batches[created["id"]]["cancel"] is True
+    assert "given up as lost" in job.error and "canceled" in job.error
+    assert set(BatchItem.objects.filter(run=run).values_list("state", flat=True)) == {"pending"}
+
+    (again,) = _round(run, api, api.client())
+    assert again.request_count == 5 and len(api.created) == 2
+    assert poll.poll_active(client=api.client()).polled == 0  # the lost one is not followed
+    run.refresh_from_db()
+    assert run.status == "done" and Extraction.objects.filter(run=run).count() == 5
+
+
 def test_without_an_api_key_nothing_is_claimed(engagement, settings):
     from extraction.engines import EngineError
 
