@@ -30,7 +30,7 @@ from __future__ import annotations
 import json
 import logging
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable, Sequence
+from typing import Callable, Sequence
 
 import anthropic
 
@@ -38,7 +38,7 @@ from extraction import prompts
 from extraction.agent_tools import ToolBox
 from extraction.case_facts import CaseFacts
 from extraction.catalog import ClauseType
-from extraction.claude_call import reraise_interruption
+from extraction.claude_call import plain_block, reraise_interruption
 from extraction.compaction import (CompactionPolicy, TokenCounter, compact, estimate_messages_tokens,
                                    estimate_tokens, should_compact)
 from extraction.context import ContextPack, turn_note
@@ -92,16 +92,6 @@ class AgentState:
                    chunks_read=list(pos.get("chunks_read") or []),
                    max_tokens=max(int(pos.get("max_tokens") or max_tokens), max_tokens),
                    turns=int(pos.get("turns") or 0), current=pos.get("current"))
-
-
-def plain_block(block: Any) -> dict:
-    """An SDK content block as the plain dict the API accepts back in ``messages``."""
-    kind = getattr(block, "type", None)
-    if kind == "text":
-        return {"type": "text", "text": block.text}
-    if kind == "tool_use":
-        return {"type": "tool_use", "id": block.id, "name": block.name, "input": block.input}
-    return block.model_dump(mode="json", exclude_none=True)
 
 
 class Agent:

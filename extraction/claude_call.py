@@ -5,9 +5,11 @@ wrong into :class:`ClaudeCallError` with words for the user: an HTTP error with 
 message, no connection, a refusal, a context that did not fit. The clause agent
 (``extraction.agent``) has its own loop; these tasks are one question, one answer. Both hand
 Celery's time limit, when the SDK wrapped it as a connection error, back to the task
-(``reraise_interruption``).
+(``reraise_interruption``). Both send Claude's reply back in the history as ``plain_block`` writes it.
 """
 from __future__ import annotations
+
+import json
 
 
 class ClaudeCallError(Exception):
@@ -45,3 +47,27 @@ def reraise_interruption(exc: BaseException) -> None:
         if type(seen).__name__ == "SoftTimeLimitExceeded":
             raise seen
         seen = seen.__cause__ or seen.__context__
+
+
+def plain_block(block) -> dict:
+    """An SDK content block as the plain dict the API accepts back in ``messages`` (a tool input always
+    an object: ``tool_input``)."""
+    kind = getattr(block, "type", None)
+    if kind == "text":
+        return {"type": "text", "text": block.text}
+    if kind == "tool_use":
+        return {"type": "tool_use", "id": block.id, "name": block.name, "input": tool_input(block.input)}
+    return block.model_dump(mode="json", exclude_none=True)
+
+
+def tool_input(value) -> dict:
+    """A tool_use block's ``input`` as an object. The SDK can hand it back as a string, the model's JSON
+    (anthropic-sdk-python#804): parsed when it is a whole object, else ``{}`` (the checks then say which
+    fields are missing). Sent back as a string it would make the API refuse every later turn
+    ("tool_use.input: Input should be a valid dictionary")."""
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except ValueError:
+            return {}
+    return value if isinstance(value, dict) else {}

@@ -28,7 +28,7 @@ import logging
 from dataclasses import dataclass, field
 from typing import Sequence
 
-from extraction.claude_call import ClaudeCallError, create_message
+from extraction.claude_call import ClaudeCallError, create_message, plain_block, tool_input
 from extraction.docview import DocumentView
 from extraction.prompts import DOC_TYPE_SYSTEM, doc_type_question, verification_feedback
 from extraction.tool_schemas import OTHER_TYPE, classify_document_tool
@@ -82,11 +82,12 @@ def ask_claude(document: DocumentView, choices: Sequence[str], *, client, model:
         if call is None:
             problem = f"Claude answered without the classify_document tool (stop_reason {response.stop_reason})."
             break
-        problem = check_answer(call.input, choices, document.text)
+        answer = tool_input(call.input)  # a string the SDK handed back would crash here and be refused
+        problem = check_answer(answer, choices, document.text)
         if not problem:
-            kept = None if call.input["doc_type"] == OTHER_TYPE else call.input["doc_type"]
-            return DocTypeAnswer(kept, call.input["evidence"], model=response_model, usage=usage)
-        messages += [{"role": "assistant", "content": [b.model_dump(exclude_none=True) for b in response.content]},
+            kept = None if answer["doc_type"] == OTHER_TYPE else answer["doc_type"]
+            return DocTypeAnswer(kept, answer["evidence"], model=response_model, usage=usage)
+        messages += [{"role": "assistant", "content": [plain_block(b) for b in response.content]},
                      verification_feedback(call.id, problem)]
     return DocTypeAnswer(None, problem=problem, model=response_model, usage=usage)
 

@@ -71,6 +71,24 @@ def test_evidence_not_in_the_document_gets_one_retry_with_the_reason(engagement)
     assert (document.doc_type, document.doc_type_source) == ("Supply", "model")
 
 
+def test_a_classify_input_that_arrives_as_a_string_is_read_and_the_run_goes_on(engagement):
+    # the SDK can hand back a tool_use input as a string (anthropic-sdk-python#804)
+    import json
+
+    document = make_contract(engagement, doc_type="")
+    api = MockAnthropic(FakeClaude(dict(ANSWERS), doc_type=("Supply", TITLE)))
+    api.script.extend([message([tool_use_block("classify_document", '{"doc_type": "Supply", "evid')], "tool_use"),
+                       message([tool_use_block("classify_document",
+                                               json.dumps({"doc_type": "Supply", "evidence": TITLE}))], "tool_use")])
+    run = _run_once(engagement, document, api)
+
+    assert (document.doc_type, document.doc_type_source) == ("Supply", "model")
+    first, retry = _classify_calls(api)
+    assert retry["messages"][1]["content"][0]["input"] == {}  # an object, as the API requires
+    assert "is not one of the listed types" in retry["messages"][2]["content"][0]["content"]
+    assert Extraction.objects.filter(run=run, status="found").count() == 2
+
+
 @pytest.mark.parametrize("replies", [
     [_answer("Supply", "SUPPLY AND DISTRIBUTION AGREEMENT"), _answer("Supply", "A SUPPLY CONTRACT")],
     [_answer("Other", TITLE)],

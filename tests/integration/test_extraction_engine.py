@@ -167,6 +167,31 @@ def test_paraphrased_value_is_rejected(engagement):
     assert '"$250"' in api.requests[1]["messages"][-1]["content"][0]["content"]
 
 
+def test_an_extract_clause_input_that_arrives_as_a_string_is_read_not_crashed_on(engagement):
+    # The SDK can hand back a tool_use input as a string (the model's JSON; anthropic-sdk-python#804), and
+    # the API refuses it when sent back in the history ("tool_use.input: Input should be a valid dictionary").
+    document = make_contract(engagement)
+    chunk = next(c for c in document.chunks.all() if ANSWERS["Payment"] in c.text)
+    answer = {"clause_id": f"{document.pk}:payment", "clause_type": "Payment", "clause_text": ANSWERS["Payment"],
+              "citations": [{"chunk_id": chunk.chunk_id, "page": 2, "quote": ANSWERS["Payment"]}]}
+    api = MockAnthropic(FakeClaude(dict(ANSWERS)))
+    api.script.extend([message([tool_use_block("extract_clause", "{'clause_text': ")], "tool_use"),  # malformed
+                       message([tool_use_block("extract_clause", json.dumps(answer))], "tool_use")])
+    run = _run(engagement, document, ["Payment", "Governing Law"])
+    assert pipeline.process_document(run.pk, document.pk, engine=_engine(api)) == "done"
+
+    assert set(ClauseTask.objects.filter(run=run).values_list("status", flat=True)) == {"done"}
+    payment = Extraction.objects.get(run=run, clause_type__name="Payment")
+    assert payment.status == "found" and payment.clause_text == ANSWERS["Payment"] and payment.citations.count() == 1
+    feedback = api.requests[1]["messages"][-1]["content"][0]
+    assert feedback["is_error"] and "missing field 'citations'" in feedback["content"]
+    sent_back = [b for r in api.requests for m in r["messages"] if m["role"] == "assistant"
+                 for b in m["content"] if b.get("type") == "tool_use"]
+    assert sent_back and all(isinstance(b["input"], dict) for b in sent_back)
+    run.refresh_from_db()
+    assert run.input_tokens > 0 and run.status == "done"
+
+
 # --------------------------------------------------------------------------- errors and stop reasons
 
 @pytest.mark.parametrize("error", ["overloaded", "rate_limited", "server_error"])
