@@ -148,6 +148,41 @@ def test_quote_not_in_cited_chunk_twice_is_stored_unverified_and_flagged(engagem
     assert ClauseTask.objects.get(run=run).status == "done"
 
 
+def test_a_retry_that_fails_differently_is_stored_unverified_with_both_reasons_on_its_review_page(
+        engagement, make_member, client):
+    import html as html_lib
+
+    from django.urls import reverse
+
+    document = make_contract(engagement)
+    chunk = next(c for c in document.chunks.all() if ANSWERS["Payment"] in c.text)
+    cid = f"{document.pk}:payment"
+    wrong_quote = {"chunk_id": chunk.chunk_id, "page": 2, "quote": "pay Supplier about $250 per pallet"}
+    api = MockAnthropic(FakeClaude(dict(ANSWERS)))
+    api.script.extend([  # 1: a quote not in the chunk; 2: the right quote, but a value the model rounded
+        extract_call(cid, "Payment", "Customer shall pay Supplier about $250 per pallet", [wrong_quote]),
+        extract_call(cid, "Payment", "Customer shall pay Supplier a unit fee of $250 per pallet",
+                     [{"chunk_id": chunk.chunk_id, "page": 2, "quote": ANSWERS["Payment"]}])])
+    run = _run(engagement, document, ["Payment"])
+    pipeline.process_document(run.pk, document.pk, engine=_engine(api))
+
+    ex = Extraction.objects.get(run=run)
+    assert ex.status == "unverified" and ex.citations.count() == 1  # its quote was found; its text was not
+    retry = api.requests[1]["messages"][-1]["content"][0]["content"]
+    assert "not found in chunk" in retry and "one retry" in retry  # the retry names the error
+    first = next(e for e in ex.verification_errors if e.startswith("attempt 1:"))
+    second = next(e for e in ex.verification_errors if e.startswith("attempt 2:") and '"$250"' in e)
+
+    client.force_login(make_member(engagement, "auditor"))
+    cit = ex.citations.get()
+    for url, headers in ((reverse("clause", args=[document.pk, ex.pk]), {"HTTP_HX_REQUEST": "true"}),
+                         (reverse("clause", args=[document.pk, ex.pk]), {}),
+                         (reverse("citation", args=[document.pk, ex.pk, cit.pk]), {"HTTP_HX_REQUEST": "true"})):
+        page = html_lib.unescape(client.get(url, **headers).content.decode())
+        assert "<mark" in page  # the cited quote is shown ...
+        assert first in page and second in page  # ... and why the clause is flagged, both attempts
+
+
 def test_paraphrased_value_is_rejected(engagement):
     document = make_contract(engagement)
     quote = ANSWERS["Payment"]
