@@ -633,9 +633,14 @@ _UNITS = (r"(?:business days?|calendar days?|working days?|days?|months?|years?|
           r"units?|shares?|kg|km|miles?|lbs?|tons?|seats?|users?|licenses?|copies)")
 _SCALE = r"(?i:million|billion|thousand|trillion)\b"  # part of the value: "$5" is not "$5 Million"
 _SIGN = r"(?:(?<![\w.,)-])-)?"  # a minus sign belongs to the value ("-5%" is not "5%")
+_CODES = "USD|EUR|GBP|CHF|JPY|CAD|AUD|INR|RMB|CNY"
+# A currency or a percent sign belongs to its number: "247.83" is not "$247.83", "5 per year" not "5% per year".
+_NO_CURRENCY_BEFORE = "".join(rf"(?<!{c})(?<!{c}\s)" for c in ["[$€£¥₹]", *_CODES.split("|")])
+_NO_UNIT_AFTER = r"(?!\s?(?:%|(?i:per\s?cent|dollars|euros|pounds)\b))"
+_HAS_UNIT_AFTER = re.compile(r"(?:%|(?i:per\s?cent|dollars|euros|pounds|USD|EUR|GBP))$")
 _VALUE_PATTERNS = [
     # money: $247.83, € 1.000, USD 5,000, US$10 million, 5,000 dollars
-    rf"{_SIGN}(?:US\$|[$€£¥₹]|\b(?:USD|EUR|GBP|CHF|JPY|CAD|AUD|INR|RMB|CNY)\s?){_NUM}(?:\s?{_SCALE})?",
+    rf"{_SIGN}(?:(?:US\$|[$€£¥₹])\s?|\b(?:{_CODES})\s?){_NUM}(?:\s?{_SCALE})?",
     rf"\b{_NUM}\s?(?:{_SCALE}\s)?\s?(?:dollars|euros|pounds|USD|EUR|GBP)\b",
     # percentages
     rf"{_SIGN}\b{_NUM}\s?(?:%|percent\b|per cent\b)",
@@ -686,10 +691,16 @@ def _loose(s: str) -> str:
 
 def _contains_value(hay: str, value: str) -> bool:
     """``value`` in ``hay`` as a whole: no digit, letter or decimal on either side, no minus sign
-    before it unless it has one, no "million" after it unless it has one ("$5" is not "$5 million")."""
+    before it unless it has one, no "million" after it unless it has one ("$5" is not "$5 million"),
+    no currency sign before it and no "%" or currency word after it unless it has them ("247.83" is
+    not "$247.83")."""
     pat = r"(?<![A-Za-z0-9])(?<!\d[.,])" + re.escape(value) + r"(?![A-Za-z0-9])(?![.,]\d)"
     if not value.startswith("-"):
         pat = r"(?<![\s(]-)(?<!^-)" + pat
+    if value[:1].isdigit():
+        pat = _NO_CURRENCY_BEFORE + pat
+    if not _HAS_UNIT_AFTER.search(value):
+        pat += _NO_UNIT_AFTER
     if not re.search(_SCALE + "$", value):
         pat += r"(?!\s?" + _SCALE + ")"
     return re.search(pat, hay) is not None

@@ -227,6 +227,24 @@ def test_an_extract_clause_input_that_arrives_as_a_string_is_read_not_crashed_on
     assert run.input_tokens > 0 and run.status == "done"
 
 
+@pytest.mark.parametrize("paraphrase", ["Customer shall pay Supplier a unit fee of 247.83 dollars per pallet",
+                                        "Customer shall pay Supplier a unit fee of 247.83 per pallet"])
+def test_an_amount_written_without_its_currency_sign_is_never_stored_as_verified(engagement, paraphrase):
+    document = make_contract(engagement)
+    chunk = next(c for c in document.chunks.all() if ANSWERS["Payment"] in c.text)
+    answer = extract_call(f"{document.pk}:payment", "Payment", paraphrase,
+                          [{"chunk_id": chunk.chunk_id, "page": 2, "quote": ANSWERS["Payment"]}])
+    api = MockAnthropic(FakeClaude(dict(ANSWERS)))
+    api.script.extend([answer, answer])
+    run = _run(engagement, document, ["Payment"])
+    pipeline.process_document(run.pk, document.pk, engine=_engine(api))
+
+    ex = Extraction.objects.get(run=run)
+    assert ex.status == "unverified" and ex.clause_text == paraphrase
+    assert '"$247.83"' in api.requests[1]["messages"][-1]["content"][0]["content"]  # the retry names the source's
+    assert any("attempt 2" in e and "247.83" in e and "verbatim" in e for e in ex.verification_errors)
+
+
 # --------------------------------------------------------------------------- errors and stop reasons
 
 @pytest.mark.parametrize("error", ["overloaded", "rate_limited", "server_error"])

@@ -279,6 +279,17 @@ def test_exact_values():
     assert exact_values("no numbers here") == []
 
 
+@pytest.mark.parametrize("source,clause_text", [
+    ("The fee is US$ 5,000 per year.", "The fee is US$ 5,000 per year."),
+    ("The fee is $ 5,000 per year.", "The fee is $5,000 per year."),
+    ("The fee is $247.83, payable for 247.83 units.", "payable for 247.83 units"),
+])
+def test_a_currency_sign_kept_with_its_number_passes(source, clause_text):
+    chunk = ChunkView("c1", 0, source, 0, len(source), 1, 1, 0, "")
+    r = verify_extraction([{"chunk_id": "c1", "page": 1, "quote": source}], [chunk], [(1, 0, len(source))], clause_text)
+    assert r.ok, r.errors
+
+
 def test_values_of_a_verbatim_quote_always_pass():
     rng = random.Random(7)
     words = ["$1,250.00", "12.1.5", "29.5mL", "cust_4711", "(30)", "days", "5%", "A-12", "2020-01-05", "the",
@@ -404,6 +415,11 @@ def test_a_quote_may_not_cut_a_number_or_a_word(quote):
     ("The credit is -$5,000 per year.", "The credit is $5,000 per year."),
     ("This Agreement is effective 01-05-2020.", "This Agreement is effective 05-01-2020."),
     ("Term ends on 2021/03/04.", "Term ends on 2021/04/03."),
+    ("The unit fee is $247.83 per pallet.", "The unit fee is 247.83 per pallet."),  # currency dropped
+    ("The fee is EUR 1,000 per year.", "The fee is 1,000 per year."),
+    ("The fee is 1,000 euros per year.", "The fee is 1,000 per year."),
+    ("The price adjustment is 5% per year.", "The price adjustment is 5 per year."),
+    ("The price adjustment is 5 percent per year.", "The price adjustment is 5 per year."),
 ])
 def test_scale_words_signs_and_dates_are_part_of_a_value(source, clause_text):
     text = source
