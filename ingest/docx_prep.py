@@ -39,6 +39,7 @@ from lxml import etree
 
 from ingest.docx_hidden import has_hidden_text, hidden_styles
 from ingest.docx_numbering import Labeller, paragraph_numbering, read_numbering, read_style_numbering
+from ingest.sniff import ZIP_READ_ERRORS
 
 MC = "http://schemas.openxmlformats.org/markup-compatibility/2006"
 PACKAGE_RELS = "http://schemas.openxmlformats.org/package/2006/relationships"
@@ -66,7 +67,7 @@ def prepare_docx(data: bytes) -> PreparedDocx:
     try:
         with zipfile.ZipFile(io.BytesIO(data)) as archive:
             members = {info.filename: (info, archive.read(info)) for info in archive.infolist()}
-    except (zipfile.BadZipFile, OSError, EOFError, NotImplementedError, ValueError):
+    except ZIP_READ_ERRORS:
         return PreparedDocx(data)
     package = _Package(members)
     main = package.main_document()

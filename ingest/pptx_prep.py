@@ -31,6 +31,7 @@ import zipfile
 from lxml import etree
 
 from ingest.pptx_numbering import Paragraph, paragraph_labels
+from ingest.sniff import ZIP_READ_ERRORS
 
 ESCAPE = "\ue001"  # private-use character, never a marker's
 _PARSER = etree.XMLParser(resolve_entities=False, no_network=True, huge_tree=False)
@@ -47,7 +48,7 @@ def prepare_pptx(data: bytes) -> bytes:
     try:
         with zipfile.ZipFile(io.BytesIO(data)) as archive:
             members = [(info, archive.read(info)) for info in archive.infolist()]
-    except (zipfile.BadZipFile, OSError, EOFError, NotImplementedError, ValueError):
+    except ZIP_READ_ERRORS:
         return data
     changed = False
     out = io.BytesIO()

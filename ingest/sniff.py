@@ -12,6 +12,7 @@ import io
 import re
 import struct
 import zipfile
+import zlib
 from pathlib import PurePath
 
 from ingest.convert_errors import ConversionError
@@ -41,6 +42,9 @@ MAX_RATIO = 100  # uncompressed / compressed, per parsed member over MIN_RATIO_C
 MIN_RATIO_CHECK_BYTES = 1024 * 1024
 MAX_MEMBERS = 10_000
 # Members no converter parses (images, embedded objects): exempt from the ratio, not from the total.
+# What reading a damaged archive or member raises: zipfile's own errors, zlib.error for a damaged
+# deflate stream, EOFError for a cut one, NotImplementedError for a bad "version needed", ...
+ZIP_READ_ERRORS = (zipfile.BadZipFile, zlib.error, OSError, EOFError, NotImplementedError, ValueError)
 _UNPARSED_FOLDERS = ("word/media/", "xl/media/", "ppt/media/", "word/embeddings/", "xl/embeddings/", "ppt/embeddings/")
 _IMAGE_SUFFIXES = (".bmp", ".dib", ".tif", ".tiff", ".emf", ".wmf", ".emz", ".wmz", ".png", ".jpg", ".jpeg", ".gif", ".webp")
 

@@ -297,6 +297,29 @@ def test_docx_without_a_document_is_corrupt(tmp_path):
     expect("corrupt", write(tmp_path, "hollow.docx", buffer.getvalue()))
 
 
+def damaged_deflate(data: bytes, member: str) -> bytes:
+    """``data`` (a ZIP) with the compressed bytes of ``member`` made invalid deflate (block type 3),
+    its directory left intact: what a download cut and patched, or a disk error, leaves."""
+    import struct
+
+    at = data.index(b"PK\x03\x04")  # the first local header
+    while True:
+        name_len, extra_len = struct.unpack_from("<HH", data, at + 26)
+        if data[at + 30 : at + 30 + name_len].decode() == member:
+            start = at + 30 + name_len + extra_len
+            return data[:start] + b"\xff" * 8 + data[start + 8 :]
+        at = data.index(b"PK\x03\x04", at + 4)
+
+
+@pytest.mark.parametrize("kind,member", [("docx", "word/document.xml"), ("pptx", "ppt/slides/slide1.xml")])
+def test_an_office_file_whose_compressed_text_is_damaged_is_corrupt_not_a_crash(tmp_path, kind, member):
+    # zipfile raises zlib.error for it, which the DOCX/PPTX rewriting let through: the document failed as
+    # "internal" ("Processing failed unexpectedly ... (error: Error -3 while decompressing data ...)"), the
+    # worker logged a traceback, and every upload of the same file was processed again
+    data = damaged_deflate({"docx": make_docx, "pptx": make_pptx}[kind](), member)
+    expect("corrupt", write(tmp_path, f"damaged.{kind}", data))
+
+
 # --- text, HTML, Markdown -----------------------------------------------------------------
 
 
