@@ -29,6 +29,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import charset_normalizer
 from markitdown import (
     PRIORITY_GENERIC_FILE_FORMAT,
     FileConversionException,
@@ -89,6 +90,22 @@ _DECLARED_CHARSET = re.compile(
     rb"""<meta\b[^>]*?\bcharset\s*=\s*["']?\s*([A-Za-z0-9._:-]+)|<\?xml\b[^>]*?\bencoding\s*=\s*["']([A-Za-z0-9._:-]+)""",
     re.I,
 )
+# Encodings of scripts cp1252 cannot write, as charset_normalizer names them. A multi-byte one (Japanese,
+# Chinese, Korean) is taken as guessed: bytes that decode strictly in it are no accident. A single-byte one
+# (Cyrillic, Greek, Hebrew, Arabic, Thai) decodes any bytes, so it is taken only when the text then reads as
+# a language (coherence, charset_normalizer's letter-frequency score, at least _MIN_COHERENCE); a row of
+# accented capitals in cp1252 was otherwise "Russian". Its guesses among Latin code pages (cp1250, cp775,
+# mac_latin2...) are never taken: for Western text with a few accents it picks one as readily as cp1252.
+_MULTI_BYTE_CODECS = frozenset(
+    "cp932 shift_jis shift_jis_2004 shift_jisx0213 euc_jp euc_jis_2004 euc_jisx0213 "
+    "gb18030 gb2312 gbk big5 big5hkscs cp950 cp949 euc_kr johab".split()
+)
+_SINGLE_BYTE_CODECS = frozenset(
+    "cp1251 koi8_r koi8_u mac_cyrillic iso8859_5 cp866 cp855 kz1048 ptcp154 "
+    "cp1253 iso8859_7 mac_greek cp1255 iso8859_8 cp862 cp1256 iso8859_6 cp720 cp864 cp874 tis_620 iso8859_11".split()
+)
+_MIN_COHERENCE = 0.3
+_DETECT_BYTES = 64 * 1024
 _LEFT_TO_HEURISTICS = frozenset({"utf-8", "ascii", "iso8859-1", "cp1252", "utf-16", "utf-16-le", "utf-16-be"})
 # Word's HTML wraps list labels in "downlevel-revealed" conditionals (<![if !supportLists]> ... <![endif]>);
 # the parser keeps the markers as text, glued to the clause number. The label between them stays.
@@ -286,7 +303,8 @@ def declared_encoding(data: bytes) -> str | None:
 
 def decode_text(data: bytes) -> str:
     """Bytes of a text file to str, never failing: BOMs, then UTF-16 without one (see
-    :func:`~ingest.sniff.bare_utf16`), then UTF-8, then cp1252, then latin-1.
+    :func:`~ingest.sniff.bare_utf16`), then UTF-8, then a legacy encoding of a non-Latin script
+    (:func:`non_latin_codec`), then cp1252, then latin-1.
 
     A UTF-8 file with a few stray bytes (a cp1252 apostrophe pasted in) stays UTF-8, the stray bytes
     replaced: read as cp1252 instead, every "§", "€" and curly quote of the file would be garbled.
@@ -313,12 +331,38 @@ def _tidy_text(text: str) -> str:
 
 
 def _single_byte(data: bytes, valid_utf8: int) -> str:
+    codec = non_latin_codec(data)
+    if codec:
+        return data.decode(codec, errors="replace")
     try:
         return data.decode("cp1252")
     except UnicodeDecodeError:  # bytes cp1252 leaves undefined
         if valid_utf8:  # latin-1 would garble those characters too; UTF-8 keeps them
             return data.decode("utf-8", errors="replace")
         return data.decode("latin-1")
+
+
+def non_latin_codec(data: bytes) -> str | None:
+    """The legacy encoding (Shift_JIS, GB18030, Big5, EUC-KR, cp1251, KOI8-R, cp1253...) of text that is not
+    UTF-8 and is mostly in a script cp1252 cannot write, or None. Read as cp1252, such a contract came out
+    with every letter garbled, and nothing said so. Only text whose bytes are at least a third high
+    (non-ASCII) among its letters is asked about, and only a non-Latin guess of charset_normalizer's is
+    taken (see :data:`_MULTI_BYTE_CODECS`): Western text (a few accented letters among ASCII ones) stays
+    with cp1252, and so does text too short to tell. The guess is made on the first
+    :data:`_DETECT_BYTES` bytes, cut after a line end (never inside a character)."""
+    sample = data[:_DETECT_BYTES]
+    if len(data) > _DETECT_BYTES and b"\n" in sample:
+        sample = sample[: sample.rindex(b"\n") + 1]
+    high = sum(1 for b in sample if b >= 0x80)
+    ascii_letters = sum(1 for b in sample if 65 <= b <= 90 or 97 <= b <= 122)
+    if high * 2 < ascii_letters:  # a high third (or more) of the letters
+        return None
+    best = charset_normalizer.from_bytes(sample).best()
+    if best is None:
+        return None
+    if best.encoding in _MULTI_BYTE_CODECS or (best.encoding in _SINGLE_BYTE_CODECS and best.coherence >= _MIN_COHERENCE):
+        return best.encoding
+    return None
 
 
 def _utf8_counts(data: bytes) -> tuple[int, int]:

@@ -335,6 +335,32 @@ def test_non_utf8_text_is_decoded_without_crashing(tmp_path):
     assert decode_text(b"\xef\xbb\xbfBOM first\r\nline two") == "BOM first\nline two"
 
 
+NON_LATIN = [
+    ("第3条（支払）甲は乙に対し、2026年3月1日までに金1,000,000円を支払う。本契約は日本法に準拠する。\n", "shift_jis"),
+    ("第3条（支付）甲方应于2026年3月1日前向乙方支付人民币100,000元。本合同受中华人民共和国法律管辖。\n", "gb18030"),
+    ("第3條（付款）甲方應於2026年3月1日前支付乙方新台幣100,000元。本合約受中華民國法律管轄。\n", "big5"),
+    ("제3조 (지급) 갑은 2026년 3월 1일까지 을에게 1,000,000원을 지급한다. 본 계약은 대한민국 법률에 따른다.\n", "euc-kr"),
+    ("Статья 3. Покупатель оплачивает 100 000 рублей до 1 марта 2026 года. Договор регулируется правом РФ.\n", "cp1251"),
+    ("Статья 3. Покупатель оплачивает 100 000 рублей до 1 марта 2026 года. Договор регулируется правом РФ.\n", "koi8-r"),
+    ("Άρθρο 3. Ο Αγοραστής καταβάλλει 100.000 ευρώ έως την 1η Μαρτίου 2026. Διέπεται από το ελληνικό δίκαιο.\n", "cp1253"),
+]
+
+
+@pytest.mark.parametrize("text,codec", NON_LATIN, ids=[codec for _, codec in NON_LATIN])
+def test_text_in_a_legacy_non_latin_encoding_is_read_in_it(tmp_path, text, codec):
+    # a Japanese, Chinese, Korean, Russian or Greek contract saved in its legacy encoding (not UTF-8) was read as
+    # cp1252: the document became "ready" with every letter garbled ("–{Œ_–ñ‚Í"), nothing in it to find or quote
+    converted = convert_file(write(tmp_path, "contract.txt", text.encode(codec) * 3))
+    assert converted.text.strip() == (text * 3).strip()
+    page = f"<html><body><p>{text.strip()}</p></body></html>"  # a web page that declares no charset
+    assert text.strip() in convert_file(write(tmp_path, "contract.html", page.encode(codec))).text
+    # Western text in cp1252 stays cp1252
+    for western in ("Der Käufer zahlt den Kaufpreis binnen 30 Tagen; Gerichtsstand ist München, Gewährleistung zwei Jahre.",
+                    "Le présent contrat est régi par le droit français ; les parties élisent domicile à leur siège.",
+                    "Fee schedule: café service at €100 per month — payable on receipt, “net” of taxes."):
+        assert decode_text(western.encode("cp1252")) == western
+
+
 @pytest.mark.parametrize("codec", ["utf-16-le", "utf-16-be"])
 def test_utf16_text_without_a_byte_order_mark_is_read(tmp_path, codec):
     # some export tools write UTF-16 with no BOM: it was refused as "a binary file"
