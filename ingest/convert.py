@@ -248,6 +248,8 @@ def _finish(page_texts: list[str], estimated: bool, kind: str, warnings: list[st
 def _read_sheets(data: bytes) -> list[str]:
     try:
         return sheet_pages(data)
+    except ConversionError:
+        raise
     except Exception as exc:  # openpyxl choking on a malformed workbook
         raise ConversionError("corrupt", "This XLSX file is damaged and could not be read.") from exc
 

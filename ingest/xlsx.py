@@ -20,14 +20,19 @@ import io
 import re
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 
+from ingest.convert_errors import ConversionError
+
 _MONTHS = ("January February March April May June July August September October November December").split()
 _DAYS = "Monday Tuesday Wednesday Thursday Friday Saturday Sunday".split()
 _PLACEHOLDERS = "0#?"
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
+# A sheet's table (filled rows times filled columns) beyond this is refused: some 40 MB of text at least.
+MAX_TABLE_CELLS = 10_000_000
 
 
 def sheet_pages(data: bytes) -> list[str]:
-    """One Markdown page per worksheet of the workbook in ``data`` (raises what openpyxl raises)."""
+    """One Markdown page per worksheet of the workbook in ``data`` (raises what openpyxl raises, and
+    :class:`ConversionError` ``too_large`` for a sheet too large to review, see :func:`_sheet_markdown`)."""
     import openpyxl
 
     workbook = openpyxl.load_workbook(io.BytesIO(data), read_only=True, data_only=True)
@@ -43,16 +48,33 @@ def sheet_pages(data: bytes) -> list[str]:
 
 
 def _sheet_markdown(title: str, rows) -> str:
-    table = [[cell_text(cell.value, getattr(cell, "number_format", "General")) for cell in row] for row in rows]
-    table = [row for row in table if any(row)]
-    width = max((len(row) for row in table), default=0)
-    used = [c for c in range(width) if any(c < len(row) and row[c] for row in table)]
-    table = [[row[c] if c < len(row) else "" for c in used] for row in table]
+    """The sheet's table. Only filled cells are kept while reading (openpyxl hands each row padded with
+    empty cells up to its last one: a row whose other cell is in column XFD is 16,384 cells), and a
+    table of more than :data:`MAX_TABLE_CELLS` (its filled rows times its filled columns) is refused
+    before it is written: cells spread far apart in a small file were gigabytes of empty cells."""
+    table: list[dict[int, str]] = []
+    for row in rows:
+        filled = {}
+        for column, cell in enumerate(row):
+            if cell.value is not None:
+                text = cell_text(cell.value, getattr(cell, "number_format", "General"))
+                if text:
+                    filled[column] = text
+        if filled:
+            table.append(filled)
+    used = sorted({column for filled in table for column in filled})
+    if len(table) * len(used) > MAX_TABLE_CELLS:
+        raise ConversionError(
+            "too_large",
+            f"Sheet “{title}” is too large to review: its filled cells spread over {len(table):,} rows and "
+            f"{len(used):,} columns, more than {MAX_TABLE_CELLS:,} cells as a table. Split it, or delete what "
+            "lies far from its data.",
+        )
     lines = [f"## {title}"]
     if table:
-        lines.append(_row(table[0]))
+        lines.append(_row([table[0].get(c, "") for c in used]))
         lines.append(_row(["---"] * len(used)))
-        lines.extend(_row(row) for row in table[1:])
+        lines.extend(_row([filled.get(c, "") for c in used]) for filled in table[1:])
     return "\n".join(lines)
 
 

@@ -617,6 +617,60 @@ def test_an_xlsx_whose_dimension_says_a1_is_read_whole():
     assert "| Licence | $5,000 |" in sheet_pages(fixed.getvalue())[0]
 
 
+def sparse_xlsx(cells) -> bytes:
+    """A workbook whose one sheet holds inline-string ``cells`` ((reference, text), e.g. ("XFD7", "x")), as
+    a small hand-written (or hostile) file can: Excel's own writer has no say in where cells lie."""
+    rows: dict[int, list[str]] = {}
+    for ref, text in cells:
+        rows.setdefault(int(re.sub(r"[A-Z]", "", ref)), []).append(f'<c r="{ref}" t="inlineStr"><is><t>{text}</t></is></c>')
+    sheet = "".join(f'<row r="{n}">{"".join(row)}</row>' for n, row in sorted(rows.items()))
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(io.BytesIO(make_xlsx())) as source, zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as out:
+        for item in source.infolist():
+            data = source.read(item)
+            if item.filename == "xl/worksheets/sheet1.xml":
+                data = re.sub(rb"<sheetData>.*</sheetData>|<sheetData/>", f"<sheetData>{sheet}</sheetData>".encode(), data,
+                              flags=re.S)
+            out.writestr(item, data)
+    return buffer.getvalue()
+
+
+def _column(n: int) -> str:
+    letters = ""
+    while n:
+        n, rest = divmod(n - 1, 26)
+        letters = chr(65 + rest) + letters
+    return letters
+
+
+def test_a_sheet_whose_cells_lie_far_apart_costs_memory_for_its_cells_not_their_grid(tmp_path):
+    # a row whose only other cell is in column XFD was read as 16,384 cells, every one kept until the sheet
+    # was written: a 1 MB workbook of such rows took tens of GB, and the out-of-memory killer took the worker
+    import tracemalloc
+
+    from ingest.xlsx import sheet_pages
+
+    data = sparse_xlsx([cell for n in range(1, 301) for cell in ((f"A{n}", f"Item {n}"), (f"XFD{n}", f"Note {n}"))])
+    tracemalloc.start()
+    pages = sheet_pages(data)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert peak < 16 * 1024 * 1024
+    assert "| Item 1 | Note 1 |" in pages[0] and "| Item 300 | Note 300 |" in pages[0]
+
+
+def test_a_sheet_that_would_be_a_table_of_millions_of_empty_cells_is_refused_with_words(tmp_path, monkeypatch):
+    # cells on a diagonal (row n, column n) are a table of n x n cells, nearly all empty: 16,384 such cells in a
+    # 200 KB file made a table of 268 million cells, gigabytes of text, and a worker killed for its memory
+    from ingest import xlsx
+
+    monkeypatch.setattr(xlsx, "MAX_TABLE_CELLS", 2500)
+    error = expect("too_large", write(tmp_path, "diagonal.xlsx", sparse_xlsx([(f"{_column(n)}{n}", f"v{n}") for n in range(1, 60)])))
+    assert "“Prices”" in error.message and "59 rows and 59 columns" in error.message
+    square = [(f"{_column(c)}{r}", f"{r}.{c}") for r in range(1, 41) for c in range(1, 41)]  # 1,600 cells, all filled
+    assert "| 40.1 |" in convert_file(write(tmp_path, "square.xlsx", sparse_xlsx(square))).text
+
+
 @pytest.mark.parametrize("html", [
     b"<html><head><title>Agreement</title><body><p>The Fee is $247.83 per month.</p></body></html>",  # no </head>
     b"<html><head><meta charset='utf-8'><p>The Fee is $247.83 per month.</p>",
