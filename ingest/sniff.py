@@ -96,7 +96,7 @@ def sniff_kind(data_head: bytes, filename: str) -> str:
             raise _mismatch(filename, claimed, content)
         raise ConversionError(
             "unsupported",
-            f"{_DESCRIPTIONS[content].capitalize()} cannot be reviewed. Upload PDF, Word (.docx), Excel (.xlsx), "
+            f"{_DESCRIPTIONS[content][0].upper()}{_DESCRIPTIONS[content][1:]} cannot be reviewed. Upload PDF, Word (.docx), Excel (.xlsx), "
             "PowerPoint (.pptx), EPUB, HTML, Markdown or text.",
         )
     if content == "textual":

@@ -745,6 +745,8 @@ def test_a_password_protected_office_file_is_encrypted_not_legacy(tmp_path, name
     with pytest.raises(ConversionError) as caught:
         sniff_kind(cfb("Root Entry", "WordDocument", "1Table"), "old.doc")
     assert caught.value.code == "unsupported"
+    # said as written: "Office" and "ZIP" keep their capitals (capitalize() made them "office", "zip")
+    assert caught.value.message.startswith("A legacy Office (.doc/.xls/.ppt) file cannot be reviewed.")
 
 
 def test_intake_reads_a_whole_compound_file_to_find_its_encryption():
