@@ -15,7 +15,8 @@ Guarantees:
   its ``error_code`` and message, and removes its pages and chunks: nothing half-indexed
   stays searchable. Unexpected errors do the same with code ``internal`` and are re-raised
   so the task is recorded as failed; a stage that keeps killing its worker is given up after
-  :data:`MAX_ATTEMPTS` starts (code ``worker_lost``).
+  :data:`MAX_ATTEMPTS` starts (code ``worker_lost``); a stage stopped by Celery's soft time limit
+  fails with code ``timed_out``, in words.
 * Only chunks whose text is new to the embedding cache are embedded (re-ingesting a
   changed version re-embeds only the changed chunks).
 """
@@ -26,6 +27,7 @@ import time
 from typing import Callable
 
 import numpy as np
+from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 from django.db import transaction
 from django.db.models import F
@@ -111,6 +113,12 @@ def run_stage(document_id: int, name: str, *, on_progress: Callable[[int], None]
         return False
     except PipelineFailure as exc:
         _fail(document, stage, exc.code, exc.message)
+        return False
+    except SoftTimeLimitExceeded:  # ours, not the file's fault: an upload of the same bytes tries again
+        minutes = round(settings.CELERY_TASK_SOFT_TIME_LIMIT / 60)
+        _fail(document, stage, "timed_out",
+              f"Processing stopped: the {name} stage ran past its time limit ({minutes} minutes). Upload the file "
+              "again to retry; if it stops again, the file may be too large to process here in one piece (split it).")
         return False
     except Exception as exc:
         log.exception("stage %s of document %s failed", name, document.pk)

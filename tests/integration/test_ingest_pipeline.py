@@ -176,6 +176,26 @@ def test_a_stage_that_keeps_killing_its_worker_is_given_up(engagement, tmp_path)
     assert "interrupted" in document.error
 
 
+def test_a_stage_stopped_by_the_time_limit_says_so_and_is_tried_again_on_upload(engagement, tmp_path, monkeypatch):
+    from celery.exceptions import SoftTimeLimitExceeded
+
+    truth = make_paper_markdown(tmp_path / "paper.md")
+    document = intake_file(engagement, truth.path, filename="paper.md", enqueue=False).document
+
+    def too_slow(document, report):
+        raise SoftTimeLimitExceeded()
+
+    monkeypatch.setitem(pipeline.STAGE_FUNCTIONS, "convert", too_slow)
+    assert not pipeline.run_stage(document.pk, "convert")  # the task ends; its row says why
+    document.refresh_from_db()
+    assert document.status == "failed" and document.error_code == "timed_out"
+    assert "time limit" in document.error and "SoftTimeLimitExceeded" not in document.error
+    monkeypatch.undo()
+    again = intake_file(engagement, truth.path, filename="paper.md", enqueue=False)  # our limit, not the file's fault
+    assert again.retried and again.document.pk == document.pk
+    assert pipeline.run_pipeline(document.pk)
+
+
 def test_text_past_the_model_window_is_embedded_not_dropped():
     """all-MiniLM-L6-v2 reads 256 word pieces; longer text is averaged over windows."""
     import numpy as np
