@@ -138,9 +138,16 @@ def submit_pending(run, *, client=None, limits: Limits = API_LIMITS, builder: Bu
     if not BatchItem.objects.filter(run=run, state=BatchItem.State.PENDING).exists():
         return []
     if client is None:  # before claiming: a missing key leaves the items pending, not claimed for 30 minutes
+        from extraction.engines import EngineError
         from extraction.engines.anthropic import make_client
 
-        client = make_client()
+        try:
+            client = make_client()
+        except EngineError as exc:  # said on the run's page, not only in the worker's log
+            ExtractionRun.objects.filter(pk=run.pk, finished_at__isnull=True).update(
+                error=f"Its requests could not be sent: {exc}. They wait: once that is fixed, the next poll sends them.")
+            raise
+    ExtractionRun.objects.filter(pk=run.pk, finished_at__isnull=True).exclude(error="").update(error="")
     builder = builder or Builder(run, client=client)
     ids = claim_pending(run)
     if not ids:

@@ -206,3 +206,23 @@ def test_the_page_says_when_the_api_cannot_be_asked_about_a_batch(client, engage
     assert harvest(job, client=api.client()).outcomes == {"stored": 3}
     job.refresh_from_db()
     assert job.state == "harvested" and job.error == ""
+
+
+def test_a_run_that_cannot_be_sent_for_want_of_a_key_says_so_until_it_is_sent(client, engagement, people, settings):
+    from extraction.engines import EngineError
+
+    make_contract(engagement)
+    clause_types(NAMES)
+    run = start_bulk(engagement, clause_types=NAMES, engine="anthropic", enqueue=False)
+    settings.ANTHROPIC_API_KEY = ""  # removed after the run was started: every poll's submit fails
+    with pytest.raises(EngineError):
+        submit_pending(run)
+    client.force_login(people["auditor"])
+    html = client.get(reverse("bulk:run-status", args=[run.pk])).content.decode()
+    assert "could not be sent" in html and "ANTHROPIC_API_KEY is not set" in html  # before: only in the log
+
+    settings.ANTHROPIC_API_KEY = "sk-test"
+    assert submit_pending(run, client=BatchAPI(FakeClaude(dict(ANSWERS))).client())
+    run.refresh_from_db()
+    assert run.error == ""
+    assert "could not be sent" not in client.get(reverse("bulk:run-status", args=[run.pk])).content.decode()
