@@ -16,17 +16,18 @@ from __future__ import annotations
 
 import time
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
 from bulk import harvest, poll, progress, submit
 from bulk.service import BulkError, start_bulk, usable_engine
+from config.commands import DataCommand
 from engagements.models import Engagement
 from extraction import pipeline
 from extraction.models import ClauseTask, ExtractionRun
 from extraction.tasks import MAX_RESUMES
 
 
-class Command(BaseCommand):
+class Command(DataCommand):
     help = "Extract clause types from many documents at once (Message Batches API or offline workers)."
 
     def add_arguments(self, parser):

@@ -1,12 +1,13 @@
 """Register a labelled corpus in the cuad-dev format as a benchmark set."""
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
+from config.commands import DataCommand
 from dashboards.benchmarks import ImportRefused, import_set
 from dashboards.corpus import CorpusError
 from engagements.models import Engagement
 
 
-class Command(BaseCommand):
+class Command(DataCommand):
     help = "Import a corpus folder (documents.jsonl, gold.jsonl, pdf/) as a BenchmarkSet."
 
     def add_arguments(self, parser):

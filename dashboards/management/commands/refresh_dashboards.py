@@ -1,10 +1,10 @@
 """Recompute the cached dashboard figures and alerts now (what Celery beat does daily)."""
-from django.core.management.base import BaseCommand
 
+from config.commands import DataCommand
 from dashboards.tasks import refresh_dashboards
 
 
-class Command(BaseCommand):
+class Command(DataCommand):
     help = "Refresh the dashboard snapshots and alerts of every engagement (or one)."
 
     def add_arguments(self, parser):

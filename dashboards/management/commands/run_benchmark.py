@@ -1,14 +1,15 @@
 """Run a benchmark set through ``evaluate`` (or import an evaluate output) and store the run."""
 import json
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 from django.db import transaction
 
+from config.commands import DataCommand
 from dashboards import benchmarks
 from dashboards.models import BenchmarkRun, BenchmarkSet
 
 
-class Command(BaseCommand):
+class Command(DataCommand):
     help = "Run a benchmark set and store its metrics and per-pair outcomes."
 
     def add_arguments(self, parser):

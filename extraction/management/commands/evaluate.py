@@ -10,12 +10,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
+from config.commands import DataCommand
 from extraction.eval_runner import evaluate
 
 
-class Command(BaseCommand):
+class Command(DataCommand):
     help = "Evaluate retrieval and extraction on a corpus in the cuad-dev format."
 
     def add_arguments(self, parser):

@@ -5,15 +5,16 @@ workers; with ``--wait`` it runs the documents in this process instead and print
 """
 from __future__ import annotations
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
+from config.commands import DataCommand
 from engagements.models import Engagement
 from extraction import pipeline, runs
 from extraction.models import ClauseType, Extraction
 from ingest.models import Document
 
 
-class Command(BaseCommand):
+class Command(DataCommand):
     help = "Extract clauses from an engagement's documents."
 
     def add_arguments(self, parser):

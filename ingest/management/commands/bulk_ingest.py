@@ -14,8 +14,9 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
+from config.commands import DataCommand
 from engagements.models import Engagement
 from ingest import cli
 from ingest.intake import IntakeError, intake_file
@@ -23,7 +24,7 @@ from ingest.models import Document
 from ingest.pipeline import run_pipeline
 
 
-class Command(BaseCommand):
+class Command(DataCommand):
     help = "Ingest every document under a folder into an engagement."
 
     def add_arguments(self, parser):

@@ -16,8 +16,9 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
+from config.commands import DataCommand
 from engagements.models import Engagement
 from ingest import cli
 from ingest.intake import IntakeError, intake_file
@@ -25,7 +26,7 @@ from ingest.models import Document
 from ingest.pipeline import run_pipeline
 
 
-class Command(BaseCommand):
+class Command(DataCommand):
     help = "Ingest documents into an engagement (convert, chunk, embed, index)."
 
     def add_arguments(self, parser):

@@ -12,9 +12,9 @@ from pathlib import Path
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
-from django.core.management.base import BaseCommand
 from django.db import transaction
 
+from config.commands import DataCommand
 from engagements.models import Engagement, Membership, Role
 
 DEMO_ENGAGEMENT = "Demo: Northwind services review"
@@ -37,7 +37,7 @@ def demo_credentials(folder: Path) -> dict[str, str]:
     return creds
 
 
-class Command(BaseCommand):
+class Command(DataCommand):
     help = "Create demo users (one per role) and load the demo contracts."
 
     def add_arguments(self, parser):
