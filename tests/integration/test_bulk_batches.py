@@ -346,11 +346,11 @@ def test_a_batch_filling_for_too_long_is_sent_as_it_is(engagement, monkeypatch):
     assert BatchItem.objects.filter(run=run, state="submitted").count() == 6
 
 
-def _one_ended_batch(engagement):
+def _one_ended_batch(engagement, api=None):
     """One contract's five requests submitted as one batch that has ended: (run, client, job)."""
     make_contract(engagement)
     run = _start(engagement)
-    client = BatchAPI(FakeClaude(dict(ANSWERS))).client()
+    client = (api or BatchAPI(FakeClaude(dict(ANSWERS)))).client()
     (job,) = submit_pending(run, client=client)
     poll.refresh(job, client)
     return run, client, job
@@ -382,12 +382,8 @@ def test_a_results_line_that_is_not_json_loses_only_its_own_request(engagement):
     """A line of the results file that cannot be read used to stop every harvest of the batch at that
     line (the SDK's decoder raises), so the poll took it up again each minute for ever and none of the
     batch's clauses was stored."""
-    make_contract(engagement)
-    run = _start(engagement)
     api = BatchAPI(FakeClaude(dict(ANSWERS)))
-    client = api.client()
-    (job,) = submit_pending(run, client=client)
-    poll.refresh(job, client)
+    run, client, job = _one_ended_batch(engagement, api)
     lines = api._batches[job.batch_id]["lines"]
     garbled, odd = lines[1]["custom_id"], lines[3]["custom_id"]
 
@@ -411,12 +407,8 @@ def test_a_results_line_that_is_not_json_loses_only_its_own_request(engagement):
 
 
 def test_a_results_download_cut_mid_line_is_downloaded_again_not_skipped(engagement):
-    make_contract(engagement)
-    run = _start(engagement)
     api = BatchAPI(FakeClaude(dict(ANSWERS)))
-    client = api.client()
-    (job,) = submit_pending(run, client=client)
-    poll.refresh(job, client)
+    run, client, job = _one_ended_batch(engagement, api)
     # the first download stops in the middle of its last line
     api.damage[job.batch_id] = lambda text, download: text[:-40] if download == 1 else text
     with pytest.raises(ValueError, match="cut off"):
