@@ -47,8 +47,8 @@ class IntakeError(Exception):
 
 
 # Failures that were ours, not the file's (a crash, a worker lost over and over, a stage past the time
-# limit, a queue that could not be reached at upload): uploading the same bytes again processes them again. A file refused for what
-# it is (damaged, encrypted, a scan) is not.
+# limit, a queue that could not be reached at upload): uploading the same bytes again processes them
+# again. A file refused for what it is (damaged, encrypted, a scan) is not.
 RETRY_ON_UPLOAD = {"internal", "worker_lost", "timed_out", "not_queued"}
 
 
