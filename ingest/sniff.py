@@ -41,10 +41,10 @@ MAX_UNZIPPED_BYTES = 200 * 1024 * 1024
 MAX_RATIO = 100  # uncompressed / compressed, per parsed member over MIN_RATIO_CHECK_BYTES
 MIN_RATIO_CHECK_BYTES = 1024 * 1024
 MAX_MEMBERS = 10_000
-# Members no converter parses (images, embedded objects): exempt from the ratio, not from the total.
 # What reading a damaged archive or member raises: zipfile's own errors, zlib.error for a damaged
 # deflate stream, EOFError for a cut one, NotImplementedError for a bad "version needed", ...
 ZIP_READ_ERRORS = (zipfile.BadZipFile, zlib.error, OSError, EOFError, NotImplementedError, ValueError)
+# Members no converter parses (images, embedded objects): exempt from the ratio, not from the total.
 _UNPARSED_FOLDERS = ("word/media/", "xl/media/", "ppt/media/", "word/embeddings/", "xl/embeddings/", "ppt/embeddings/")
 _IMAGE_SUFFIXES = (".bmp", ".dib", ".tif", ".tiff", ".emf", ".wmf", ".emz", ".wmz", ".png", ".jpg", ".jpeg", ".gif", ".webp")
 
@@ -94,9 +94,10 @@ def sniff_kind(data_head: bytes, filename: str) -> str:
     if content in ("ole", "zip", "binary"):
         if claimed is not None:
             raise _mismatch(filename, claimed, content)
+        what = _DESCRIPTIONS[content]  # "a legacy Office ... file": capital first letter, the rest as written
         raise ConversionError(
             "unsupported",
-            f"{_DESCRIPTIONS[content][0].upper()}{_DESCRIPTIONS[content][1:]} cannot be reviewed. Upload PDF, Word (.docx), Excel (.xlsx), "
+            f"{what[:1].upper()}{what[1:]} cannot be reviewed. Upload PDF, Word (.docx), Excel (.xlsx), "
             "PowerPoint (.pptx), EPUB, HTML, Markdown or text.",
         )
     if content == "textual":
