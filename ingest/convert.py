@@ -26,6 +26,7 @@ from __future__ import annotations
 import codecs
 import io
 import re
+import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -105,6 +106,10 @@ _SINGLE_BYTE_CODECS = frozenset(
     "cp1253 iso8859_7 mac_greek cp1255 iso8859_8 cp862 cp1256 iso8859_6 cp720 cp864 cp874 tis_620 iso8859_11".split()
 )
 _MIN_COHERENCE = 0.3
+# Code pages of one script that agree on most letters and differ on a few (Greek: cp1253 has Ά at 0xA2, where
+# ISO 8859-7 has a quotation mark, and a pilcrow where ISO 8859-7 has Ά). charset_normalizer's letter
+# frequencies cannot tell them apart; the reading with more letters can.
+_SIBLING_CODECS = {"cp1253": "iso8859_7", "iso8859_7": "cp1253", "cp1255": "iso8859_8", "iso8859_8": "cp1255"}
 _DETECT_BYTES = 64 * 1024
 _LEFT_TO_HEURISTICS = frozenset({"utf-8", "ascii", "iso8859-1", "cp1252", "utf-16", "utf-16-le", "utf-16-be"})
 # Word's HTML wraps list labels in "downlevel-revealed" conditionals (<![if !supportLists]> ... <![endif]>);
@@ -362,9 +367,22 @@ def non_latin_codec(data: bytes) -> str | None:
     best = charset_normalizer.from_bytes(sample).best()
     if best is None:
         return None
-    if best.encoding in _MULTI_BYTE_CODECS or (best.encoding in _SINGLE_BYTE_CODECS and best.coherence >= _MIN_COHERENCE):
+    if best.encoding in _MULTI_BYTE_CODECS:
         return best.encoding
+    if best.encoding in _SINGLE_BYTE_CODECS and best.coherence >= _MIN_COHERENCE:
+        return _more_letters(sample, best.encoding)
     return None
+
+
+def _more_letters(sample: bytes, guess: str) -> str:
+    """``guess``, or its sibling code page (:data:`_SIBLING_CODECS`) when that reads more of ``sample`` as
+    letters and marks (Hebrew vowel points are marks that ISO 8859-8 lacks)."""
+    sibling = _SIBLING_CODECS.get(guess)
+    if sibling is None:
+        return guess
+    def letters(codec: str) -> int:
+        return sum(unicodedata.category(ch)[0] in "LM" for ch in sample.decode(codec, errors="replace"))
+    return sibling if letters(sibling) > letters(guess) else guess
 
 
 def _utf8_counts(data: bytes) -> tuple[int, int]:
