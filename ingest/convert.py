@@ -84,6 +84,7 @@ _MARKDOWNIFY = {
 }
 # Word superscripts ordinals by default: "15<sup>th</sup>" is written "15th", not "15^th^".
 _SUPERSCRIPT_ORDINAL = re.compile(r"(?<=\d)\^(st|nd|rd|th)\^")
+_LETTER_OR_DIGIT = re.compile(r"[^\W_]")
 _PAGE_SENTINEL = "\ue000"  # private-use character standing in for "\f" while MarkItDown runs
 _DECLARATION_BYTES = 2048
 # <meta charset="x">, <meta http-equiv="Content-Type" content="text/html; charset=x">, <?xml ... encoding="x"?>
@@ -225,7 +226,7 @@ def convert_file(path: Path, *, filename: str | None = None, max_bytes: int = DE
 
 def _convert_textual(data: bytes, kind: str) -> Converted:
     text = decode_html(data) if kind == "html" else decode_text(data)
-    if not text.strip():
+    if not _has_words(text):
         raise ConversionError("empty", "This file contains no text.")
     if kind == "html":
         text = _WORD_CONDITIONAL.sub("", text)
@@ -243,9 +244,15 @@ def _convert_textual(data: bytes, kind: str) -> Converted:
     return _finish(estimate_pages(markdown, page_chars=ESTIMATED_PAGE_CHARS), True, kind, warnings)
 
 
+def _has_words(text: str) -> bool:
+    """True when ``text`` holds a letter or a digit: zero-width spaces, joiners, soft hyphens and byte-order
+    marks are not whitespace to ``str.strip`` but leave nothing to review."""
+    return _LETTER_OR_DIGIT.search(text) is not None
+
+
 def _finish(page_texts: list[str], estimated: bool, kind: str, warnings: list[str]) -> Converted:
     text, pages = join_pages(page_texts)
-    if not text.replace("\f", "").strip():
+    if not _has_words(text):
         raise ConversionError("empty", "This file contains no text to review.")
     return Converted(text=text, pages=pages, pages_estimated=estimated, kind=kind, warnings=warnings)
 

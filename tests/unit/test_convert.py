@@ -172,6 +172,17 @@ def test_empty_file(tmp_path):
     expect("empty", write(tmp_path, "blank.txt", b"  \n\n \t "))
 
 
+def test_a_file_of_invisible_characters_only_is_empty(tmp_path):
+    # zero-width spaces, joiners and byte-order marks are not whitespace to str.strip(): such a file became a
+    # "ready" document of blank pages, with nothing to find, quote or review
+    invisible = "\u200b\u200c\u200d\u2060\ufeff \n\u00ad\u200b\n" * 50
+    expect("empty", write(tmp_path, "blank.txt", invisible.encode("utf-8")))
+    expect("empty", write(tmp_path, "blank.md", invisible.encode("utf-8")))
+    expect("empty", write(tmp_path, "blank.html", f"<html><body><p>{invisible}</p></body></html>".encode("utf-8")))
+    # one word among them is a document
+    assert "Fee" in convert_file(write(tmp_path, "fee.txt", (invisible + "Fee $247.83").encode("utf-8"))).text
+
+
 def test_too_large(tmp_path):
     expect("too_large", write(tmp_path, "big.pdf", make_pdf(pages=1)), max_bytes=100)
 
