@@ -14,7 +14,6 @@ from django.db.models import Q
 from django.http import Http404
 from django.shortcuts import redirect, render
 from django.urls import reverse
-from django.views.decorators.http import require_POST
 
 from config.params import id_param
 from dashboards import benchmarks, charts, conf, trends
@@ -26,6 +25,7 @@ from dashboards.forms import FilterForm, ImportSetForm, RunForm
 from dashboards.models import Alert, BenchmarkRun
 from extraction.models import Extraction
 from extraction.stratify import Stratum, below_target, totals
+from reviewer.posting import post_only
 
 TABLE_ROWS = 60
 ALERTS_SHOWN = 12
@@ -119,7 +119,7 @@ def _total(strata) -> Stratum:
     return Stratum("all", "all", "all", n=n, passes=passes, target=float(conf.get("TARGET_PASS_RATE")))
 
 
-@require_POST
+@post_only("dashboards:index")  # a GET (signed in again after the session expired) goes back
 def refresh(request):
     """Recompute the cached figures now (on a worker) for the chosen engagement or all managed ones."""
     managed = require_dashboard_access(request.user)
@@ -165,7 +165,7 @@ def runs_fragment(request):
     return render(request, "dashboards/_runs_rows.html", {"runs": runs, "any_active": any(r.is_active for r in runs)})
 
 
-@require_POST
+@post_only("dashboards:benchmarks")
 def benchmark_run(request):
     managed = require_dashboard_access(request.user)
     sets = visible_sets([e.pk for e in managed])
@@ -183,7 +183,7 @@ def benchmark_run(request):
     return redirect("dashboards:run", run_id=run.pk)
 
 
-@require_POST
+@post_only("dashboards:benchmarks")
 def benchmark_import(request):
     managed = require_dashboard_access(request.user)
     if not is_admin_somewhere(request.user):

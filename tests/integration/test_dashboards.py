@@ -838,6 +838,30 @@ def test_refresh_button_queues_a_refresh(client, engagement, people, monkeypatch
 
 
 @pytest.mark.django_db
+def test_a_dashboard_form_posted_after_the_session_expired_comes_back_to_its_page(
+        client, people, django_capture_on_commit_callbacks):
+    from urllib.parse import quote
+
+    # The refresh button pressed after the session expired: POST -> sign in -> the sign-in sends a GET to
+    # refresh/, which must land back on the dashboard (nothing queued), not on a blank 405.
+    refresh, login = reverse("dashboards:refresh"), reverse("login")
+    posted = client.post(refresh, {})
+    assert posted.status_code == 302 and posted["Location"] == f"{login}?next={quote(refresh)}"
+    signed_in = client.post(login, {"username": people["manager"].username, "password": "pw-for-tests-1",
+                                    "next": refresh})
+    assert signed_in.status_code == 302 and signed_in["Location"] == refresh
+    with django_capture_on_commit_callbacks() as queued:
+        back = client.get(refresh)
+        # the benchmark forms' POST-only targets send a GET back to the benchmarks page
+        run = client.get(reverse("dashboards:benchmark-run"))
+        imported = client.get(reverse("dashboards:benchmark-import"))
+    assert back.status_code == 302 and back["Location"] == reverse("dashboards:index")
+    for answer in (run, imported):
+        assert answer.status_code == 302 and answer["Location"] == reverse("dashboards:benchmarks")
+    assert queued == [] and not BenchmarkRun.objects.exists()
+
+
+@pytest.mark.django_db
 def test_beat_schedule_names_the_dashboard_tasks(settings):
     tasks = {entry["task"] for entry in settings.CELERY_BEAT_SCHEDULE.values()}
     assert {"dashboards.tasks.refresh_dashboards", "dashboards.tasks.weekly_silent_source"} <= tasks
