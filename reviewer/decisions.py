@@ -14,8 +14,15 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
+from extraction.stratify import NOT_FOUND, engine_answer
+
 ACCEPT, REJECT, CORRECT = "accept", "reject", "correct"
 DECISIONS = (ACCEPT, REJECT, CORRECT)
+# "Not in this contract": what a reviewer presses; it is recorded as a correction to "not_found", the answer
+# the figures read as absent (extraction.stratify.marks_absent). Typing "not_found" exactly was the only way.
+ABSENT = "absent"
+POSTED_DECISIONS = DECISIONS + (ABSENT,)
+CHOOSE = "Choose accept, reject, correct or not in this contract."
 PENDING = "pending"
 STATE_LABELS = {PENDING: "not reviewed", ACCEPT: "accepted", REJECT: "rejected", CORRECT: "corrected"}
 
@@ -62,19 +69,35 @@ def derive_state(engine_text: str, reviews_newest_first: Iterable[Any]) -> Claus
     return ClauseState(latest.decision, text, reviewer_name(latest.reviewer), latest.created_at, latest.id)
 
 
-def validate(decision: str, corrected_text: str, reason: str, current_text: str) -> tuple[str, str, str]:
+def stands_absent(extraction_status: str, current_text: str) -> bool:
+    """Does the clause's answer as it stands (``current_text``: its latest correction, else the engine's
+    text) say the clause is not in the document?"""
+    return (_plain(current_text) or engine_answer(extraction_status)) == NOT_FOUND
+
+
+def validate(decision: str, corrected_text: str, reason: str, current_text: str,
+             absent_now: bool = False) -> tuple[str, str, str]:
     """Normalised (decision, corrected_text, reason), or InvalidDecision with what to fix.
 
     Texts are compared and stored stripped, with LF line ends on both sides (browsers post a
     textarea with CRLF, so an untouched multi-line box must not read as an edit). The text box
     is posted with every decision: accept or reject with a text that differs from the current
-    one is refused (UnsavedEdit) rather than recorded with the edit thrown away.
+    one is refused (UnsavedEdit) rather than recorded with the edit thrown away. ``absent``
+    becomes a correction to "not_found"; ``absent_now`` (:func:`stands_absent`) refuses it when the
+    answer already says so.
     """
     decision = (decision or "").strip().lower()
     corrected_text, current_text = _plain(corrected_text), _plain(current_text)
     reason = (reason or "").strip()
-    if decision not in DECISIONS:
-        raise InvalidDecision("Choose accept, reject or correct.")
+    if decision not in POSTED_DECISIONS:
+        raise InvalidDecision(CHOOSE)
+    if decision == ABSENT:
+        if absent_now:
+            raise InvalidDecision("The answer already says this clause is not in the contract: accept it to confirm.")
+        if corrected_text and corrected_text != current_text:
+            raise UnsavedEdit("You edited the text: save it as a correction, or discard the edit "
+                              "(the text box keeps it for now).")
+        return CORRECT, NOT_FOUND, reason
     if decision == REJECT and not reason:
         raise InvalidDecision("Give a reason for rejecting this clause.")
     if decision == CORRECT:
@@ -150,7 +173,8 @@ def record_decision(
             check_not_hidden(Review.objects.filter(extraction_id=shown.pk).select_related("reviewer")
                              .order_by("-id").first(), decision)
         current = derive_state(extraction.clause_text, reviews.filter(decision=CORRECT)[:1])
-        decision, corrected_text, reason = validate(decision, corrected_text, reason, current.text)
+        decision, corrected_text, reason = validate(decision, corrected_text, reason, current.text,
+                                                    stands_absent(extraction.status, current.text))
         review = Review.objects.create(
             extraction=extraction, reviewer=user, decision=decision, corrected_text=corrected_text,
             reason=reason, extraction_version=extraction.version,

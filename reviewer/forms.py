@@ -8,11 +8,11 @@ from django.contrib.auth import get_user_model
 from engagements.models import Role
 from extraction.catalog import QUESTION_PREFIX, is_built_in
 from extraction.models import ClauseType
-from reviewer.decisions import DECISIONS
+from reviewer.decisions import POSTED_DECISIONS
 
 
 class DecisionForm(forms.Form):
-    decision = forms.ChoiceField(choices=[(d, d) for d in DECISIONS])
+    decision = forms.ChoiceField(choices=[(d, d) for d in POSTED_DECISIONS])
     reason = forms.CharField(required=False, max_length=4000)
     corrected_text = forms.CharField(required=False, max_length=50000)
     seen_review = forms.IntegerField(min_value=0)  # id of the latest review the reviewer saw (0: none)

@@ -13,7 +13,7 @@ from extraction.models import Citation, Extraction
 from ingest.models import Document
 from reviewer import rows as rows_module
 from reviewer import source
-from reviewer.decisions import ClauseState, derive_state
+from reviewer.decisions import ClauseState, derive_state, stands_absent
 from reviewer.models import Review
 
 
@@ -65,6 +65,12 @@ class Workspace:
     @property
     def latest_review_id(self) -> int:
         return self.state.latest_review_id if self.state else 0
+
+    @property
+    def absent(self) -> bool:
+        """The clause's answer as it stands says it is not in the document."""
+        return self.extraction is not None and self.state is not None and stands_absent(
+            self.extraction.status, self.state.text)
 
 
 def clause_citations(extraction: Extraction) -> list[Citation]:

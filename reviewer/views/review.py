@@ -13,7 +13,7 @@ from django.utils.cache import patch_vary_headers
 
 from ingest.doctype import type_choices
 from reviewer import access, clauses, workspace
-from reviewer.decisions import DecisionError, InvalidDecision, StaleDecision, record_decision
+from reviewer.decisions import CHOOSE, DecisionError, InvalidDecision, StaleDecision, record_decision
 from reviewer.forms import DecisionForm, FindForm
 from reviewer.htmx import is_fragment
 from reviewer.posting import post_only
@@ -178,7 +178,7 @@ def _clause_url(ex, citation_id=None, page=None) -> str:
 
 def _form_error(form) -> str:
     if form.errors.get("decision"):
-        return "Choose accept, reject or correct."
+        return CHOOSE
     if form.errors.get("seen_review") or form.errors.get("seen_version"):
         return "This form is out of date: reload the clause and decide again."
     return " ".join(str(e) for errs in form.errors.values() for e in errs)

@@ -254,7 +254,8 @@
     if (next) { next.value = location.pathname + location.search; }
   });
 
-  // Keyboard: j/k next/previous clause, a accept, r reject (reason first), e edit the text, / find.
+  // Keyboard: j/k next/previous clause, a accept, r reject (reason first), n not in this contract,
+  // e edit the text, / find.
   document.addEventListener("keydown", function (event) {
     if (event.defaultPrevented || event.altKey || event.metaKey || event.ctrlKey) {
       // Ctrl/Cmd+Enter in the correction box saves it.
@@ -279,6 +280,7 @@
       case "j": event.preventDefault(); moveClause(1); break;
       case "k": event.preventDefault(); moveClause(-1); break;
       case "a": if (form) { event.preventDefault(); pressDecision("accept"); } break;
+      case "n": if (form && pressDecision("absent")) { event.preventDefault(); } break;
       case "r":
         if (form) {
           event.preventDefault();

@@ -161,6 +161,20 @@ def test_keyboard_flow(signed_in, auditor, contract):
     s.page.wait_for_selector(f'#workspace [data-current-extraction="{ids[1]}"]')
 
 
+def test_n_marks_a_clause_not_in_this_contract(signed_in, auditor, contract):
+    s = signed_in(auditor)
+    open_document(s, contract)
+    ex = contract.extractions["Governing Law"]
+    s.page.locator(f'#clause-list .clause-link[data-extraction-id="{ex.pk}"]').click()
+    s.page.wait_for_selector(f'#workspace [data-current-extraction="{ex.pk}"]')
+    s.settle()
+    s.page.locator("body").press("n")
+    s.page.wait_for_selector('[data-review-state="correct"]')
+    assert s.page.locator("#clause-text").inner_text() == "Not found: marked not in this contract by review."
+    assert s.page.locator('#decision-form button[data-action="absent"]').count() == 0
+    assert list(Review.objects.filter(extraction=ex).values_list("decision", "corrected_text")) == [("correct", "not_found")]
+
+
 def test_stale_decision_is_refused_in_the_browser(signed_in, auditor, contract, engagement, make_member):
     bob = make_member(engagement, "auditor", username="bob")
     ex = contract.extractions["Governing Law"]

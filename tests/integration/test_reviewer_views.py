@@ -498,3 +498,31 @@ def test_a_decision_comes_back_to_the_citation_or_page_being_read(client, audito
     assert plain.status_code == 302 and plain["Location"] == reverse("clause-page", args=[ex.document_id, ex.pk, 6])
     for junk in ("abc", "0", "99"):  # a page that is no page is no server error
         assert _decide(client, ex, "", page=junk).status_code == 422
+
+
+def test_not_in_this_contract_marks_a_found_clause_absent_and_the_figures_count_it(client, auditor, contract,
+                                                                                  engagement):
+    # the only way to say "the engine found a clause this contract does not have" was a correction typed
+    # exactly "not_found"; a reject says nothing about presence, so the silent-source figure never saw it
+    from dashboards.figures import reviewer_counts
+
+    ex = contract.extractions["Governing Law"]
+    page = client.get(reverse("clause", args=[ex.document_id, ex.pk]), **HX).content.decode()
+    assert 'name="decision" value="absent"' in page and "Not in this contract <kbd>n</kbd>" in page
+    edited = _decide(client, ex, "absent", corrected_text=ex.clause_text + " (edited)")
+    assert edited.status_code == 422 and "You edited the text" in edited.content.decode()  # the edit is not lost
+    response = _decide(client, ex, "absent", corrected_text=ex.clause_text)  # the text box as it stands
+    assert response.status_code == 200
+    review = Review.objects.get(extraction=ex)
+    assert (review.decision, review.corrected_text) == ("correct", "not_found")
+    html = response.content.decode()
+    assert "Not found: marked not in this contract by review." in html and 'value="absent"' not in html
+    counts = reviewer_counts([engagement.id])
+    assert counts["absent_pairs"] == 1
+    assert (counts["silent"]["n"], counts["silent"]["silent"]) == (1, 0)  # the engine's "found" was invented
+    # an answer that already says not found has no such button, and the decision is refused in words
+    missing = contract.extractions["Non-Compete"]
+    assert 'value="absent"' not in client.get(reverse("clause", args=[missing.document_id, missing.pk]), **HX).content.decode()
+    refused = _decide(client, missing, "absent")
+    assert refused.status_code == 422 and "already says this clause is not in the contract" in refused.content.decode()
+    assert not Review.objects.filter(extraction=missing).exists()

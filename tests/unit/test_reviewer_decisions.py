@@ -4,7 +4,8 @@ from types import SimpleNamespace as NS
 
 import pytest
 
-from reviewer.decisions import InvalidDecision, StaleDecision, check_fresh, derive_state, validate
+from reviewer.decisions import (InvalidDecision, StaleDecision, UnsavedEdit, check_fresh, derive_state, stands_absent,
+                                validate)
 
 WHEN = datetime(2026, 3, 1, 10, 30, tzinfo=timezone.utc)
 
@@ -27,7 +28,7 @@ def test_latest_review_decides_and_the_latest_correction_is_the_text():
 
 
 @pytest.mark.parametrize("args, message", [
-    (("maybe", "", "", "x"), "Choose accept, reject or correct."),
+    (("maybe", "", "", "x"), "Choose accept, reject, correct or not in this contract."),
     (("reject", "", "  ", "x"), "Give a reason for rejecting"),
     (("correct", "", "why", "x"), "Type the corrected clause text."),
     (("correct", " x ", "", "x"), "same as the current text"),
@@ -41,6 +42,22 @@ def test_valid_decisions_are_normalised():
     assert validate(" Accept ", " x ", " ok ", "x") == ("accept", "", "ok")  # the text box left as it was
     assert validate("accept", "", "", "x") == ("accept", "", "")  # no text box posted
     assert validate("correct", " new text ", "", "old") == ("correct", "new text", "")
+
+
+def test_not_in_this_contract_is_a_correction_to_not_found():
+    assert validate("absent", " engine text ", "", "engine text") == ("correct", "not_found", "")
+    assert validate("absent", "", "on no page", "engine text") == ("correct", "not_found", "on no page")
+    with pytest.raises(UnsavedEdit):  # an edit in the text box is never thrown away
+        validate("absent", "engine text, edited", "", "engine text")
+    with pytest.raises(InvalidDecision, match="already says"):
+        validate("absent", "", "", "", absent_now=True)
+
+
+def test_an_answer_stands_absent_when_the_engine_or_a_correction_says_not_found():
+    assert stands_absent("not_found", "")
+    assert stands_absent("found", "not_found")  # corrected to not found
+    assert not stands_absent("found", "Governed by the laws of Delaware.")
+    assert not stands_absent("not_found", "9.1 Non-Compete ...")  # corrected to a text
 
 
 def test_fresh_when_nothing_changed():
