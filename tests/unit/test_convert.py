@@ -250,6 +250,24 @@ def test_zip_bomb_by_ratio_in_an_image_folder_still_counts_to_the_total(tmp_path
     expect("zip_bomb", write(tmp_path, "bomb.docx", buffer.getvalue()))
 
 
+def test_a_docx_with_more_markup_than_a_worker_can_parse_is_too_large_not_gigabytes_of_memory(tmp_path):
+    # 51 MB of document.xml (about 10,000 pages), stored uncompressed so that it is no bomb by ratio: parsing it
+    # took about 45 bytes of memory per byte, so a file near the 200 MB unpacked limit took gigabytes
+    def docx(xml_bytes: int, media_bytes: int = 0) -> bytes:
+        buffer = io.BytesIO()
+        with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_STORED) as archive:
+            archive.writestr("[Content_Types].xml", "<Types/>")
+            archive.writestr("word/document.xml", b"<w:p/>" * (xml_bytes // 6))
+            if media_bytes:
+                archive.writestr("word/media/image1.png", b"\x89PNG" + b"\0" * media_bytes)
+        return buffer.getvalue()
+
+    error = expect("too_large", write(tmp_path, "huge.docx", docx(51 * 1024 * 1024)))
+    assert "51 MB of text and markup" in error.message and "the limit is 50 MB" in error.message
+    # images are not parsed: a contract with 60 MB of scans and little text passes this rule
+    sniff.check_zip_safety(docx(1024 * 1024, media_bytes=60 * 1024 * 1024))
+
+
 def test_sniffing_an_epub_never_inflates_its_mimetype_member(tmp_path):
     import tracemalloc
 
