@@ -16,7 +16,9 @@ verification and a nudge after a text-only reply force ``extract_clause``.
 
 Every ``extract_clause`` is validated and its citations verified by the server.
 A rejected answer gets one retry with the verifier's errors as the tool result;
-a second rejection is recorded ``unverified`` with those errors (flagged).
+a second rejection is recorded ``unverified`` with those errors (flagged). One reply
+is one attempt, however many ``extract_clause`` calls it holds: each rejected call
+gets its own errors back, and the first that passes is recorded.
 
 stop_reason: ``tool_use`` runs the tools; ``end_turn``/``stop_sequence`` (text only)
 gets one nudge; ``pause_turn`` sends the turn back to continue; ``max_tokens``
@@ -92,6 +94,25 @@ class AgentState:
                    chunks_read=list(pos.get("chunks_read") or []),
                    max_tokens=max(int(pos.get("max_tokens") or max_tokens), max_tokens),
                    turns=int(pos.get("turns") or 0), current=pos.get("current"))
+
+
+@dataclass
+class Rejection:
+    """An extract_clause call that validation or verification refused."""
+
+    use_id: str
+    data: dict
+    verification: VerificationResult | None
+    feedback: str  # the errors, as the tool result tells the model
+
+
+def rejection_text(feedback: str, other_recorded: bool, attempts: int) -> str:
+    """The tool result of a rejected extract_clause call: its errors and what happens next."""
+    if other_recorded:
+        return feedback + "\nNot recorded: another extract_clause call of this turn was."
+    if attempts >= 2:
+        return "Recorded as UNVERIFIED and flagged for a reviewer:\n" + feedback
+    return feedback + "\nThis is your one retry: call extract_clause again."
 
 
 class Agent:
@@ -188,25 +209,42 @@ class Agent:
             cur["force"] = True
             self._append_user([{"type": "text", "text": NUDGE}])
             return None
-        results: list[dict] = []
+        extracts = [u for u in uses if u["name"] == EXTRACT]
+        if extracts:  # one reply is one attempt, however many extract_clause calls it holds
+            cur["attempts"] += 1
+        results: dict[str, dict] = {}
+        rejected: list[Rejection] = []
         outcome: ClauseOutcome | None = None
-        for use in uses:
-            if use["name"] == EXTRACT and outcome is None:
-                block, outcome = self._judge(use, clause)
-                results.append(block)
-            elif use["name"] == EXTRACT:
-                results.append(self._result(use["id"], "Ignored: one extract_clause per turn.", True))
+        for n, use in enumerate(extracts, 1):
+            if outcome is not None:
+                results[use["id"]] = self._result(use["id"], "Ignored: one extract_clause per turn.", True)
+                continue
+            verdict = self._judge(use, clause, call=n if len(extracts) > 1 else None)
+            if isinstance(verdict, Rejection):
+                rejected.append(verdict)
             else:
+                results[use["id"]], outcome = verdict
+        for r in rejected:
+            results[r.use_id] = self._result(r.use_id, rejection_text(r.feedback, outcome is not None,
+                                                                      cur["attempts"]), True)
+        if outcome is None and rejected and cur["attempts"] >= 2:
+            kept = next((r for r in rejected if r.verification is not None), rejected[0])  # a verified reading first
+            outcome = self._finish(outcome=ClauseOutcome(clause.name, cur["clause_id"], UNVERIFIED, kept.data,
+                                                         kept.verification, list(cur["errors"])))
+        elif outcome is None and rejected:
+            cur["force"] = True
+        for use in uses:  # one tool_result per tool_use, in the reply's order
+            if use["name"] != EXTRACT:
                 text, is_error = self.toolbox.run(use["name"], use.get("input") or {})
-                results.append(self._result(use["id"], text, is_error))
-        self._append_user(results)
+                results[use["id"]] = self._result(use["id"], text, is_error)
+        self._append_user([results[use["id"]] for use in uses])
         return outcome
 
-    def _judge(self, use: dict, clause: ClauseType) -> tuple[dict, ClauseOutcome | None]:
-        """Validate and verify one extract_clause call: (tool_result block, outcome or None to retry)."""
+    def _judge(self, use: dict, clause: ClauseType, call: int | None = None) -> tuple[dict, ClauseOutcome] | Rejection:
+        """Validate and verify one extract_clause call: (tool_result block, outcome) when it is recorded,
+        else its ``Rejection`` (its errors are kept under the attempt, and ``call`` when a reply held several)."""
         cur = self.state.current
         data = use.get("input") or {}
-        cur["attempts"] += 1
         errors = validate_extract_clause(data, self.type_names)
         if not errors and data.get("clause_type") != clause.name:
             errors.append(f'clause_type must be "{clause.name}" for this question (you gave "{data["clause_type"]}")')
@@ -221,15 +259,11 @@ class Agent:
                     f"Recorded and verified ({len(result.citations)} citation(s))."
                 return self._result(use["id"], text, False), self._finish(outcome=outcome)
             errors = list(result.errors)
-        cur["errors"].extend(f"attempt {cur['attempts']}: {e}" for e in errors)
+        label = f"attempt {cur['attempts']}" + (f", call {call}" if call else "")
+        cur["errors"].extend(f"{label}: {e}" for e in errors)
         feedback = result.feedback() if result is not None else \
             "extract_clause input rejected:\n" + "\n".join(f"- {e}" for e in errors)
-        if cur["attempts"] >= 2:
-            outcome = ClauseOutcome(clause.name, cur["clause_id"], UNVERIFIED, data, result, list(cur["errors"]))
-            text = "Recorded as UNVERIFIED and flagged for a reviewer:\n" + feedback
-            return self._result(use["id"], text, True), self._finish(outcome=outcome)
-        cur["force"] = True
-        return self._result(use["id"], feedback + "\nThis is your one retry: call extract_clause again.", True), None
+        return Rejection(use["id"], data, result, feedback)
 
     # ------------------------------------------------------------------ helpers
     @staticmethod

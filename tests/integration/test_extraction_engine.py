@@ -183,6 +183,60 @@ def test_a_retry_that_fails_differently_is_stored_unverified_with_both_reasons_o
         assert first in page and second in page  # ... and why the clause is flagged, both attempts
 
 
+def test_a_reply_with_two_rejected_extract_calls_is_one_attempt_and_gets_its_retry(engagement):
+    # One reply is one attempt, however many extract_clause calls it holds: both errors go back, one
+    # tool_result per tool_use id (the API refuses a reply that leaves one unanswered), and the clause
+    # keeps its one retry instead of being stored unverified after a single turn.
+    document = make_contract(engagement)
+    chunk = next(c for c in document.chunks.all() if ANSWERS["Payment"] in c.text)
+    cid = f"{document.pk}:payment"
+    wrong = "Customer shall pay Supplier about $250 per pallet"
+    calls = [tool_use_block("extract_clause", {"clause_id": cid, "clause_type": "Payment", "clause_text": wrong,
+                                               "citations": [{"chunk_id": chunk.chunk_id, "page": 2, "quote": wrong}]}),
+             tool_use_block("extract_clause", {"clause_id": cid, "clause_type": "Payment",
+                                               "clause_text": ANSWERS["Payment"],
+                                               "citations": [{"chunk_id": "c-no-such-chunk", "page": 2,
+                                                              "quote": ANSWERS["Payment"]}]})]
+    api = MockAnthropic(FakeClaude(dict(ANSWERS)))
+    api.script.extend([message([text_block("Two readings."), *calls], "tool_use"), None])
+    run = _run(engagement, document, ["Payment"])
+    pipeline.process_document(run.pk, document.pk, engine=_engine(api))
+
+    ex = Extraction.objects.get(run=run)
+    assert ex.status == "found" and ex.clause_text == ANSWERS["Payment"]
+    assert len(api.requests) == 2
+    retry = api.requests[1]
+    results = [b for b in retry["messages"][-1]["content"] if b.get("type") == "tool_result"]
+    assert [r["tool_use_id"] for r in results] == [c["id"] for c in calls]
+    assert all(r["is_error"] and "one retry" in r["content"] for r in results)
+    assert "not found in chunk" in results[0]["content"] and "c-no-such-chunk" in results[1]["content"]
+    assert retry["tool_choice"] == {"type": "tool", "name": "extract_clause"}
+
+
+def test_two_rejected_replies_of_two_calls_store_every_reason(engagement):
+    document = make_contract(engagement)
+    chunk = next(c for c in document.chunks.all() if ANSWERS["Payment"] in c.text)
+    cid = f"{document.pk}:payment"
+
+    def two_bad_calls(body):
+        return message([tool_use_block("extract_clause", {
+            "clause_id": cid, "clause_type": "Payment", "clause_text": quote,
+            "citations": [{"chunk_id": chunk_id, "page": 2, "quote": quote}]})
+            for chunk_id, quote in ((chunk.chunk_id, "Customer pays about $250"),
+                                    ("c-no-such-chunk", ANSWERS["Payment"]))], "tool_use")
+
+    api = MockAnthropic(FakeClaude(dict(ANSWERS)))
+    api.script.extend([two_bad_calls, two_bad_calls])
+    run = _run(engagement, document, ["Payment"])
+    pipeline.process_document(run.pk, document.pk, engine=_engine(api))
+
+    ex = Extraction.objects.get(run=run)
+    assert ex.status == "unverified" and len(api.requests) == 2
+    for attempt in (1, 2):
+        mine = [e for e in ex.verification_errors if e.startswith(f"attempt {attempt}")]
+        assert any("not found in chunk" in e for e in mine) and any("c-no-such-chunk" in e for e in mine)
+
+
 def test_paraphrased_value_is_rejected(engagement):
     document = make_contract(engagement)
     quote = ANSWERS["Payment"]
