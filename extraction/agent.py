@@ -48,7 +48,7 @@ from extraction.docview import DocumentView
 from extraction.engines.base import (FAILED, NOT_FOUND, UNVERIFIED, CheckpointHook, ClauseOutcome, EngineError,
                                      FactsProvider, Interrupted, Search, TransientEngineError,
                                      outcome_from_verification)
-from extraction.tool_schemas import all_tools, validate_extract_clause
+from extraction.tool_schemas import all_tools, read_extract_clause, validate_extract_clause
 from extraction.usage import Usage
 from extraction.verify import VerificationResult, verify_extraction
 
@@ -244,7 +244,7 @@ class Agent:
         """Validate and verify one extract_clause call: (tool_result block, outcome) when it is recorded,
         else its ``Rejection`` (its errors are kept under the attempt, and ``call`` when a reply held several)."""
         cur = self.state.current
-        data = use.get("input") or {}
+        data = read_extract_clause(use.get("input") or {})
         errors = validate_extract_clause(data, self.type_names)
         if not errors and data.get("clause_type") != clause.name:
             errors.append(f'clause_type must be "{clause.name}" for this question (you gave "{data["clause_type"]}")')

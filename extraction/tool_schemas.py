@@ -5,10 +5,12 @@ The ``extract_clause`` schema itself refuses a found clause without a citation:
 minItems 1`` (JSON Schema draft 2020-12 ``if/then/else``). Send these tools
 without ``strict: true`` (strict tool use accepts a narrower schema subset).
 ``validate_extract_clause`` checks the same rules in plain Python, so the server
-never depends on the model having honoured the schema.
+never depends on the model having honoured the schema. ``read_extract_clause`` runs
+first: ``citations`` sent as a string holding a JSON array is read as that array.
 """
 from __future__ import annotations
 
+import json
 from typing import Any, Sequence
 
 from extraction import catalog
@@ -174,6 +176,21 @@ def classify_document_tool(doc_types: Sequence[str]) -> dict:
 
 # --------------------------------------------------------------------------- validator
 
+def read_extract_clause(data: Any) -> Any:
+    """An ``extract_clause`` input as the server reads it: ``citations`` written as a string holding a
+    JSON array of objects (models sometimes send the array as text) becomes that array, to be validated
+    and verified like any other. Anything else is returned as sent, for ``validate_extract_clause`` to name."""
+    if not isinstance(data, dict) or not isinstance(data.get("citations"), str):
+        return data
+    try:
+        cits = json.loads(data["citations"])
+    except ValueError:
+        return data
+    if isinstance(cits, list) and all(isinstance(c, dict) for c in cits):
+        return {**data, "citations": cits}
+    return data
+
+
 def validate_extract_clause(data: Any, clause_types: Sequence[str] | None = None) -> list[str]:
     """Errors (empty list when valid) for an ``extract_clause`` input, same rules as the schema."""
     if not isinstance(data, dict):
@@ -192,7 +209,11 @@ def validate_extract_clause(data: Any, clause_types: Sequence[str] | None = None
     if isinstance(data.get("clause_type"), str) and data["clause_type"] and data["clause_type"] not in types:
         errs.append(f"clause_type {data['clause_type']!r} is not a catalog clause type")
     cits = data.get("citations")
-    if "citations" in data and not isinstance(cits, list):
+    if isinstance(cits, str):  # what read_extract_clause could not read as an array of objects
+        errs.append("citations must be a list of {chunk_id, page, quote} objects; the string given is not a "
+                    "JSON array of such objects")
+        cits = None
+    elif "citations" in data and not isinstance(cits, list):
         errs.append("citations must be a list")
         cits = None
     text = data.get("clause_text")

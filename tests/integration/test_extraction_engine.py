@@ -281,6 +281,23 @@ def test_an_extract_clause_input_that_arrives_as_a_string_is_read_not_crashed_on
     assert run.input_tokens > 0 and run.status == "done"
 
 
+def test_citations_sent_as_a_json_string_are_read_and_verified(engagement):
+    document = make_contract(engagement)
+    chunk = next(c for c in document.chunks.all() if ANSWERS["Payment"] in c.text)
+    citations = json.dumps([{"chunk_id": chunk.chunk_id, "page": 2, "quote": ANSWERS["Payment"]}])
+    api = MockAnthropic(FakeClaude(dict(ANSWERS)))
+    api.script.append(message([tool_use_block("extract_clause", {
+        "clause_id": f"{document.pk}:payment", "clause_type": "Payment", "clause_text": ANSWERS["Payment"],
+        "citations": citations})], "tool_use"))
+    run = _run(engagement, document, ["Payment"])
+    pipeline.process_document(run.pk, document.pk, engine=_engine(api))
+
+    ex = Extraction.objects.get(run=run)
+    assert ex.status == "found" and not ex.verification_errors and len(api.requests) == 1
+    (cit,) = ex.citations.all()
+    assert document.text[cit.start:cit.end] == ANSWERS["Payment"] and cit.page == 2
+
+
 @pytest.mark.parametrize("paraphrase", ["Customer shall pay Supplier a unit fee of 247.83 dollars per pallet",
                                         "Customer shall pay Supplier a unit fee of 247.83 per pallet"])
 def test_an_amount_written_without_its_currency_sign_is_never_stored_as_verified(engagement, paraphrase):

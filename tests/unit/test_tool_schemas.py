@@ -1,5 +1,6 @@
 """Tool schemas: a found clause without a citation must never get through."""
 import copy
+import json
 
 import jsonschema
 import pytest
@@ -13,6 +14,7 @@ from extraction.tool_schemas import (
     extract_clause_schema,
     extract_clause_tool,
     load_skill_tool,
+    read_extract_clause,
     validate_extract_clause,
 )
 
@@ -75,6 +77,25 @@ def test_no_extraction_tool_lets_a_found_clause_through_without_citation():
                     data["citations"] = cits
                 assert schema_errors(schema, data), (tool["name"], clause_text, cits)
                 assert validate_extract_clause(data), (clause_text, cits)
+
+
+def test_citations_sent_as_a_json_string_are_read_as_the_list_it_holds():
+    # Models sometimes write the array as text: "citations": "[{\"chunk_id\": ...}]".
+    as_text = {**GOOD, "citations": json.dumps(GOOD["citations"])}
+    read = read_extract_clause(as_text)
+    assert read["citations"] == GOOD["citations"] and validate_extract_clause(read) == []
+    assert as_text["citations"] == json.dumps(GOOD["citations"])  # the input itself is left as sent
+    assert validate_extract_clause(read_extract_clause({**NOT_FOUND, "citations": "[]"})) == []
+
+
+@pytest.mark.parametrize("text", ["[]", "[{'chunk_id': 'c_ab12', 'page': 3}]", "chunk c_ab12, page 3",
+                                  '["c_ab12"]', '{"chunk_id": "c_ab12", "page": 3, "quote": "In no event"}'])
+def test_citations_as_a_string_that_is_no_list_of_objects_stay_a_clear_error(text):
+    errors = validate_extract_clause(read_extract_clause({**GOOD, "citations": text}))
+    assert errors  # and a found clause with "[]" is still a found clause without citation
+    assert any("citation" in e for e in errors)
+    if text != "[]":
+        assert any("string" in e and "JSON array" in e for e in errors), errors
 
 
 def test_enum_is_the_catalog():
