@@ -4,7 +4,8 @@
 clause extracted again by a later run is its own row with its own run id and decisions);
 ``flat_rows`` flattens them to one row per citation for the tabular formats. Every decision on a clause
 is exported with its reviewer and time (``decisions`` in JSON, oldest first; the ``history`` column of
-CSV and XLSX, one decision a line), not only the one that stands. Cells that a
+CSV and XLSX, one decision a line), not only the one that stands; so is why the verifier flagged a clause
+``unverified`` (``verification_errors``: a list in JSON, one reason a line in CSV and XLSX). Cells that a
 spreadsheet would run as a formula are neutralised (contracts are untrusted text): in CSV with a
 leading apostrophe, in XLSX by writing every text as a string cell, which keeps the exact text.
 """
@@ -21,7 +22,7 @@ from reviewer.decisions import STATE_LABELS, derive_state, reviewer_name
 
 COLUMNS = (
     "document_id", "document", "document_type", "extraction_id", "run_id", "clause", "type", "status", "engine", "model",
-    "extraction_version", "citation_ordinal", "chunk_id", "page", "span_start", "span_end", "quote",
+    "verification_errors", "extraction_version", "citation_ordinal", "chunk_id", "page", "span_start", "span_end", "quote",
     "current_decision", "reviewer", "decided_at", "reason", "history",
 )
 FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
@@ -66,6 +67,7 @@ def export_records(extractions: Iterable[Any]) -> list[dict]:
             "engine_text": ex.clause_text,
             "type": ex.clause_type.name,
             "status": ex.status,
+            "verification_errors": list(ex.verification_errors or []),  # why it is flagged unverified
             "engine": ex.engine,
             "model": ex.model,
             "extraction_version": ex.version,
@@ -115,6 +117,7 @@ def flat_rows(records: list[dict]) -> list[dict]:
         base = {k: rec[k] for k in COLUMNS if k in rec}
         base["decided_at"] = rec["decided_at"] or ""
         base["history"] = history_text(rec.get("decisions") or [])
+        base["verification_errors"] = "\n".join(rec.get("verification_errors") or [])  # one reason a line
         for cit in rec["citations"] or [None]:
             row = dict(base)
             if cit:

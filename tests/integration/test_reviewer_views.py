@@ -251,6 +251,29 @@ def test_exports_carry_every_decision_with_its_reviewer_and_time(client, auditor
     assert "corrected" in history[1] and "$247.83 per record" in history[1] and "accepted" in history[2]
 
 
+def test_exports_say_why_a_clause_was_flagged_unverified(client, auditor, contract):
+    import csv
+    from io import BytesIO, StringIO
+
+    from openpyxl import load_workbook
+
+    ex = contract.extractions["Insurance"]
+    reasons = ["attempt 1: quote not found in chunk text: 'insurance of $5,000,000'",
+               'attempt 2: value "$5,000,000" is not in the cited text verbatim']
+    ex.verification_errors = reasons
+    ex.save(update_fields=["verification_errors"])
+    url = lambda fmt: reverse("document-export", args=[ex.document_id, fmt])  # noqa: E731
+
+    records = json.loads(client.get(url("json")).content)["clauses"]
+    assert next(r for r in records if r["extraction_id"] == ex.pk)["verification_errors"] == reasons
+    assert next(r for r in records if r["status"] == "found")["verification_errors"] == []
+    rows = list(csv.DictReader(StringIO(client.get(url("csv")).content.decode("utf-8-sig"))))
+    assert next(r for r in rows if r["extraction_id"] == str(ex.pk))["verification_errors"].splitlines() == reasons
+    sheet = list(load_workbook(BytesIO(client.get(url("xlsx")).content)).active.iter_rows(values_only=True))
+    row = next(r for r in sheet[1:] if r[sheet[0].index("extraction_id")] == ex.pk)
+    assert row[sheet[0].index("verification_errors")].splitlines() == reasons
+
+
 def test_documents_table_polls_only_while_a_document_is_in_the_pipeline(client, auditor, contract, engagement):
     from tests.factories import make_document
 
