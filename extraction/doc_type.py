@@ -10,7 +10,8 @@ carries the type from then on:
   ``classify_document`` tool forced; its ``doc_type`` is one of the engagement's type names
   (``ingest.doctype.type_choices``) or "Other", its ``evidence`` a passage of the document;
 * the server looks for the evidence in the document text (normalised as citations are); an answer
-  whose evidence is not there, or whose type is not on the list, gets one retry with the reason;
+  whose evidence is not there, or whose type is not on the list, gets one retry with the reason (a
+  reply holding several calls: the first that passes is taken, else each gets its reason back);
 * the type is saved only when the evidence was found and the type is not "Other"; either way the
   document is marked as asked (``doc_type_source`` "model"), so later runs do not ask again. A
   failed call (HTTP error, no connection, refusal) leaves it unmarked for the next run, and the
@@ -30,7 +31,7 @@ from typing import Sequence
 
 from extraction.claude_call import ClaudeCallError, create_message, plain_block, tool_input
 from extraction.docview import DocumentView
-from extraction.prompts import DOC_TYPE_SYSTEM, doc_type_question, verification_feedback
+from extraction.prompts import DOC_TYPE_SYSTEM, doc_type_question, rejected_results
 from extraction.tool_schemas import OTHER_TYPE, classify_document_tool
 from extraction.runs import add_usage
 from extraction.usage import Usage
@@ -78,17 +79,23 @@ def ask_claude(document: DocumentView, choices: Sequence[str], *, client, model:
                                   tool_choice={"type": "tool", "name": tool["name"]})
         usage.add(response.usage)
         response_model = response.model
-        call = next((b for b in response.content if b.type == "tool_use" and b.name == tool["name"]), None)
-        if call is None:
+        calls = [b for b in response.content if b.type == "tool_use"]
+        if not any(b.name == tool["name"] for b in calls):
             problem = f"Claude answered without the classify_document tool (stop_reason {response.stop_reason})."
             break
-        answer = tool_input(call.input)  # a string the SDK handed back would crash here and be refused
-        problem = check_answer(answer, choices, document.text)
-        if not problem:
-            kept = None if answer["doc_type"] == OTHER_TYPE else answer["doc_type"]
-            return DocTypeAnswer(kept, answer["evidence"], model=response_model, usage=usage)
+        problems = {}  # a reply may hold several calls: the first that passes is taken, each other answered
+        for call in calls:
+            answer = tool_input(call.input)  # a string the SDK handed back would crash here and be refused
+            if call.name != tool["name"]:
+                problems[call.id] = f'There is no tool "{call.name}" here; answer with {tool["name"]}.'
+                continue
+            problems[call.id] = check_answer(answer, choices, document.text)
+            if not problems[call.id]:
+                kept = None if answer["doc_type"] == OTHER_TYPE else answer["doc_type"]
+                return DocTypeAnswer(kept, answer["evidence"], model=response_model, usage=usage)
+        problem = "; ".join(problems.values())  # for the log, when the retry fails too
         messages += [{"role": "assistant", "content": [plain_block(b) for b in response.content]},
-                     verification_feedback(call.id, problem)]
+                     rejected_results(problems)]  # the API refuses a tool_use left without its tool_result
     return DocTypeAnswer(None, problem=problem, model=response_model, usage=usage)
 
 

@@ -89,6 +89,47 @@ def test_a_classify_input_that_arrives_as_a_string_is_read_and_the_run_goes_on(e
     assert Extraction.objects.filter(run=run, status="found").count() == 2
 
 
+def _as_the_api_checks_tool_results(body):
+    """What the API answers a history whose assistant turn holds a tool_use the next user message leaves
+    without a tool_result: HTTP 400. None (the model answers) when every tool_use is answered."""
+    msgs = body["messages"]
+    for turn, reply in zip(msgs, msgs[1:]):
+        asked = {b["id"] for b in turn["content"] if turn["role"] == "assistant" and b.get("type") == "tool_use"}
+        answered = {b.get("tool_use_id") for b in reply["content"] if isinstance(b, dict)}
+        if asked - answered:
+            return MockAnthropic.invalid_request(
+                "messages: tool_use ids were found without tool_result blocks immediately after: "
+                + ", ".join(sorted(asked - answered)))
+    return None
+
+
+def test_a_reply_with_two_rejected_classify_calls_gets_its_retry_with_both_reasons(engagement):
+    document = make_contract(engagement, doc_type="")
+    api = MockAnthropic(FakeClaude(dict(ANSWERS), doc_type=("Supply", TITLE)))
+    calls = [tool_use_block("classify_document", {"doc_type": "Supply", "evidence": "A SUPPLY CONTRACT"}),
+             tool_use_block("classify_document", {"doc_type": "Lease", "evidence": TITLE})]
+    api.script.extend([message(calls, "tool_use"), _as_the_api_checks_tool_results])
+    _run_once(engagement, document, api)
+
+    assert (document.doc_type, document.doc_type_source) == ("Supply", "model")
+    first, retry = _classify_calls(api)
+    results = retry["messages"][2]["content"]
+    assert [r["tool_use_id"] for r in results] == [c["id"] for c in calls]
+    assert "is not in the document" in results[0]["content"] and "not one of the listed" in results[1]["content"]
+
+
+def test_of_two_classify_calls_in_one_reply_the_one_that_passes_is_taken(engagement):
+    document = make_contract(engagement, doc_type="")
+    api = MockAnthropic(FakeClaude(dict(ANSWERS), doc_type=("Distributor", TITLE)))
+    api.script.append(message([tool_use_block("classify_document", {"doc_type": "Lease", "evidence": TITLE}),
+                               tool_use_block("classify_document", {"doc_type": "Supply", "evidence": TITLE})],
+                              "tool_use"))
+    _run_once(engagement, document, api)
+
+    assert (document.doc_type, document.doc_type_source) == ("Supply", "model")
+    assert len(_classify_calls(api)) == 1
+
+
 @pytest.mark.parametrize("replies", [
     [_answer("Supply", "SUPPLY AND DISTRIBUTION AGREEMENT"), _answer("Supply", "A SUPPLY CONTRACT")],
     [_answer("Other", TITLE)],
