@@ -4,8 +4,8 @@ Each request is encoded (``split.encode``, the SDK's own settings) as soon as it
 appended here, so its dicts can be dropped at once; the body is then sent from the file in
 pieces. Memory does not grow with the batch, which may hold up to 256 MB of requests.
 
-A ``BatchBody`` can be iterated more than once (each pass starts at the top): the SDK sends the
-same ``content`` again when it retries a failed POST.
+A ``BatchBody`` can be iterated more than once (each pass starts at the top), so a POST that is
+sent again sends it whole (``submit.send`` itself sends each creation once).
 """
 from __future__ import annotations
 

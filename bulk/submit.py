@@ -10,7 +10,8 @@ its conversation snapshot is written to its row, and only ids are kept.
 Every batch is written as a ``BatchJob`` row, with its items pointing at it, BEFORE
 the API call; the batch id is saved right after. A batch the API refuses sends its
 requests back to pending (a 4xx refusal counts as a failed batch for each of them,
-with the error text as the note of their next message).
+with the error text as the note of their next message). A creation that got no answer may
+have been taken all the same: the batch the API took is looked for first (``adopt``).
 """
 from __future__ import annotations
 
@@ -24,7 +25,7 @@ from django.db import transaction
 from django.db.models import F, Max
 from django.utils import timezone
 
-from bulk import retry
+from bulk import adopt, retry
 from bulk.body import BatchBody
 from bulk.build import Builder
 from bulk.models import BatchItem, BatchJob
@@ -196,12 +197,19 @@ def send(run, group: list[Member], body: BatchBody, client) -> BatchJob:
                                                               attempts=F("attempts") + 1)
         runs.mark_running(run)
     try:
-        # ``messages.batches.create`` takes the requests as dicts only; this is the same POST
+        # ``messages.batches.create`` takes the requests as dicts only; this is the same POST. Sent once:
+        # the API has no idempotency key, so the SDK's retry of a POST that timed out could create a
+        # second batch. A batch turned away waits for the next poll; one that got no answer is looked for.
         batch = client.post("/v1/messages/batches", cast_to=MessageBatch, content=body,
-                            options={"headers": {"Content-Length": str(body.size)}})
+                            options={"headers": {"Content-Length": str(body.size)}, "max_retries": 0})
     except anthropic.APIError as exc:
-        refused(job, exc)
-        return job
+        found = adopt.find(client, job) if adopt.may_have_been_taken(exc) else adopt.Found()
+        if found.batch is None:
+            refused(job, exc, note=adopt.doubt_note(found.doubt) if found.doubt else "")
+            return job
+        log.warning("batch %s of run %s: its creation got no answer (%s), and the API had taken it: %s is followed",
+                    seq, run.pk, api_error_text(exc), found.batch.id)
+        batch = found.batch
     if not BatchJob.objects.filter(pk=job.pk, state=BatchJob.State.SUBMITTING, batch_id="").update(
             batch_id=batch.id, submitted_at=timezone.now()):
         return too_late(job, batch, client)
@@ -231,13 +239,14 @@ def too_late(job: BatchJob, batch, client) -> BatchJob:
     return job
 
 
-def refused(job: BatchJob, exc: Exception) -> None:
-    """The API did not take the batch: the job fails; its requests go back to pending (a 4xx
-    refusal counts as one failed batch for each, with the API's message as their note)."""
+def refused(job: BatchJob, exc: Exception, *, note: str = "") -> None:
+    """The API did not take the batch (or it cannot be told which batch it took, said in ``note``): the job
+    fails; its requests go back to pending (a 4xx refusal counts as one failed batch for each, with the
+    API's message as their note)."""
     status = getattr(exc, "status_code", None)
     body = getattr(exc, "body", None)
     err = (body or {}).get("error", {}) if isinstance(body, dict) else {}
-    text = api_error_text(exc)
+    text = f"{api_error_text(exc)}. {note}" if note else api_error_text(exc)
     counts = isinstance(status, int) and 400 <= status < 500 and status != 429
     log.warning("batch %s of run %s refused: %s", job.sequence, job.run_id, text)
     with transaction.atomic():

@@ -17,6 +17,9 @@ What it adds to the base mock (whose ``/v1/messages`` side is unchanged):
   than the requests' (reversed), streamed in small chunks. Results are decided once, when the batch
   ends, and every download serves the same bytes (a re-harvest sees the same file).
 * ``POST .../cancel`` -> ``canceling``; requests not yet decided end ``canceled``.
+* ``GET /v1/messages/batches`` -> the batches, newest first, in pages (``limit``, default 20, and
+  ``after_id``; ``has_more``, ``first_id``, ``last_id``) as the API lists them; each batch's
+  ``created_at`` is the time it was created here.
 * ``damage[batch_id]``: ``(text, download) -> text`` changes the file served at a download (1, 2, ...):
   a line that is not JSON, a line cut off as a broken stream leaves it.
 
@@ -30,6 +33,7 @@ from __future__ import annotations
 
 import json
 from collections import deque
+from datetime import datetime, timezone
 from typing import Any
 
 import httpx2
@@ -73,6 +77,8 @@ class BatchAPI(MockAnthropic):
                 return httpx2.Response(status, headers=headers, json=body)
         if request.method == "POST" and path == "/v1/messages/batches":
             self._last_body_bytes = len(request.content)
+        if request.method == "GET" and path == "/v1/messages/batches":
+            return httpx2.Response(200, json=self._batch_list(request.url.params))
         if request.method == "GET" and path.endswith("/results"):
             status, headers, payload = self.handle("GET", path, None, dict(request.headers))
             if status != 200:
@@ -113,7 +119,8 @@ class BatchAPI(MockAnthropic):
         if len(set(ids)) != len(ids):
             return ErrorReply(400, "invalid_request_error", "custom_id values must be unique within a batch",
                               None).response()
-        self._batches[bid] = {"id": bid, "requests": requests, "polls": 0, "lines": None, "cancel": False}
+        self._batches[bid] = {"id": bid, "requests": requests, "polls": 0, "lines": None, "cancel": False,
+                              "created_at": datetime.now(timezone.utc).isoformat().replace("+00:00", "Z")}
         self.created.append({"id": bid, "requests": len(requests), "bytes": getattr(self, "_last_body_bytes", 0),
                              "custom_ids": ids})
         return 200, {"content-type": "application/json"}, self._batch_view(self._batches[bid])
@@ -130,11 +137,22 @@ class BatchAPI(MockAnthropic):
         status = "ended" if ended else ("canceling" if b["cancel"] else "in_progress")
         return {
             "id": b["id"], "type": "message_batch", "processing_status": status, "request_counts": counts,
-            "ended_at": ENDED_AT if ended else None, "created_at": "2026-01-01T00:00:00Z",
+            "ended_at": ENDED_AT if ended else None, "created_at": b.get("created_at", "2026-01-01T00:00:00Z"),
             "expires_at": "2026-01-02T00:00:00Z", "archived_at": None,
             "cancel_initiated_at": "2026-01-01T00:30:00Z" if b["cancel"] else None,
             "results_url": f"{self.results_base}/v1/messages/batches/{b['id']}/results" if ended else None,
         }
+
+    def _batch_list(self, params) -> dict:
+        with self._lock:
+            newest_first = list(reversed(self._batches.values()))  # (a dict keeps the order of creation)
+            start = 0
+            if params.get("after_id"):
+                start = 1 + next(i for i, b in enumerate(newest_first) if b["id"] == params["after_id"])
+            page = newest_first[start:start + int(params.get("limit", 20))]
+            data = [self._batch_view(b) for b in page]
+        return {"data": data, "has_more": start + len(page) < len(newest_first),
+                "first_id": data[0]["id"] if data else None, "last_id": data[-1]["id"] if data else None}
 
     def _batch_results(self, bid: str):
         b = self._batches.get(bid)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 
+import httpx2
 import pytest
 
 from bulk import poll
@@ -317,11 +318,11 @@ def test_a_creation_turned_away_is_retried_whole_then_sent_again_from_the_saved_
     make_contract(engagement)
     run = _start(engagement)
     api = BatchAPI(FakeClaude(dict(ANSWERS)))
-    api.create_script.extend([MockAnthropic.overloaded(), MockAnthropic.overloaded()])
+    api.create_script.append(MockAnthropic.overloaded())
     (turned_away,) = submit_pending(run, client=api.client(max_retries=1))
-    # the SDK sent the body (streamed from its file) twice, whole both times, with its length
-    first, again = api.posted
-    assert first["body"] == again["body"] and json.loads(first["body"])["requests"]
+    # the body (streamed from its file) was sent whole, with its length, once: the next poll sends it again
+    (first,) = api.posted
+    assert json.loads(first["body"])["requests"]
     assert first["content_length"] == str(len(first["body"])) == str(turned_away.size_bytes)
     assert turned_away.state == BatchJob.State.FAILED and "overloaded_error" in turned_away.error
     assert turned_away.progress == 0  # the page's bar: nothing of it was processed
@@ -331,7 +332,7 @@ def test_a_creation_turned_away_is_retried_whole_then_sent_again_from_the_saved_
 
     jobs = _round(run, api, api.client())
     assert [(j.request_count, j.retries) for j in jobs] == [(5, 0)]
-    assert json.loads(api.posted[2]["body"]) == json.loads(first["body"])  # rebuilt from them: the same requests
+    assert json.loads(api.posted[1]["body"]) == json.loads(first["body"])  # rebuilt from them: the same requests
     assert Extraction.objects.filter(run=run).count() == 5
 
 
@@ -494,6 +495,65 @@ def test_a_batch_taken_after_its_job_was_given_up_as_lost_is_canceled_not_billed
     assert poll.poll_active(client=api.client()).polled == 0  # the lost one is not followed
     run.refresh_from_db()
     assert run.status == "done" and Extraction.objects.filter(run=run).count() == 5
+
+
+def _answer_lost(api, *, taken=True):
+    """The next batch creation gets no answer (the client times out); ``taken``: the API took it all the same."""
+    create = api._batch_create
+
+    def lost(body):
+        api._batch_create = create  # the next one is answered
+        if taken:
+            create(body)
+        raise httpx2.ReadTimeout("no answer to the batch creation")
+
+    api._batch_create = lost
+
+
+def test_a_creation_that_got_no_answer_follows_the_batch_the_api_took_instead_of_a_second_one(engagement):
+    """The SDK used to send a batch creation that timed out again: the API, which had taken the first,
+    took a second, and the night's requests ran and were billed twice."""
+    make_contract(engagement)
+    run = _start(engagement)
+    api = BatchAPI(FakeClaude(dict(ANSWERS)))
+    _answer_lost(api)
+    client = api.client()
+    (job,) = submit_pending(run, client=client)
+    (created,) = api.created
+    assert job.batch_id == created["id"] and job.state == BatchJob.State.IN_PROGRESS and not job.error
+    assert set(BatchItem.objects.filter(run=run).values_list("state", "job")) == {("submitted", job.pk)}
+
+    poll.refresh(job, client)
+    assert harvest(job, client=client).outcomes == {"stored": 5}
+    run.refresh_from_db()
+    assert run.status == "done" and Extraction.objects.filter(run=run).count() == 5 and len(api.created) == 1
+
+
+def test_a_creation_that_got_no_answer_takes_no_batch_that_may_be_another_ones(engagement, monkeypatch):
+    """Neither a batch a run here follows, nor one of two that could be it: the requests are sent again and
+    the run page says which batches to look for in the Console."""
+    monkeypatch.setattr("bulk.adopt.LIST_PAGE", 1)  # the list read page by page
+    first, second = (make_contract(engagement, title=f"Supply {n}") for n in range(2))
+    api = BatchAPI(FakeClaude(dict(ANSWERS)))
+    ours = _start(engagement, documents=[first])
+    (followed,) = submit_pending(ours, client=api.client())  # as many requests, and followed here
+    run = _start(engagement, documents=[second])
+
+    _answer_lost(api, taken=False)  # the API took nothing: the requests wait for the next poll
+    (job,) = submit_pending(run, client=api.client())
+    assert job.state == BatchJob.State.FAILED and job.batch_id == "" and "Console" not in job.error
+    assert [c["id"] for c in api.created] == [followed.batch_id]
+
+    # someone else's batch of five, then ours that got no answer: either could be this job's
+    api.client().messages.batches.create(requests=[
+        {"custom_id": f"other-{n}", "params": {"model": "claude-sonnet-4-6", "max_tokens": 10,
+                                               "messages": [{"role": "user", "content": "hi"}]}} for n in range(5)])
+    _answer_lost(api)
+    (job,) = submit_pending(run, client=api.client())
+    other, lost = (c["id"] for c in api.created[1:])
+    assert job.state == BatchJob.State.FAILED and job.batch_id == ""
+    assert other in job.error and lost in job.error and "cancel it in the Claude Console" in job.error
+    assert set(BatchItem.objects.filter(run=run).values_list("state", flat=True)) == {"pending"}
 
 
 def test_without_an_api_key_nothing_is_claimed(engagement, settings):

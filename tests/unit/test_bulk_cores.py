@@ -142,3 +142,35 @@ def test_relay_hands_out_the_reply_once_then_asks_for_the_next_request():
     assert caught.value.params == {"model": "m", "max_tokens": 5}
     with pytest.raises(NextRequest):
         Relay().messages.create()
+
+
+# --------------------------------------------------------------------------- a creation that got no answer
+
+def test_a_batch_is_taken_as_the_jobs_only_when_it_can_be_nobody_elses():
+    from datetime import datetime, timezone
+    from types import SimpleNamespace
+
+    import anthropic
+    import httpx2
+
+    from bulk.adopt import choose, may_have_been_taken
+
+    when = datetime(2026, 1, 1, 3, 0, tzinfo=timezone.utc)
+    a, b = (SimpleNamespace(id=f"msgbatch_{n}", created_at=when) for n in "ab")
+    assert choose([a], set(), rivals=0, complete=True).batch is a
+    assert choose([a, b], {"msgbatch_a"}, rivals=0, complete=True).batch is b
+    assert choose([a], {"msgbatch_a"}, rivals=0, complete=True) == choose([], set(), rivals=0, complete=True)
+    for doubtful in (choose([a, b], set(), rivals=0, complete=True), choose([a], set(), rivals=1, complete=True),
+                     choose([], set(), rivals=0, complete=False)):
+        assert doubtful.batch is None and doubtful.doubt
+    assert "msgbatch_a" in choose([a, b], set(), rivals=0, complete=True).doubt
+
+    request = httpx2.Request("POST", "https://api.anthropic.com/v1/messages/batches")
+
+    def answered(status):
+        return anthropic.APIStatusError("x", response=httpx2.Response(status, request=request), body=None)
+
+    assert may_have_been_taken(anthropic.APITimeoutError(request=request))
+    assert may_have_been_taken(anthropic.APIConnectionError(request=request))
+    assert may_have_been_taken(answered(500)) and may_have_been_taken(answered(504))
+    assert not any(may_have_been_taken(answered(s)) for s in (400, 413, 429, 529))
