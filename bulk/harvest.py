@@ -30,10 +30,19 @@ group, which the next harvest applies again.
 Idempotent: a line is applied only while its item is ``submitted`` in this job, under
 a row lock, so harvesting a file twice (or a crashed harvest taken up again) adds
 nothing twice; ``save_outcome`` is itself keyed.
+
+One harvest at a time: ``take`` gives the harvest a lease (a new token on the job's row).
+A harvest silent for ``poll.STALE_AFTER`` (a stalled download) is handed to another, which
+takes a new lease. Each group, and the end, first renews the lease with a conditional
+UPDATE that holds the job's row until the group commits (so a takeover waits for the group,
+and then finds the lease fresh); a harvest whose lease was taken stops there, writing nothing:
+it neither applies lines, nor sends requests on, nor marks the batch harvested or hands it
+back under the newer harvest's feet.
 """
 from __future__ import annotations
 
 import logging
+import uuid
 from dataclasses import dataclass, field
 from itertools import islice
 from typing import Any, Iterable
@@ -70,6 +79,7 @@ class HarvestResult:
     outcomes: dict = field(default_factory=dict)   # stored / requeued / failed / skipped -> count
     missing: int = 0                               # submitted requests with no line in the file
     unreadable: int = 0                            # lines of the file that were not results
+    superseded: bool = False                       # another harvest took the batch over; this one stopped
 
     def add(self, label: str) -> None:
         self.outcomes[label] = self.outcomes.get(label, 0) + 1
@@ -98,13 +108,18 @@ class Tally:
             usage["cost_usd"] = F("cost_usd") + cost_usd(u, run.model, batch=True)
             ExtractionRun.objects.filter(pk=run.pk).update(**usage)
         updates.update(usage)
-        updates["harvest_started_at"] = timezone.now()  # a live harvest never looks stale to the poller
-        BatchJob.objects.filter(pk=job.pk).update(**updates)
+        if updates:
+            BatchJob.objects.filter(pk=job.pk).update(**updates)
         self.counts, self.usage = {}, Usage()
 
 
-def take(job: BatchJob, *, force: bool = False) -> bool:
-    """Claim ``job`` for harvesting (compare-and-set on its state)."""
+class LeaseLost(Exception):
+    """Another harvest took the batch over (this one was silent too long)."""
+
+
+def take(job: BatchJob, *, force: bool = False) -> str:
+    """Claim ``job`` for harvesting (compare-and-set on its state); returns the new lease, or "" when
+    the job is not to be harvested (or another harvest holds it and is not stale)."""
     states = [BatchJob.State.ENDED]
     if force:
         states += [BatchJob.State.HARVESTING, BatchJob.State.HARVESTED]
@@ -113,8 +128,18 @@ def take(job: BatchJob, *, force: bool = False) -> bool:
         from bulk.poll import STALE_AFTER
 
         q |= Q(state=BatchJob.State.HARVESTING, harvest_started_at__lt=timezone.now() - STALE_AFTER)
-    return bool(BatchJob.objects.filter(q, pk=job.pk).update(state=BatchJob.State.HARVESTING,
-                                                             harvest_started_at=timezone.now()))
+    lease = uuid.uuid4().hex
+    taken = BatchJob.objects.filter(q, pk=job.pk).update(state=BatchJob.State.HARVESTING, harvest_lease=lease,
+                                                         harvest_started_at=timezone.now())
+    return lease if taken else ""
+
+
+def hold(job: BatchJob, lease: str) -> None:
+    """Renew ``lease`` before a write that matters (in the writes' transaction: the job's row stays locked
+    until they commit), or raise ``LeaseLost``. A live harvest never looks stale to the poller."""
+    if not BatchJob.objects.filter(pk=job.pk, state=BatchJob.State.HARVESTING, harvest_lease=lease).update(
+            harvest_started_at=timezone.now()):
+        raise LeaseLost(f"batch {job.batch_id} was taken over by another harvest")
 
 
 def harvest(job: BatchJob, *, client=None, results: Iterable | None = None, builder: Builder | None = None,
@@ -123,7 +148,8 @@ def harvest(job: BatchJob, *, client=None, results: Iterable | None = None, buil
     defaults to the stream of the batch's results file (``results.stream``); ``force`` harvests again a
     job already harvested (it adds nothing: every line is skipped)."""
     out = HarvestResult(job.pk)
-    if not take(job, force=force):
+    lease = take(job, force=force)
+    if not lease:
         out.taken = False
         return out
     job.refresh_from_db()
@@ -140,6 +166,7 @@ def harvest(job: BatchJob, *, client=None, results: Iterable | None = None, buil
         while group := list(islice(lines, GROUP_LINES)):
             tally = Tally()
             with transaction.atomic():
+                hold(job, lease)
                 items = _locked_items(job, [line.custom_id for line in group])
                 for line in _by_document(group, items):
                     out.lines += 1
@@ -147,8 +174,10 @@ def harvest(job: BatchJob, *, client=None, results: Iterable | None = None, buil
                     out.add(label)
                     tally.count(label)
                 tally.flush(job, run)
+    except LeaseLost:
+        return _superseded(job, out)
     except BaseException as exc:  # the stream broke (or a worker stops): the next poll takes the job up again
-        BatchJob.objects.filter(pk=job.pk, state=BatchJob.State.HARVESTING).update(
+        BatchJob.objects.filter(pk=job.pk, state=BatchJob.State.HARVESTING, harvest_lease=lease).update(
             state=BatchJob.State.ENDED, error=f"Its results could not be read to the end ({api_error_text(exc)}); "
                                               "the next poll tries again.")
         raise
@@ -157,8 +186,27 @@ def harvest(job: BatchJob, *, client=None, results: Iterable | None = None, buil
         if close:
             close()
     out.unreadable = getattr(results, "unreadable", 0)
+    try:
+        _settle(job, run, lease, out)
+    except LeaseLost:
+        return _superseded(job, out)
+    finish(run)
+    log.info("harvested batch %s (%s): %s", job.sequence, job.batch_id, out.outcomes)
+    return out
+
+
+def _superseded(job: BatchJob, out: HarvestResult) -> HarvestResult:
+    log.warning("harvest of batch %s (%s) stopped: another harvest took it over after %d lines", job.sequence,
+                job.batch_id, out.lines)
+    out.superseded = True
+    return out
+
+
+def _settle(job: BatchJob, run, lease: str, out: HarvestResult) -> None:
+    """The end of the file: requests with no line go to the next batch, and the job is harvested."""
     tally = Tally()
     with transaction.atomic():
+        hold(job, lease)
         missing = BatchItem.objects.filter(job=job, state=BatchItem.State.SUBMITTED).only("id")
         for item in missing.iterator(chunk_size=GROUP_LINES):
             out.missing += 1
@@ -172,9 +220,6 @@ def harvest(job: BatchJob, *, client=None, results: Iterable | None = None, buil
             done["error"] = (f"{out.unreadable} line{'s' if out.unreadable > 1 else ''} of the results file could "
                              "not be read; their requests went to the next batch")
         BatchJob.objects.filter(pk=job.pk).update(**done)
-    finish(run)
-    log.info("harvested batch %s (%s): %s", job.sequence, job.batch_id, out.outcomes)
-    return out
 
 
 def finish(run) -> None:

@@ -56,7 +56,8 @@ class BatchJob(models.Model):
     expires_at = models.DateTimeField(null=True, blank=True)
     ended_at = models.DateTimeField(null=True, blank=True)
     polled_at = models.DateTimeField(null=True, blank=True)
-    harvest_started_at = models.DateTimeField(null=True, blank=True)
+    harvest_started_at = models.DateTimeField(null=True, blank=True)  # renewed by the harvest at each group
+    harvest_lease = models.CharField(max_length=32, blank=True)  # the harvest that holds it (new at each take)
     harvested_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:

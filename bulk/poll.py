@@ -20,7 +20,7 @@ from bulk.models import BatchItem, BatchJob
 from extraction.models import ExtractionRun
 
 log = logging.getLogger(__name__)
-# Submitters renew their claims every 500 requests, harvests their lease every 100 lines: work
+# Submitters renew their claims every minute, harvests their lease at each group of lines: work
 # untouched for this long was left by a process that died.
 STALE_AFTER = timedelta(minutes=30)
 State = BatchJob.State

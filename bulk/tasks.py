@@ -32,7 +32,9 @@ def harvest_job(job_id: int) -> str:
     result = harvest.harvest(job)
     if result.taken and result.outcomes.get(harvest.REQUEUED):
         submit_run.delay(job.run_id)
-    return f"{result.lines} lines: {result.outcomes}" if result.taken else "not taken (harvested elsewhere)"
+    if not result.taken:
+        return "not taken (harvested elsewhere)"
+    return f"{result.lines} lines: {result.outcomes}" + (" (taken over by another harvest)" if result.superseded else "")
 
 
 @shared_task(name="bulk.tasks.poll_batches")

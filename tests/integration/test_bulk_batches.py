@@ -228,8 +228,8 @@ def test_a_reharvest_adds_nothing(engagement):
              BatchJob.objects.filter(pk=job.pk).values().get())
     for b, a in zip(before[:4], after[:4]):
         assert a == b
-    assert {k: v for k, v in after[4].items() if k not in ("harvest_started_at", "harvested_at")} == \
-        {k: v for k, v in before[4].items() if k not in ("harvest_started_at", "harvested_at")}
+    moved = ("harvest_started_at", "harvested_at", "harvest_lease")
+    assert {k: v for k, v in after[4].items() if k not in moved} == {k: v for k, v in before[4].items() if k not in moved}
     # a harvest that is not forced does not even take a harvested job
     assert harvest(job, client=client).taken is False
 
@@ -376,6 +376,53 @@ def test_a_harvest_broken_midway_is_taken_up_again_without_duplicates(engagement
     assert result.outcomes == {"stored": 5}
     job.refresh_from_db()
     assert (job.n_harvested, job.n_stored) == (5, 5)
+    assert Extraction.objects.filter(run=run).count() == 5
+
+
+def test_a_harvest_taken_over_stops_and_leaves_the_batch_to_the_harvest_that_took_it(engagement, monkeypatch):
+    """A harvest silent for half an hour (a stalled download) is handed to another by the poll. The first
+    one used to go on when it woke: applying lines, then marking the batch harvested (or, if its download
+    broke, handing the batch back to the poll for a third harvest) while the second held it."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from bulk.harvest import take
+
+    monkeypatch.setattr("bulk.harvest.GROUP_LINES", 2)
+    run, client, job = _one_ended_batch(engagement)
+    lines = list(client.messages.batches.results(job.batch_id))
+
+    def taken_over():  # the poll's view of a silent harvest, and the harvest it starts
+        BatchJob.objects.filter(pk=job.pk).update(harvest_started_at=timezone.now() - timedelta(hours=1))
+        assert poll.to_harvest() == [job.pk] and take(job)
+
+    def silent_then_awake():
+        yield from lines[:2]
+        taken_over()
+        yield from lines[2:]
+
+    first = harvest(job, results=silent_then_awake())
+    assert first.outcomes == {"stored": 2}  # the group it had applied, nothing after
+    job.refresh_from_db()
+    assert (job.state, job.n_harvested, job.harvested_at) == ("harvesting", 2, None) and not poll.to_harvest()
+    assert first.superseded
+
+    def silent_then_broken():
+        yield from lines[:2]  # (all applied already: skipped)
+        taken_over()
+        raise ConnectionError("the download woke up broken")
+
+    BatchJob.objects.filter(pk=job.pk).update(harvest_started_at=timezone.now() - timedelta(hours=1))
+    with pytest.raises(ConnectionError):
+        harvest(job, results=silent_then_broken())
+    job.refresh_from_db()
+    assert job.state == "harvesting" and not job.error and not poll.to_harvest()  # still the newer harvest's
+
+    BatchJob.objects.filter(pk=job.pk).update(harvest_started_at=timezone.now() - timedelta(hours=1))
+    assert harvest(job, client=client).outcomes == {"skipped": 2, "stored": 3}  # (its own lease is stale)
+    job.refresh_from_db()
+    assert (job.state, job.n_harvested, job.n_stored) == ("harvested", 5, 5)
     assert Extraction.objects.filter(run=run).count() == 5
 
 
