@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from decimal import Decimal
 
 from django.db.models import Count, Q
 
@@ -36,6 +37,17 @@ class RunSummary:
     @property
     def retries(self) -> int:
         return sum(j.retries for j in self.jobs)
+
+    @property
+    def batch_cost(self) -> Decimal:
+        """What the batches' results cost, at the batch price."""
+        return sum((j.cost_usd for j in self.jobs), Decimal(0))
+
+    @property
+    def standard_cost(self) -> Decimal:
+        """The rest of the run's cost: its ordinary Messages calls (an untyped contract's type question),
+        billed at the standard price."""
+        return self.run.cost_usd - self.batch_cost
 
     @property
     def tokens(self) -> int:

@@ -75,6 +75,34 @@ def test_batch_page_shows_each_batch_with_counts_retries_tokens_and_cost(client,
     assert f"Run {run.pk}" in listing and engagement.name in listing
 
 
+def test_the_run_cost_says_which_part_is_at_the_batch_price(client, engagement, people):
+    """The run's total, which includes an untyped contract's type question at the standard price, was all
+    labelled "batch price, 50% of standard"."""
+    from extraction.usage import Usage, cost_usd
+
+    make_contract(engagement, doc_type="")
+    clause_types(NAMES)
+    run = start_bulk(engagement, clause_types=NAMES, engine="anthropic", enqueue=False)
+    api = BatchAPI(FakeClaude(dict(ANSWERS), doc_type=("Supply", "MASTER SUPPLY AGREEMENT")))
+    client_ = api.client()
+    (job,) = submit_pending(run, client=client_)
+    run.refresh_from_db()
+    question = run.cost_usd
+    assert question == cost_usd(Usage(run.input_tokens, run.output_tokens, run.cache_write_tokens,
+                                      run.cache_read_tokens), run.model, batch=False) > 0
+    poll.refresh(job, client_)
+    harvest(job, client=client_)
+    run.refresh_from_db()
+    job.refresh_from_db()
+    assert job.cost_usd > 0 and run.cost_usd == question + job.cost_usd
+
+    client.force_login(people["auditor"])
+    html = client.get(reverse("bulk:run", args=[run.pk])).content.decode()
+    assert f"${run.cost_usd:.4f}" in html
+    assert f"${job.cost_usd:.4f} for the batched requests, at the batch price, 50% of standard" in html
+    assert f"${question:.4f} for the contract-type questions, asked one by one at the standard price" in html
+
+
 def test_runs_of_other_engagements_are_404_and_hidden(client, engagement, people, make_member):
     document = make_contract(engagement)
     clause_types(NAMES)
