@@ -29,7 +29,8 @@ group, which the next harvest applies again.
 
 Idempotent: a line is applied only while its item is ``submitted`` in this job, under
 a row lock, so harvesting a file twice (or a crashed harvest taken up again) adds
-nothing twice; ``save_outcome`` is itself keyed.
+nothing twice; ``save_outcome`` is itself keyed. A succeeded line whose request is gone (its
+document deleted mid-run) is billed all the same: its tokens are counted once (``count_gone``).
 
 One harvest at a time: ``take`` gives the harvest a lease (a new token on the job's row).
 A harvest silent for ``poll.STALE_AFTER`` (a stalled download) is handed to another, which
@@ -54,6 +55,7 @@ from django.utils import timezone
 from bulk import results as result_file
 from bulk import retry
 from bulk.build import Builder
+from bulk.custom_ids import parse
 from bulk.models import BatchItem, BatchJob
 from bulk.poll import api_error_text
 from bulk.relay import NextRequest, Relay
@@ -168,6 +170,7 @@ def harvest(job: BatchJob, *, client=None, results: Iterable | None = None, buil
             with transaction.atomic():
                 hold(job, lease)
                 items = _locked_items(job, [line.custom_id for line in group])
+                count_gone(job, run, group, items, tally)
                 for line in _by_document(group, items):
                     out.lines += 1
                     label = apply_line(job, run, line, builder, tally, items.get(line.custom_id))
@@ -236,6 +239,30 @@ def _items_for_update(job: BatchJob):
 def _locked_items(job: BatchJob, custom_ids: list[str]) -> dict[str, BatchItem]:
     """The items of one group of lines, locked in one query, by custom id (a line with none is skipped)."""
     return {item.custom_id: item for item in _items_for_update(job).filter(custom_id__in=custom_ids)}
+
+
+def count_gone(job: BatchJob, run, group: list, items: dict[str, BatchItem], tally: Tally) -> None:
+    """Succeeded lines of the group whose request is gone (its document was deleted mid-run, and its item
+    with it): the API billed them all the same, so their tokens are counted, once (the job keeps their
+    custom ids: a harvest taken up again, or forced, meets them again)."""
+    lines = {line.custom_id: line for line in group
+             if line.custom_id not in items and line.result.type == "succeeded" and _of_run(line.custom_id, run)}
+    if not lines:
+        return
+    present = set(BatchItem.objects.filter(custom_id__in=list(lines)).values_list("custom_id", flat=True))
+    counted = set(BatchJob.objects.filter(pk=job.pk).values_list("gone_counted", flat=True).get())
+    gone = [cid for cid in lines if cid not in present and cid not in counted]
+    for cid in gone:
+        tally.usage = tally.usage + Usage().add(lines[cid].result.message.usage)
+    if gone:
+        BatchJob.objects.filter(pk=job.pk).update(gone_counted=sorted(counted | set(gone)))
+
+
+def _of_run(cid: str, run) -> bool:
+    try:
+        return parse(cid).run_id == run.pk
+    except ValueError:
+        return False
 
 
 def _by_document(group: list, items: dict[str, BatchItem]) -> list:

@@ -50,6 +50,8 @@ class BatchJob(models.Model):
     cache_read_tokens = models.BigIntegerField(default=0)
     cache_write_tokens = models.BigIntegerField(default=0)
     cost_usd = models.DecimalField(max_digits=12, decimal_places=6, default=0)  # at batch price (50%)
+    # succeeded lines whose request was gone (its document deleted mid-run), their tokens counted once
+    gone_counted = models.JSONField(default=list, blank=True)
     error = models.TextField(blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     submitted_at = models.DateTimeField(null=True, blank=True)

@@ -426,6 +426,25 @@ def test_a_harvest_taken_over_stops_and_leaves_the_batch_to_the_harvest_that_too
     assert Extraction.objects.filter(run=run).count() == 5
 
 
+def test_the_succeeded_lines_of_a_document_deleted_mid_run_are_still_counted_in_the_cost_once(engagement):
+    """The API bills a succeeded line whose document was deleted while its batch ran; the harvest passed
+    over such lines without counting their tokens, and the run's cost came out short."""
+    from extraction.usage import Usage, cost_usd
+
+    run, client, job = _one_ended_batch(engagement)
+    paid = Usage()
+    for line in client.messages.batches.results(job.batch_id):
+        paid.add(line.result.message.usage)
+    run.tasks.first().document.delete()
+
+    assert harvest(job, client=client).outcomes == {"skipped": 5}
+    harvest(job, client=client, force=True)  # met again: counted once
+    job.refresh_from_db()
+    run.refresh_from_db()
+    assert paid.output_tokens and job.output_tokens == run.output_tokens == paid.output_tokens
+    assert job.cost_usd == run.cost_usd == cost_usd(paid, run.model, batch=True)
+
+
 def test_a_results_line_that_is_not_json_loses_only_its_own_request(engagement):
     """A line of the results file that cannot be read used to stop every harvest of the batch at that
     line (the SDK's decoder raises), so the poll took it up again each minute for ever and none of the
