@@ -540,6 +540,9 @@ def test_not_in_this_contract_marks_a_found_clause_absent_and_the_figures_count_
     assert (review.decision, review.corrected_text) == ("correct", "not_found")
     html = response.content.decode()
     assert "Not found: marked not in this contract by review." in html and 'value="absent"' not in html
+    item = re.search(rf'id="clause-item-{ex.pk}".*?</li>', html, re.S).group(0)  # the list's item, swapped in
+    assert "Marked not in this contract" in item and "not_found" not in item
+    assert "marked not in this contract</div>" in html  # the history says it in words too
     counts = reviewer_counts([engagement.id])
     assert counts["absent_pairs"] == 1
     assert (counts["silent"]["n"], counts["silent"]["silent"]) == (1, 0)  # the engine's "found" was invented
