@@ -178,17 +178,31 @@ def classify_document_tool(doc_types: Sequence[str]) -> dict:
 
 def read_extract_clause(data: Any) -> Any:
     """An ``extract_clause`` input as the server reads it: ``citations`` written as a string holding a
-    JSON array of objects (models sometimes send the array as text) becomes that array, to be validated
-    and verified like any other. Anything else is returned as sent, for ``validate_extract_clause`` to name."""
-    if not isinstance(data, dict) or not isinstance(data.get("citations"), str):
+    JSON array of objects (models sometimes send the array as text) becomes that array, and a citation's
+    ``page`` written as digits ("3") becomes the number, to be validated and verified like any other (the
+    server computes the page from the chunk anyway; a quoted number must not cost the clause its retry).
+    Anything else is returned as sent, for ``validate_extract_clause`` to name."""
+    if not isinstance(data, dict):
         return data
-    try:
-        cits = json.loads(data["citations"])
-    except ValueError:
+    cits = data.get("citations")
+    if isinstance(cits, str):
+        try:
+            decoded = json.loads(cits)
+        except ValueError:
+            return data
+        if not (isinstance(decoded, list) and all(isinstance(c, dict) for c in decoded)):
+            return data
+        cits = decoded
+    if not isinstance(cits, list):
         return data
-    if isinstance(cits, list) and all(isinstance(c, dict) for c in cits):
-        return {**data, "citations": cits}
-    return data
+    return {**data, "citations": [_read_page(c) for c in cits]}
+
+
+def _read_page(citation: Any) -> Any:
+    page = citation.get("page") if isinstance(citation, dict) else None
+    if isinstance(page, str) and page.strip().isascii() and page.strip().isdigit():
+        return {**citation, "page": int(page.strip())}
+    return citation
 
 
 def validate_extract_clause(data: Any, clause_types: Sequence[str] | None = None) -> list[str]:

@@ -88,6 +88,18 @@ def test_citations_sent_as_a_json_string_are_read_as_the_list_it_holds():
     assert validate_extract_clause(read_extract_clause({**NOT_FOUND, "citations": "[]"})) == []
 
 
+def test_a_page_sent_as_digits_is_read_as_the_number():
+    # "page": "3" was refused ("page must be an integer >= 1") and cost the clause its one retry, although the
+    # server computes the page from the cited chunk and never trusts the model's number
+    quoted = {**GOOD, "citations": [{**GOOD["citations"][0], "page": " 3 "}]}
+    read = read_extract_clause(quoted)
+    assert read["citations"] == GOOD["citations"] and validate_extract_clause(read) == []
+    assert quoted["citations"][0]["page"] == " 3 "  # the input itself is left as sent
+    for page in ("three", "3.0", "-3", "", "٣"):  # no number, or not a plain one: still named
+        errors = validate_extract_clause(read_extract_clause({**GOOD, "citations": [{**GOOD["citations"][0], "page": page}]}))
+        assert "citation 1: page must be an integer >= 1" in errors, page
+
+
 @pytest.mark.parametrize("text", ["[]", "[{'chunk_id': 'c_ab12', 'page': 3}]", "chunk c_ab12, page 3",
                                   '["c_ab12"]', '{"chunk_id": "c_ab12", "page": 3, "quote": "In no event"}'])
 def test_citations_as_a_string_that_is_no_list_of_objects_stay_a_clear_error(text):
