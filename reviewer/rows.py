@@ -91,15 +91,20 @@ REVIEWS_SQL = """ARRAY(
 
 
 # The page texts around one citation (the given one, else the clause's first): its page(s) and
-# one page either side, each sliced out of Document.text.
+# one page either side, each sliced out of Document.text. ``last_page`` is the page its span ends on
+# (a clause may run on from the foot of one page): the page after that one is shown too.
 PAGES_SQL = """ARRAY(
   SELECT json_build_object('citation_id', fc.id, 'number', p.number, 'start', p.char_start, 'end', p.char_end,
                            'text', substr(d.text, p.char_start + 1, p.char_end - p.char_start))
-  FROM (SELECT c.id, c.page, c.start, c."end" FROM extraction_citation c
+  FROM (SELECT c.id, c.page, c.start, c."end",
+               (SELECT max(lp.number) FROM ingest_page lp
+                WHERE lp.document_id = "extraction_extraction"."document_id" AND lp.char_start < c."end") AS last_page
+        FROM extraction_citation c
         WHERE c.extraction_id = "extraction_extraction"."id" AND (c.id = %s OR %s = 0)
         ORDER BY c.ordinal, c.id LIMIT 1) fc
   JOIN ingest_page p ON p.document_id = "extraction_extraction"."document_id"
-       AND (p.number BETWEEN fc.page - 1 AND fc.page + 1 OR (p.char_start < fc."end" AND p.char_end > fc.start))
+       AND (p.number BETWEEN fc.page - 1 AND greatest(fc.page, fc.last_page) + 1
+            OR (p.char_start < fc."end" AND p.char_end > fc.start))
   JOIN ingest_document d ON d.id = p.document_id
   ORDER BY p.number)"""
 

@@ -117,10 +117,15 @@ def build(
     return ws
 
 
+# Pages lo - 1 to hi + 1, every page the cited span (end, start) touches, and the page after the one it
+# ends on (a clause may run on from the foot of a page; greatest() ignores the NULL of no span).
 PAGES_SQL = """
 SELECT p.number, p.char_start, p.char_end, substr(d.text, p.char_start + 1, p.char_end - p.char_start)
 FROM ingest_page p JOIN ingest_document d ON d.id = p.document_id
-WHERE p.document_id = %s AND (p.number BETWEEN %s AND %s OR (p.char_start < %s AND p.char_end > %s))
+WHERE p.document_id = %(doc)s AND (
+  p.number BETWEEN %(lo)s - 1 AND greatest(%(hi)s, (SELECT max(lp.number) FROM ingest_page lp
+                                                    WHERE lp.document_id = %(doc)s AND lp.char_start < %(end)s)) + 1
+  OR (p.char_start < %(end)s AND p.char_end > %(start)s))
 ORDER BY p.number"""
 
 
@@ -129,9 +134,9 @@ def _load_pages(ws: Workspace, lo: int, hi: int, spans: list[source.Span]) -> No
     (or already loaded with the clause, see ``reviewer.rows.with_rows(pages_for=...)``)."""
     rows = rows_module.page_rows(ws.extraction, ws.citation.pk) if ws.citation is not None else None
     if rows is None:
-        cited = (ws.citation.end, ws.citation.start) if ws.citation is not None else (0, 0)
+        end, start = (ws.citation.end, ws.citation.start) if ws.citation is not None else (0, 0)
         with connection.cursor() as cursor:
-            cursor.execute(PAGES_SQL, [ws.document.pk, lo - 1, hi + 1, *cited])
+            cursor.execute(PAGES_SQL, {"doc": ws.document.pk, "lo": lo, "hi": hi, "end": end, "start": start})
             rows = cursor.fetchall()
     texts = [source.PageText(n, s, e, body or "") for n, s, e, body in rows]
     if ws.citation is not None:

@@ -552,3 +552,24 @@ def test_not_in_this_contract_marks_a_found_clause_absent_and_the_figures_count_
     refused = _decide(client, missing, "absent")
     assert refused.status_code == 422 and "already says this clause is not in the contract" in refused.content.decode()
     assert not Review.objects.filter(extraction=missing).exists()
+
+
+@pytest.mark.parametrize("preloaded", [True, False], ids=["with-the-clause", "page-query"])
+def test_a_span_across_a_page_break_shows_both_pages_and_the_page_after_them(client, auditor, contract, preloaded,
+                                                                             monkeypatch):
+    # a clause running from the foot of page 3 onto page 4: pages 2 (its end) and 5 (its start) frame it;
+    # page 5 was never loaded, so the reader lost what follows the clause
+    from extraction.models import Citation
+    from reviewer import rows
+
+    ex = contract.extractions["Governing Law"]
+    page3, page4 = contract.pages[2], contract.pages[3]
+    start, end = page3.char_end - 40, page4.char_start + 40
+    text = contract.document.text
+    cit = Citation.objects.create(extraction=ex, chunk=contract.chunks[0], ordinal=9, page=3, start=start, end=end,
+                                  quote=text[start:end], model_page=3)
+    if not preloaded:  # the workspace's own page query, as when the clause was not loaded with its pages
+        monkeypatch.setattr(rows, "page_rows", lambda extraction, citation_id: None)
+    html = client.get(reverse("citation", args=[ex.document_id, ex.pk, cit.pk]), **HX).content.decode()
+    assert re.findall(r'data-page="(\d+)"', html)[:2] == ["3", "4"]
+    assert 'aria-label="End of page 2"' in html and 'aria-label="Start of page 5"' in html
