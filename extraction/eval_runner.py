@@ -49,9 +49,10 @@ class Corpus:
         return set(names[:cut]), set(names[cut:])
 
 
-def read_jsonl(path: Path, needs: tuple[str, ...] = ()) -> list[dict]:
-    """The lines of a JSON Lines file; ValueError naming the file and line of one that is not a JSON
-    object with the keys ``needs`` (said before any work, not as a KeyError after an hour of it)."""
+def read_jsonl(path: Path, needs: tuple[str, ...] = ()) -> list[tuple[int, dict]]:
+    """(line number, row) of each line of a JSON Lines file; ValueError naming the file and line of one
+    that is not a JSON object with the keys ``needs`` (said before any work, not as a KeyError after an
+    hour of it)."""
     rows = []
     with open(path, encoding="utf-8") as fh:
         for n, line in enumerate(fh, 1):
@@ -66,17 +67,38 @@ def read_jsonl(path: Path, needs: tuple[str, ...] = ()) -> list[dict]:
             missing = [key for key in needs if key not in row]
             if missing:
                 raise ValueError(f"{path.name} line {n} lacks " + ", ".join(f'"{key}"' for key in missing))
-            rows.append(row)
+            rows.append((n, row))
     return rows
 
 
+def _refuse_repeats(rows: list[tuple[int, dict]], key: Callable[[dict], object], said: Callable[[dict], str],
+                    name: str) -> None:
+    """ValueError naming the line that repeats an earlier one's ``key``, before any work: a run holds one
+    task per (document, clause type), so a repeated pair failed the whole run after its ingest, and a
+    document listed twice is two PDFs under one name."""
+    seen: dict = {}
+    for n, row in rows:
+        first = seen.setdefault(key(row), n)
+        if first != n:
+            raise ValueError(f"{name} line {n} repeats {said(row)} (line {first})")
+
+
 def load_corpus(folder: Path, limit: int | None = None) -> Corpus:
-    docs = read_jsonl(folder / "documents.jsonl", ("doc", "pdf"))
+    listed = read_jsonl(folder / "documents.jsonl", ("doc", "pdf"))
+    _refuse_repeats(listed, lambda d: d["doc"], lambda d: f'"{d["doc"]}"', "documents.jsonl")
+    lines = read_jsonl(folder / "gold.jsonl", ("doc", "clause_type", "present"))
+    _refuse_repeats(lines, lambda g: (g["doc"], g["clause_type"]), lambda g: f'{g["doc"]} / {g["clause_type"]}',
+                    "gold.jsonl")
+    known = {d["doc"] for _, d in listed}
+    stray = next(((n, g) for n, g in lines if g["doc"] not in known), None)
+    if stray is not None:  # a typo or a lost line: its pairs would be left out of every figure without a word
+        raise ValueError(f'gold.jsonl line {stray[0]} names "{stray[1]["doc"]}", which documents.jsonl does not list')
+    docs = [d for _, d in listed]
     if limit:
         docs = docs[:limit]
     keep = {d["doc"] for d in docs}
     gold = [{**g, "spans": g.get("spans") or []}  # an absent pair may leave its spans out
-            for g in read_jsonl(folder / "gold.jsonl", ("doc", "clause_type", "present")) if g["doc"] in keep]
+            for _, g in lines if g["doc"] in keep]
     unlabelled = next((g for g in gold if g["present"] and not g["spans"]), None)
     if unlabelled is not None:  # it could never be a hit: the hit rate would drop with no word said
         raise ValueError(f'gold.jsonl: {unlabelled["doc"]} / {unlabelled["clause_type"]} is present but has no spans')

@@ -56,3 +56,31 @@ def test_claude_is_shown_the_k_chunks_that_evaluate_retrieves_and_scores(k):
     view = type("View", (), {"text": "x" * WHOLE_DOC_MAX_CHARS, "chunks": [], "source": "c.pdf", "pages": None})()
     pack = clause_pack(view, chunks[:k], engine.k)
     assert sum(f"Clause {i} text." in pack.text for i in range(10)) == k  # as many as recall@k is measured on
+
+
+def test_a_gold_line_naming_a_document_documents_jsonl_lacks_is_named_not_dropped(tmp_path):
+    folder = corpus(tmp_path, [{"doc": "c1", "clause_type": "Parties", "present": False},
+                               {"doc": "c2", "clause_type": "Parties", "present": False}])  # a typo, or a lost line
+    with pytest.raises(ValueError, match=r'gold\.jsonl line 2 names "c2", which documents\.jsonl does not list'):
+        load_corpus(folder)
+    # a document that --limit leaves out is listed: its lines are left out without a word
+    both = corpus(tmp_path, [{"doc": "c1", "clause_type": "Parties", "present": False},
+                             {"doc": "c2", "clause_type": "Parties", "present": False}],
+                  doc_lines=[DOC, {"doc": "c2", "pdf": "pdf/c2.pdf"}])
+    assert [g["doc"] for g in load_corpus(both, limit=1).gold] == ["c1"]
+
+
+def test_a_pair_given_twice_is_named_before_any_work(tmp_path):
+    # the run holds one task per (document, clause type): a second line failed after the whole ingest
+    folder = corpus(tmp_path, [{"doc": "c1", "clause_type": "Parties", "present": False},
+                               {"doc": "c1", "clause_type": "Governing Law", "present": False},
+                               {"doc": "c1", "clause_type": "Parties", "present": False}])
+    with pytest.raises(ValueError, match=r"gold\.jsonl line 3 repeats c1 / Parties \(line 1\)"):
+        load_corpus(folder)
+
+
+def test_a_document_listed_twice_is_named_before_any_work(tmp_path):
+    folder = corpus(tmp_path, [{"doc": "c1", "clause_type": "Parties", "present": False}],
+                    doc_lines=[DOC, {"doc": "c2", "pdf": "pdf/c2.pdf"}, {"doc": "c1", "pdf": "pdf/other.pdf"}])
+    with pytest.raises(ValueError, match=r'documents\.jsonl line 3 repeats "c1" \(line 1\)'):
+        load_corpus(folder)
