@@ -348,6 +348,8 @@ def evaluate(folder: Path, out: Path, *, limit: int | None = None, k: int = 5, e
     corpus = load_corpus(folder, limit)
     if not corpus.documents:
         raise ValueError(f"{folder}/documents.jsonl lists no documents")
+    if not corpus.gold:  # nothing to score: not an ingest of every PDF for a metrics.json of 0 pairs
+        raise ValueError(f"{folder}/gold.jsonl has no pair of the {len(corpus.documents)} document(s) evaluated")
     name = resolve_engine_name(engine_name)  # refused here, before ingest: not after an hour of it
     if name == "anthropic" and not settings.ANTHROPIC_API_KEY:
         raise ValueError("the anthropic engine needs ANTHROPIC_API_KEY; set it, or use --engine offline")

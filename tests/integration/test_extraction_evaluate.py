@@ -152,3 +152,21 @@ def test_a_corpus_label_the_catalog_lacks_is_evaluated_without_joining_every_run
     assert not rows["Confidentiality"].active
     assert "Confidentiality" not in {t.name for t in runs.active_types()}
     assert clause_type_rows(["Confidentiality"])["Confidentiality"].pk == rows["Confidentiality"].pk
+
+
+@pytest.mark.parametrize("gold", ["", "\n", '{"doc": "later", "clause_type": "Parties", "present": false}\n'])
+def test_a_corpus_with_no_gold_pair_to_score_is_refused_before_any_ingest(tmp_path, gold):
+    from django.core.management.base import CommandError
+
+    from ingest.models import Document
+
+    corpus = tmp_path / "corpus"
+    (corpus / "pdf").mkdir(parents=True)
+    for name in ("first", "later"):
+        (corpus / "pdf" / f"{name}.pdf").write_bytes(b"%PDF-1.4\n" + name.encode() * 64)
+    (corpus / "documents.jsonl").write_text("".join(json.dumps({"doc": name, "pdf": f"pdf/{name}.pdf"}) + "\n"
+                                                    for name in ("first", "later")))
+    (corpus / "gold.jsonl").write_text(gold)  # empty, or only pairs of a document --limit leaves out
+    with pytest.raises(CommandError, match=r"gold\.jsonl has no pair of the 1 document\(s\) evaluated"):
+        call_command("evaluate", str(corpus), out=str(tmp_path / "out"), engine="offline", limit=1)
+    assert not Document.objects.exists() and not (tmp_path / "out").exists()  # no metrics.json of 0 pairs
