@@ -122,6 +122,7 @@ def ingest(corpus: Corpus, engagement, say: Say) -> IngestReport:
     from ingest.pipeline import run_pipeline
 
     rep = IngestReport()
+    first_row: dict[int, dict] = {}  # Document pk -> the documents.jsonl line that brought it
     started = time.perf_counter()
     for i, row in enumerate(corpus.documents, 1):
         path = corpus.folder / row["pdf"]
@@ -134,6 +135,12 @@ def ingest(corpus: Corpus, engagement, say: Say) -> IngestReport:
             rep.failed.append({"doc": row["doc"], "status": "refused", "error": error[:300]})
             continue
         doc = result.document
+        first = first_row.setdefault(doc.pk, row)
+        if first is not row:  # same bytes, same document: one run cannot hold its pairs twice
+            error = f"the same file as {first['doc']} ({first['pdf']})"
+            say(f"[{i}/{len(corpus.documents)}] {path.name} not evaluated: {error}")
+            rep.failed.append({"doc": row["doc"], "status": "duplicate", "error": error[:300]})
+            continue
         if doc.status != "ready" and doc.status not in ("failed", "needs_ocr"):
             t0 = time.perf_counter()
             run_pipeline(doc.pk)

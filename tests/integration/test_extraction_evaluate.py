@@ -170,3 +170,30 @@ def test_a_corpus_with_no_gold_pair_to_score_is_refused_before_any_ingest(tmp_pa
     with pytest.raises(CommandError, match=r"gold\.jsonl has no pair of the 1 document\(s\) evaluated"):
         call_command("evaluate", str(corpus), out=str(tmp_path / "out"), engine="offline", limit=1)
     assert not Document.objects.exists() and not (tmp_path / "out").exists()  # no metrics.json of 0 pairs
+
+
+def test_two_documents_with_the_same_file_are_evaluated_once_and_the_copy_is_named(tmp_path):
+    from tests.integration.extraction_fixtures import ANSWERS, write_contract_pdf
+
+    corpus = tmp_path / "corpus"
+    (corpus / "pdf").mkdir(parents=True)
+    write_contract_pdf(corpus / "pdf" / "supply.pdf")
+    (corpus / "pdf" / "supply copy.pdf").write_bytes((corpus / "pdf" / "supply.pdf").read_bytes())
+    docs = {"supply": "pdf/supply.pdf", "supply copy": "pdf/supply copy.pdf"}
+    (corpus / "documents.jsonl").write_text("".join(json.dumps({"doc": d, "pdf": p}) + "\n" for d, p in docs.items()))
+    law = ANSWERS["Governing Law"]
+    (corpus / "gold.jsonl").write_text("".join(
+        json.dumps(row) + "\n" for d in docs for row in (
+            {"doc": d, "clause_type": "Governing Law", "present": True,
+             "spans": [{"text": law, "parts": [{"text": law, "pages": [3, 3]}]}]},
+            {"doc": d, "clause_type": "Non-Compete", "present": False, "spans": []})))
+    out = tmp_path / "out"
+    call_command("evaluate", str(corpus), out=str(out), engine="offline")  # finishes: no IntegrityError
+
+    m = json.loads((out / "metrics.json").read_text())
+    assert m["documents"]["not_ready"] == [{"doc": "supply copy", "status": "duplicate",
+                                            "error": "the same file as supply (pdf/supply.pdf)"}]
+    lines = {(p["doc"], p["clause_type"]): p["extraction"]["status"]
+             for p in map(json.loads, open(out / "predictions.jsonl"))}
+    assert lines[("supply copy", "Governing Law")] == lines[("supply copy", "Non-Compete")] == "failed"
+    assert lines[("supply", "Governing Law")] != "failed" and m["overall"]["failed"] == 2
