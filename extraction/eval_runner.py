@@ -294,6 +294,17 @@ def run_pairs(corpus: Corpus, engagement, documents: dict, *, engine, k: int, sa
 PROBABILITIES = [round(0.05 * i, 2) for i in range(1, 20)]  # 0.05 .. 0.95
 
 
+def needs_both_kinds(labels: list[bool], said: Callable[[int, int], str]) -> None:
+    """ValueError unless there are present and absent pairs to fit on (``said(present, absent)`` says
+    where they were counted): with one kind only, the presence model learns a bias that answers every
+    pair alike, and saved, it would decide every later offline extraction that way (with none at all
+    the fit failed with a numpy TypeError)."""
+    present = sum(map(bool, labels))
+    absent = len(labels) - present
+    if not present or not absent:
+        raise ValueError(f"cannot calibrate: {said(present, absent)}; the presence model needs both kinds of pair")
+
+
 def calibrate(corpus: Corpus, engagement, documents: dict, *, k: int, say: Say,
               path: Path = CALIBRATION_FILE, options: dict | None = None) -> dict:
     """Fit the offline engine's not_found decision on the first half of the corpus and save it.
@@ -308,8 +319,11 @@ def calibrate(corpus: Corpus, engagement, documents: dict, *, k: int, say: Say,
     engine = OfflineEngine(calibration={"threshold": 0.0, "version": "uncalibrated", "options": options})
     say(f"calibrating the offline engine on {len(fit_docs)} documents (first half of documents.jsonl)")
     _, _, recs = run_pairs(corpus, engagement, documents, engine=engine, k=k, say=say, doc_names=fit_docs)
-    score_choice = evaluation.calibrate_threshold(recs, THRESHOLDS)
     usable = [r for r in recs if r.features]
+    needs_both_kinds([r.present for r in usable],
+                     lambda p, a: f"of the first half's pairs {p} present and {a} absent got an answer (the others' "
+                                  f"documents are not ready); nothing written to {path}")
+    score_choice = evaluation.calibrate_threshold(recs, THRESHOLDS)
     model = presence.fit([(r.features, r.clause_type, r.present) for r in usable])
     for r in usable:
         r.score = model.probability(r.features, r.clause_type)
@@ -362,6 +376,10 @@ def evaluate(folder: Path, out: Path, *, limit: int | None = None, k: int = 5, e
         raise ValueError("the anthropic engine needs ANTHROPIC_API_KEY; set it, or use --engine offline")
     if do_calibrate and name != "offline":
         raise ValueError("--calibrate fits the offline engine's threshold; use --engine offline")
+    if do_calibrate:
+        fit_docs = corpus.halves()[0]  # refused here, before ingest, when gold alone says it cannot be fitted
+        needs_both_kinds([g["present"] for g in corpus.gold if g["doc"] in fit_docs],
+                         lambda p, a: f"the first half's gold has {p} present and {a} absent pair(s)")
     prepare_out(out)
     from engagements.models import Engagement
 

@@ -197,3 +197,42 @@ def test_two_documents_with_the_same_file_are_evaluated_once_and_the_copy_is_nam
              for p in map(json.loads, open(out / "predictions.jsonl"))}
     assert lines[("supply copy", "Governing Law")] == lines[("supply copy", "Non-Compete")] == "failed"
     assert lines[("supply", "Governing Law")] != "failed" and m["overall"]["failed"] == 2
+
+
+def _fake_pdf_corpus(folder, gold_rows):
+    """A corpus of one document, "c1", whose PDF does not convert, with ``gold_rows`` (clause type, present)."""
+    (folder / "pdf").mkdir(parents=True)
+    (folder / "pdf" / "c1.pdf").write_bytes(b"%PDF-1.4\n" + b"\x00 not a pdf body " * 64)
+    (folder / "documents.jsonl").write_text(json.dumps({"doc": "c1", "pdf": "pdf/c1.pdf"}) + "\n")
+    span = [{"text": "This Agreement is governed by the laws of Delaware.",
+             "parts": [{"text": "This Agreement is governed by the laws of Delaware.", "pages": [1, 1]}]}]
+    (folder / "gold.jsonl").write_text("".join(
+        json.dumps({"doc": "c1", "clause_type": t, "present": p, "spans": span if p else []}) + "\n"
+        for t, p in gold_rows))
+    return folder
+
+
+def test_calibrating_on_a_half_with_one_kind_of_pair_is_refused_before_any_ingest(tmp_path):
+    from django.core.management.base import CommandError
+
+    from extraction.engines.offline import CALIBRATION_FILE
+    from ingest.models import Document
+
+    shipped = CALIBRATION_FILE.read_bytes()
+    corpus = _fake_pdf_corpus(tmp_path / "corpus", [("Non-Compete", False), ("Insurance", False)])
+    with pytest.raises(CommandError, match=r"cannot calibrate: the first half's gold has 0 present and 2 absent"):
+        call_command("evaluate", str(corpus), out=str(tmp_path / "out"), engine="offline", calibrate=True)
+    assert not Document.objects.exists() and CALIBRATION_FILE.read_bytes() == shipped
+
+
+def test_calibrating_when_no_pair_got_an_answer_is_refused_and_the_shipped_calibration_kept(tmp_path):
+    from django.core.management.base import CommandError
+
+    from extraction.engines.offline import CALIBRATION_FILE
+
+    shipped = CALIBRATION_FILE.read_bytes()
+    corpus = _fake_pdf_corpus(tmp_path / "corpus", [("Governing Law", True), ("Non-Compete", False)])
+    with pytest.raises(CommandError, match=r"cannot calibrate: of the first half's pairs 0 present and 0 absent got "
+                                           r"an answer .*nothing written"):
+        call_command("evaluate", str(corpus), out=str(tmp_path / "out"), engine="offline", calibrate=True)
+    assert CALIBRATION_FILE.read_bytes() == shipped
