@@ -83,12 +83,38 @@ def _refuse_repeats(rows: list[tuple[int, dict]], key: Callable[[dict], object],
             raise ValueError(f"{name} line {n} repeats {said(row)} (line {first})")
 
 
+def spans_problem(spans) -> str | None:
+    """What is wrong with a gold line's "spans" (None: nothing): the shape cuad-dev's README gives,
+    ``[{text, parts: [{text, pages: [first, last] or null}]}]``. The metrics read it only after the
+    whole run, where a list of bare texts stopped the command with an AttributeError traceback."""
+    if not isinstance(spans, list):
+        return '"spans" is not a list'
+    for span in spans:
+        if not isinstance(span, dict) or not isinstance(span.get("text", ""), str):
+            return 'a span is not an object with a "text"'
+        parts = span.get("parts") or []
+        if not isinstance(parts, list):
+            return 'a span\'s "parts" is not a list'
+        for part in parts:
+            if not isinstance(part, dict) or not isinstance(part.get("text", ""), str):
+                return 'a part is not an object with a "text"'
+            pages = part.get("pages")
+            if pages is not None and not (isinstance(pages, list) and len(pages) <= 2 and all(
+                    isinstance(page, int) and not isinstance(page, bool) for page in pages)):
+                return f'a part\'s "pages" is {json.dumps(pages)}, not [first, last] or null'
+    return None
+
+
 def load_corpus(folder: Path, limit: int | None = None) -> Corpus:
     listed = read_jsonl(folder / "documents.jsonl", ("doc", "pdf"))
     _refuse_repeats(listed, lambda d: d["doc"], lambda d: f'"{d["doc"]}"', "documents.jsonl")
     lines = read_jsonl(folder / "gold.jsonl", ("doc", "clause_type", "present"))
     _refuse_repeats(lines, lambda g: (g["doc"], g["clause_type"]), lambda g: f'{g["doc"]} / {g["clause_type"]}',
                     "gold.jsonl")
+    for n, g in lines:
+        problem = spans_problem(g.get("spans") or [])  # an absent pair may leave its spans out
+        if problem:
+            raise ValueError(f"gold.jsonl line {n}: {problem}")
     known = {d["doc"] for _, d in listed}
     stray = next(((n, g) for n, g in lines if g["doc"] not in known), None)
     if stray is not None:  # a typo or a lost line: its pairs would be left out of every figure without a word

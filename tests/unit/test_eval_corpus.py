@@ -84,3 +84,28 @@ def test_a_document_listed_twice_is_named_before_any_work(tmp_path):
                     doc_lines=[DOC, {"doc": "c2", "pdf": "pdf/c2.pdf"}, {"doc": "c1", "pdf": "pdf/other.pdf"}])
     with pytest.raises(ValueError, match=r'documents\.jsonl line 3 repeats "c1" \(line 1\)'):
         load_corpus(folder)
+
+
+@pytest.mark.parametrize("spans, said", [
+    (["Delaware law governs."], "a span is not an object"),  # texts without their parts
+    ("Delaware law governs.", '"spans" is not a list'),
+    ([{"text": "Delaware law governs.", "parts": {"text": "Delaware law governs."}}],
+     'a span\'s "parts" is not a list'),
+    ([{"text": "Delaware law governs.", "parts": [{"text": "Delaware law governs.", "pages": ["3", "3"]}]}],
+     r'a part\'s "pages" is \["3", "3"\], not \[first, last\] or null'),
+    ([{"text": 3}], "a span is not an object"),
+])
+def test_spans_not_in_the_gold_shape_are_named_before_any_work(tmp_path, spans, said):
+    # they were read only by the metrics, after the whole run: an AttributeError or TypeError traceback then
+    folder = corpus(tmp_path, [{"doc": "c1", "clause_type": "Parties", "present": False},
+                               {"doc": "c1", "clause_type": "Governing Law", "present": True, "spans": spans}])
+    with pytest.raises(ValueError, match=r"gold\.jsonl line 2: " + said):
+        load_corpus(folder)
+
+
+def test_spans_in_the_gold_shape_are_read(tmp_path):
+    spans = [{"text": "Delaware law governs.", "parts": [{"text": "Delaware law governs.", "pages": [3, 3]},
+                                                         {"text": "law", "pages": None}]}]
+    folder = corpus(tmp_path, [{"doc": "c1", "clause_type": "Governing Law", "present": True, "spans": spans},
+                               {"doc": "c1", "clause_type": "Parties", "present": False, "spans": None}])
+    assert [g["spans"] for g in load_corpus(folder).gold] == [spans, []]
