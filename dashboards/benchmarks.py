@@ -223,22 +223,31 @@ def execute(run: BenchmarkRun) -> BenchmarkRun:
         if run.engine:
             options["engine"] = run.engine
         call_command(conf.get("EVALUATE_COMMAND"), str(corpus), **options)
-        result = import_predictions(run, out / "eval" / "predictions.jsonl", corpus / "gold.jsonl",
-                                    corpus / "documents.jsonl")
-        load_metrics(run, out / "eval" / "metrics.json")
-        if result.outcomes == 0:
-            raise CorpusError("evaluate wrote no prediction that matches the gold pairs")
+        _import_output(run, corpus, out / "eval")
     except BaseException as exc:
-        BenchmarkRun.objects.filter(pk=run.pk).update(
-            status=BenchmarkRun.Status.FAILED, finished_at=timezone.now(),
-            error=f"{type(exc).__name__}: {exc}"[:4000],
-        )
-        log.exception("benchmark run %s failed", run.pk)
+        _record_failure(run, exc)
         raise
     run.status, run.finished_at = BenchmarkRun.Status.DONE, timezone.now()
     run.save(update_fields=["status", "finished_at"])
     sync_benchmark_alerts(run)
     return run
+
+
+def _import_output(run: BenchmarkRun, corpus: Path, out: Path) -> None:
+    """Judge and keep an ``evaluate`` output folder on ``run``; CorpusError when it holds nothing to judge."""
+    if not (out / "predictions.jsonl").is_file():
+        raise CorpusError(f"{out} has no predictions.jsonl (evaluate writes it in its --out folder)")
+    result = import_predictions(run, out / "predictions.jsonl", corpus / "gold.jsonl", corpus / "documents.jsonl")
+    load_metrics(run, out / "metrics.json")
+    if result.outcomes == 0:
+        raise CorpusError("evaluate wrote no prediction that matches the gold pairs")
+
+
+def _record_failure(run: BenchmarkRun, exc: BaseException) -> None:
+    BenchmarkRun.objects.filter(pk=run.pk).update(
+        status=BenchmarkRun.Status.FAILED, finished_at=timezone.now(), error=f"{type(exc).__name__}: {exc}"[:4000],
+    )
+    log.exception("benchmark run %s failed", run.pk)
 
 
 def fail_abandoned_runs(now=None) -> int:
@@ -260,13 +269,18 @@ def fail_abandoned_runs(now=None) -> int:
 
 
 def import_existing(run: BenchmarkRun, out_dir) -> BenchmarkRun:
-    """Record an ``evaluate`` output folder that already exists as a finished run of ``run``'s set."""
+    """Record an ``evaluate`` output folder that already exists as a finished run of ``run``'s set; records
+    failure on the run and re-raises (a run left queued would keep the set's weekly silent-source run
+    from starting until it is swept as abandoned)."""
     from dashboards.alerts import sync_benchmark_alerts
 
     corpus, out = Path(run.benchmark_set.path), Path(out_dir)
     run.out_dir, run.started_at = str(out), run.started_at or timezone.now()
-    import_predictions(run, out / "predictions.jsonl", corpus / "gold.jsonl", corpus / "documents.jsonl")
-    load_metrics(run, out / "metrics.json")
+    try:
+        _import_output(run, corpus, out)
+    except BaseException as exc:
+        _record_failure(run, exc)
+        raise
     run.status, run.finished_at = BenchmarkRun.Status.DONE, timezone.now()
     run.save(update_fields=["status", "finished_at", "out_dir", "started_at"])
     sync_benchmark_alerts(run)

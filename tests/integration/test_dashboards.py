@@ -652,6 +652,26 @@ def test_failed_benchmark_is_recorded(corpus, monkeypatch):
 
 
 @pytest.mark.django_db
+def test_an_import_with_nothing_to_import_fails_its_run_instead_of_leaving_it_queued(corpus, tmp_path):
+    from django.core.management import CommandError, call_command
+
+    bset = benchmarks.import_set(corpus)
+    with pytest.raises(CommandError, match="has no predictions.jsonl"):  # a mistyped folder
+        call_command("run_benchmark", bset.name, "--from-output", str(tmp_path / "no-such-run"))
+    (run,) = BenchmarkRun.objects.filter(benchmark_set=bset)
+    # "queued" for a day, it kept the weekly silent-source run of the set from starting
+    assert run.status == "failed" and "has no predictions.jsonl" in run.error and run.finished_at
+
+    other = tmp_path / "other-corpus-run"  # predictions of another corpus: no pair to judge, no result
+    other.mkdir()
+    (other / "predictions.jsonl").write_text(json.dumps(
+        {"doc": "elsewhere", "clause_type": "Parties", "extraction": {"status": "not_found"}}) + "\n")
+    with pytest.raises(CommandError, match="no prediction that matches the gold pairs"):
+        call_command("run_benchmark", bset.name, "--from-output", str(other))
+    assert list(BenchmarkRun.objects.filter(benchmark_set=bset).values_list("status", flat=True)) == ["failed"] * 2
+
+
+@pytest.mark.django_db
 def test_a_redelivered_message_never_runs_a_benchmark_twice(corpus, monkeypatch):
     calls = []
     monkeypatch.setattr(benchmarks, "call_command", fake_evaluate(calls))
