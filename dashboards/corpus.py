@@ -36,9 +36,12 @@ def read_jsonl(path: Path) -> Iterator[dict]:
             if not line.strip():
                 continue
             try:
-                yield json.loads(line)
+                row = json.loads(line)
             except json.JSONDecodeError as exc:
                 raise CorpusError(f"{path.name} line {number}: not JSON ({exc.msg})") from None
+            if not isinstance(row, dict):  # every reader looks keys up in it: said here, not as a server error
+                raise CorpusError(f"{path.name} line {number}: not a JSON object")
+            yield row
 
 
 def load_documents(documents_path: Path) -> dict[str, dict]:

@@ -460,6 +460,21 @@ def test_only_admins_import_corpora_and_only_under_the_roots(client, people, cor
 
 
 @pytest.mark.django_db
+@pytest.mark.parametrize("name, line", [("gold.jsonl", '["d1", "Governing Law", true]'), ("documents.jsonl", "7")])
+def test_an_import_page_names_a_line_that_is_json_but_not_an_object(client, people, corpus, name, line):
+    from dashboards.models import BenchmarkSet
+
+    with open(corpus / name, "a") as fh:
+        fh.write(line + "\n")  # it was an AttributeError or TypeError: a server error page
+    client.force_login(people["admin"])
+    response = client.post(reverse("dashboards:benchmark-import"), {"path": "mini-cuad", "weekly_silent_source": "on"},
+                           follow=True)
+    n = len((corpus / name).read_text().splitlines())
+    assert f"Not imported: {name} line {n}: not a JSON object" in response.content.decode()
+    assert not BenchmarkSet.objects.exists()
+
+
+@pytest.mark.django_db
 def test_an_import_never_takes_over_another_engagements_set(client, engagement, people, other, corpus, tmp_path):
     theirs = benchmarks.import_set(corpus, "their corpus", engagement=other)
     run = benchmarks.import_existing(benchmarks.new_run(theirs, trigger="import"), write_predictions(tmp_path / "o"))
