@@ -13,10 +13,11 @@ import functools
 import hashlib
 import json
 import logging
+import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Iterable
 
 from django.conf import settings
 
@@ -420,9 +421,6 @@ def evaluate(folder: Path, out: Path, *, limit: int | None = None, k: int = 5, e
     engine = engine_for(name, k=k, calibration=calibration)
     run, preds, recs = run_pairs(corpus, engagement, rep.documents, engine=engine, k=k, say=say)
 
-    with open(out / "predictions.jsonl", "w", encoding="utf-8") as fh:
-        for p in preds:
-            fh.write(json.dumps(p, ensure_ascii=False) + "\n")
     summary = evaluation.summarise(recs)
     fit, held = corpus.halves()
     cal = getattr(engine, "calibration", None) or {}
@@ -442,10 +440,19 @@ def evaluate(folder: Path, out: Path, *, limit: int | None = None, k: int = 5, e
     }
     metrics["timings_ms"]["ingest_s"] = rep.seconds
     metrics["timings_ms"]["wall_s"] = round(time.perf_counter() - started, 1)
-    with open(out / "scores.jsonl", "w", encoding="utf-8") as fh:  # per pair, for threshold analysis
-        for r in recs:
-            fh.write(json.dumps({"doc": r.doc, "clause_type": r.clause_type, "present": r.present,
-                                 "status": r.status, "score": r.score, "hit": evaluation.is_hit(r),
-                                 "features": r.features}) + "\n")
-    (out / "metrics.json").write_text(json.dumps(metrics, indent=2, ensure_ascii=False) + "\n")
+    # Everything is computed before anything is written, and metrics.json comes last: a run that fails (or is
+    # stopped) on the way leaves the older run's three files as they were, never new predictions beside old figures.
+    _replace(out / "predictions.jsonl", (json.dumps(p, ensure_ascii=False) + "\n" for p in preds))
+    _replace(out / "scores.jsonl", (  # per pair, for threshold analysis
+        json.dumps({"doc": r.doc, "clause_type": r.clause_type, "present": r.present, "status": r.status,
+                    "score": r.score, "hit": evaluation.is_hit(r), "features": r.features}) + "\n" for r in recs))
+    _replace(out / "metrics.json", [json.dumps(metrics, indent=2, ensure_ascii=False) + "\n"])
     return metrics
+
+
+def _replace(path: Path, lines: Iterable[str]) -> None:
+    """Write ``path`` whole or not at all: into a temporary file beside it, then renamed over it."""
+    partial = path.with_name(path.name + ".partial")
+    with open(partial, "w", encoding="utf-8") as fh:
+        fh.writelines(lines)
+    os.replace(partial, path)

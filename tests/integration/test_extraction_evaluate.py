@@ -236,3 +236,25 @@ def test_calibrating_when_no_pair_got_an_answer_is_refused_and_the_shipped_calib
                                            r"an answer .*nothing written"):
         call_command("evaluate", str(corpus), out=str(tmp_path / "out"), engine="offline", calibrate=True)
     assert CALIBRATION_FILE.read_bytes() == shipped
+
+
+def test_a_run_that_fails_after_extraction_leaves_the_older_runs_files_as_they_were(tmp_path, monkeypatch):
+    # predictions.jsonl was written before the figures were computed: a run that failed there (or was stopped)
+    # left new predictions beside the older run's metrics.json, a pair of files that did not belong together
+    from extraction import evaluation
+
+    corpus = _fake_pdf_corpus(tmp_path / "corpus", [("Governing Law", True), ("Non-Compete", False)])
+    out = tmp_path / "out"
+    out.mkdir()
+    before = {name: f"the older run's {name}\n" for name in ("predictions.jsonl", "scores.jsonl", "metrics.json")}
+    for name, text in before.items():
+        (out / name).write_text(text)
+
+    def broken(records):
+        raise RuntimeError("stopped while the figures were computed")
+
+    monkeypatch.setattr(evaluation, "summarise", broken)
+    with pytest.raises(RuntimeError):
+        call_command("evaluate", str(corpus), out=str(out), engine="offline")
+    assert {name: (out / name).read_text() for name in before} == before
+    assert sorted(p.name for p in out.iterdir()) == sorted(before)  # and no temporary file left behind
