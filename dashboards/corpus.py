@@ -9,8 +9,8 @@ import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterator
 
+from extraction import jsonl
 from extraction.evaluation import corpus_credit
 
 
@@ -30,18 +30,13 @@ class CorpusSummary:
     problems: list[str] = field(default_factory=list)
 
 
-def read_jsonl(path: Path) -> Iterator[dict]:
-    with open(path, encoding="utf-8") as handle:
-        for number, line in enumerate(handle, 1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise CorpusError(f"{path.name} line {number}: not JSON ({exc.msg})") from None
-            if not isinstance(row, dict):  # every reader looks keys up in it: said here, not as a server error
-                raise CorpusError(f"{path.name} line {number}: not a JSON object")
-            yield row
+def read_jsonl(path: Path) -> list[dict]:
+    """The rows of a JSON Lines file; CorpusError naming the file and line of one that is not a JSON object
+    (every reader looks keys up in it: said here, not as a server error)."""
+    try:
+        return [row for _, row in jsonl.read_jsonl(Path(path))]
+    except ValueError as exc:
+        raise CorpusError(str(exc)) from None
 
 
 def load_documents(documents_path: Path) -> dict[str, dict]:

@@ -25,6 +25,7 @@ from extraction import evaluation, pipeline, presence, runs
 from extraction.catalog_sync import ensure_catalog
 from extraction.engines import get_engine, resolve_engine_name
 from extraction.engines.offline import CALIBRATION_FILE, OfflineEngine, load_calibration
+from extraction.jsonl import read_jsonl
 from extraction.models import ClauseTask, ClauseType, ExtractionRun
 from extraction.types import page_of
 
@@ -48,28 +49,6 @@ class Corpus:
         names = self.names
         cut = (len(names) + 1) // 2
         return set(names[:cut]), set(names[cut:])
-
-
-def read_jsonl(path: Path, needs: tuple[str, ...] = ()) -> list[tuple[int, dict]]:
-    """(line number, row) of each line of a JSON Lines file; ValueError naming the file and line of one
-    that is not a JSON object with the keys ``needs`` (said before any work, not as a KeyError after an
-    hour of it)."""
-    rows = []
-    with open(path, encoding="utf-8") as fh:
-        for n, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except ValueError:
-                raise ValueError(f"{path.name} line {n} is not JSON") from None
-            if not isinstance(row, dict):
-                raise ValueError(f"{path.name} line {n} is not a JSON object")
-            missing = [key for key in needs if key not in row]
-            if missing:
-                raise ValueError(f"{path.name} line {n} lacks " + ", ".join(f'"{key}"' for key in missing))
-            rows.append((n, row))
-    return rows
 
 
 def _refuse_repeats(rows: list[tuple[int, dict]], key: Callable[[dict], object], said: Callable[[dict], str],

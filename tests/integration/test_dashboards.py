@@ -470,7 +470,7 @@ def test_an_import_page_names_a_line_that_is_json_but_not_an_object(client, peop
     response = client.post(reverse("dashboards:benchmark-import"), {"path": "mini-cuad", "weekly_silent_source": "on"},
                            follow=True)
     n = len((corpus / name).read_text().splitlines())
-    assert f"Not imported: {name} line {n}: not a JSON object" in response.content.decode()
+    assert f"Not imported: {name} line {n} is not a JSON object" in response.content.decode()
     assert not BenchmarkSet.objects.exists()
 
 
