@@ -41,11 +41,19 @@ def highlight(page: PageText, spans: list[Span] | tuple[Span, ...] = ()) -> Safe
         if a >= b:
             continue
         parts.append(_text(page, pos, a, headings))
-        parts.append(format_html('<mark data-citation-id="{}" id="cite-{}" tabindex="-1">{}</mark>',
-                                 span.citation_id, span.citation_id, _text(page, a, b, headings)))
+        parts.append(_mark(span, page, _text(page, a, b, headings)))
         pos = b
     parts.append(_text(page, pos, page.end, headings))
     return mark_safe("".join(parts))
+
+
+def _mark(span: Span, page: PageText, inner: SafeString) -> SafeString:
+    """A span's ``<mark>`` on ``page``. A quote across a page break is marked on each page, and the pages
+    are shown together: only the half where it starts carries its id (ids are unique in a page)."""
+    if span.start < page.start:
+        return format_html('<mark data-citation-id="{}">{}</mark>', span.citation_id, inner)
+    return format_html('<mark data-citation-id="{}" id="cite-{}" tabindex="-1">{}</mark>',
+                       span.citation_id, span.citation_id, inner)
 
 
 def _heading_lines(text: str) -> list[tuple[int, int, int]]:
