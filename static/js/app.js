@@ -119,28 +119,36 @@
     if (lost || found || (decided && !document.getElementById("decision-error"))) { focusClause(); }
   }
 
-  // The clause list refreshes itself while clauses are being extracted: keep the clause in hand
-  // selected and, if it had the focus, focused.
-  var focusedClause = null;
+  // A panel that refreshes itself (the clause list while clauses are being extracted, the documents
+  // table, a bulk run, the benchmark runs) replaces the link the keyboard was on with its new copy;
+  // htmx gives the focus back only to an element with an id, so without this it fell to the page's
+  // top. Keep it on the link to the same place (the clause in hand stays focused).
+  function polls(elt) { return !!elt && /\bevery\b/.test(elt.getAttribute("hx-trigger") || ""); }
+  var polledFocus = null;
   document.addEventListener("htmx:beforeSwap", function (event) {
     if (event.target && event.target.id === "workspace") {
       var used = document.activeElement;
       navUsed = used && event.target.contains(used) ? used.getAttribute("data-nav") : null;
     }
-    if (event.target && event.target.id === "clause-list") {
-      var active = document.activeElement;
-      focusedClause = active && event.target.contains(active) ? active.getAttribute("data-extraction-id") : null;
-    }
+    var active = document.activeElement, panel = event.target;
+    polledFocus = polls(event.detail.elt) && panel && panel.id && active && !active.id && panel.contains(active) &&
+      active.getAttribute("href") ? { panel: panel.id, href: active.getAttribute("href") } : null;
   });
+  function refocusPolled(panel) {
+    var keep = polledFocus, active = document.activeElement;
+    if (!keep || !panel || panel.id !== keep.panel) { return; }
+    polledFocus = null;
+    if (active && active !== document.body && document.contains(active)) { return; }
+    var again = Array.prototype.filter.call(panel.querySelectorAll("a[href]"), function (a) {
+      return a.getAttribute("href") === keep.href;
+    })[0];
+    if (again) { again.focus({ preventScroll: true }); }
+  }
 
   document.addEventListener("htmx:afterSettle", function (event) {
     applyFilter();
     syncCurrent();
-    if (focusedClause) {
-      var again = document.querySelector('#clause-list [data-extraction-id="' + focusedClause + '"]');
-      if (again) { again.focus({ preventScroll: true }); }
-      focusedClause = null;
-    }
+    refocusPolled(event.target);
     if (event.target && event.target.id === "workspace") {
       var config = event.detail.requestConfig, posted = config && config.verb === "post" && config.elt;
       afterWorkspace(!!(posted && posted.id === "decision-form"), !!(posted && posted.id === "find-form"));

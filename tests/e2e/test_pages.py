@@ -34,6 +34,24 @@ def test_documents_table_updates_itself_until_every_document_is_done(signed_in, 
     assert s.page.locator("#documents").get_attribute("hx-trigger") is None  # polling stopped
 
 
+def test_a_documents_table_that_refreshes_itself_keeps_the_keyboard_focus(signed_in, engagement, make_member):
+    ready = make_reviewable(engagement).document
+    busy, _, _ = make_document(engagement, title="Supply Agreement (converting)", seed=2, status="embedding",
+                               progress=40)
+    s = signed_in(make_member(engagement, "auditor", username="alice"))
+    s.page.goto(reverse("engagement", args=[engagement.pk]))
+    href = reverse("document", args=[ready.pk])
+    s.page.focus(f'#documents a[href="{href}"]')  # tabbed to, about to open it
+    Document.objects.filter(pk=busy.pk).update(progress=80)
+    s.page.wait_for_function(
+        f"() => document.querySelector('tr[data-document-id=\"{busy.pk}\"] progress')?.value == 80")
+    # the table was replaced by its refresh: the focus is on the same link, not back at the page's top
+    s.page.wait_for_function(f"() => document.activeElement?.getAttribute('href') === '{href}'", timeout=2_000)
+    with s.page.expect_navigation():
+        s.page.keyboard.press("Enter")
+    assert s.page.url.endswith(href)
+
+
 def test_find_a_clause_by_catalog_type_and_by_question(signed_in, engagement, make_member):
     contract = make_reviewable(engagement)
     ClauseType.objects.filter(name="Governing Law").update(active=True)
