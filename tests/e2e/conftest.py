@@ -24,6 +24,32 @@ CSP_REPORTER = """document.addEventListener('securitypolicyviolation', function 
 });"""  # what tests/conftest.py's make_member gives every user
 
 
+# WCAG 2 contrast ratio of an element's text: its colour (an SVG text's fill) over the backgrounds of its
+# ancestors up to the first opaque one, or over `behind` (the SVG shape under it: fill and fill-opacity),
+# on white. Element opacity is not counted.
+CONTRAST = """(el, behind) => {
+  const parse = s => { const n = (s || '').match(/[\\d.]+/g); return n && n.length >= 3 ? [+n[0], +n[1], +n[2], n.length > 3 ? +n[3] : 1] : null; };
+  const over = (top, base) => [0, 1, 2].map(i => top[i] * top[3] + base[i] * (1 - top[3]));
+  const lum = c => { const f = v => (v /= 255) <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4;
+                     return 0.2126 * f(c[0]) + 0.7152 * f(c[1]) + 0.0722 * f(c[2]); };
+  const layers = [];
+  if (behind) { const s = getComputedStyle(behind), f = parse(s.fill); f[3] *= parseFloat(s.fillOpacity); layers.push(f); }
+  else { for (let e = el; e; e = e.parentElement) { const b = parse(getComputedStyle(e).backgroundColor);
+           if (b && b[3] > 0) { layers.push(b); if (b[3] === 1) { break; } } } }
+  let bg = [255, 255, 255];
+  for (const layer of layers.reverse()) { bg = over(layer, bg); }
+  const style = getComputedStyle(el), fg = over(parse(el instanceof SVGElement ? style.fill : style.color), bg);
+  const [hi, lo] = [lum(fg), lum(bg)].sort((a, b) => b - a);
+  return (hi + 0.05) / (lo + 0.05);
+}"""
+AA = 4.5  # WCAG AA for body text
+
+
+def contrast(locator, behind=None) -> float:
+    """The contrast ratio of the text of ``locator`` (one element) on its background (see CONTRAST)."""
+    return locator.evaluate(CONTRAST, behind.element_handle() if behind is not None else None)
+
+
 def pytest_collection_modifyitems(items):
     for item in items:
         if "tests/e2e/" in str(item.fspath):

@@ -7,6 +7,7 @@ import pytest
 from django.urls import reverse
 
 from reviewer.models import Review
+from tests.e2e.conftest import AA, contrast
 from tests.factories import make_reviewable
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -339,6 +340,20 @@ def test_page_and_citation_controls_keep_the_keyboard_focus_and_a_short_status_i
     s.settle()
     assert focused_nav() == "page-input"
     assert "Page 2 of 6" in status.text_content()
+
+
+def test_the_review_page_text_is_readable_at_aa_contrast(signed_in, auditor, contract):
+    s = signed_in(auditor)
+    ex = contract.extractions["Cap On Liability"]
+    s.page.goto(reverse("clause", args=[ex.document_id, ex.pk]))
+    s.page.wait_for_selector("#clause-filter:not([hidden])")
+    texts = [".context.before", ".context.after", ".context-label", ".page-label", ".page-text", ".cite-meta",
+             "#decision-form button.accept", "#decision-form button.accept kbd", "#decision-form button.reject",
+             "#decision-form button.absent kbd", ".decision-pane .chip.engine", ".decision-pane .chip.status-found",
+             ".decision-pane .chip.review-pending", ".clause-filter button[aria-pressed=true]",
+             ".clause-filter button[aria-pressed=false]", ".group-title", ".clause-link .chip.status-unverified"]
+    ratios = {sel: round(contrast(s.page.locator(sel).first), 2) for sel in texts}
+    assert {sel: r for sel, r in ratios.items() if r < AA} == {}
 
 
 def test_r_then_enter_still_rejects_after_a_refused_decision(signed_in, auditor, contract):
