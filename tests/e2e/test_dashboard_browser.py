@@ -11,7 +11,10 @@ from django.utils import timezone
 from dashboards import benchmarks
 from dashboards.models import DashboardSnapshot
 from dashboards.tasks import refresh_dashboards
-from tests.integration.test_dashboards import build_reviews, predicted, write_corpus, write_predictions
+from reviewer.models import Review
+from tests.e2e.conftest import AA, contrast
+from tests.integration.test_dashboards import (build_reviews, extraction, predicted, review, write_corpus,
+                                                 write_predictions)
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -84,3 +87,27 @@ def test_manager_reads_the_dashboard_at_a_glance(signed_in, dashboard_data):
     page.goto(reverse("dashboards:alerts"))
     assert page.locator("tbody tr").count() >= 5
     s.shot("dashboard-alerts", full_page=True)
+
+
+def test_the_dashboard_figures_are_readable_at_aa_contrast(signed_in, dashboard_data, engagement):
+    data = dashboard_data["data"]
+    auditor = Review.objects.filter(extraction__document=data["a"]).first().reviewer
+    for _ in range(5):  # a stratum with enough rows, all passing: the top band, drawn solid
+        review(extraction(data["run1"], data["a"], "Payment", "found", 3), auditor, "accept")
+    refresh_dashboards(engagement.pk)
+    s = signed_in(dashboard_data["manager"])
+    s.page.goto(reverse("dashboards:index"))
+    low = {}
+    cells = s.page.locator("svg.db-heatmap g.db-cell:has(text)")
+    assert s.page.locator("svg.db-heatmap g.db-cell.heat-4:not(.thin):has(text)").count()
+    for i in range(cells.count()):
+        cell = cells.nth(i)
+        ratio = contrast(cell.locator("text"), behind=cell.locator("rect"))
+        if ratio < AA:
+            low[f'{cell.get_attribute("class")} {cell.locator("text").text_content()}'] = round(ratio, 2)
+    for sel in (".db-kpi h2", ".db-kpi.ok .db-big", ".db-kpi.bad .db-big", ".db-note", ".db-badge.reviews",
+                ".db-subnav a[aria-current=page]", ".db-table tr.below .db-rate.bad", ".db-legend"):
+        ratio = contrast(s.page.locator(sel).first)
+        if ratio < AA:
+            low[sel] = round(ratio, 2)
+    assert low == {}
