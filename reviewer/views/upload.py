@@ -40,9 +40,21 @@ def upload(request, engagement_id: int):
         "engagement": engagement, "role": engagement.my_role, "form": form, "results": results,
         "documents": documents, "polling": clauses.still_working(documents), "doc_types": type_choices(engagement),
         "engine": resolve_engine_name(), "max_files": settings.DATA_UPLOAD_MAX_NUMBER_FILES,
+        "announce": summary(results),
     }
     template = "reviewer/_upload_results.html" if request.headers.get("HX-Request") == "true" else "reviewer/upload.html"
     return render(request, template, context, status=status)
+
+
+def summary(results: list[FileResult]) -> str:
+    """The line a screen reader reads out after an upload (the list of results is not read out whole)."""
+    if not results:
+        return ""
+    taken = sum(r.ok for r in results)
+    refused = len(results) - taken
+    files = "file" if len(results) == 1 else "files"
+    return (f"{taken} of {len(results)} {files} taken{f', {refused} refused' if refused else ''}: "
+            "the results are listed below.")
 
 
 def _intake(engagement, uploaded, doc_type: str, user, extract: bool) -> FileResult:

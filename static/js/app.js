@@ -84,11 +84,10 @@
     viewer.scrollTop = Math.max(0, offset - (target.tagName === "MARK" ? viewer.clientHeight / 3 : 8));
   }
 
-  // Say in a few words what the swap changed (the workspace itself is not a live region: a screen
-  // reader would read the whole page out on every swap).
-  function announce() {
-    var status = document.getElementById("workspace-status");
-    var holder = document.querySelector("#workspace [data-announce]");
+  // Say in a few words what the swap changed, in a status line that stays in the page (the workspace
+  // or the upload results are not live regions: a screen reader would read them out whole).
+  function announce(statusId, holder) {
+    var status = document.getElementById(statusId);
     if (status && holder) { status.textContent = holder.getAttribute("data-announce"); }
   }
 
@@ -109,7 +108,7 @@
   function afterWorkspace(decided, found) {
     syncCurrent();
     revealMark();
-    announce();
+    announce("workspace-status", document.querySelector("#workspace [data-announce]"));
     refocusNav();
     // After a recorded decision, a clause found (or when the focused control was replaced), focus
     // goes to the clause in the list, so j/k/a/r/e keep working; a refused decision keeps focus
@@ -149,6 +148,7 @@
     applyFilter();
     syncCurrent();
     refocusPolled(event.target);
+    if (event.target && event.target.id === "upload-results") { announce("upload-status", event.target); }
     if (event.target && event.target.id === "workspace") {
       var config = event.detail.requestConfig, posted = config && config.verb === "post" && config.elt;
       afterWorkspace(!!(posted && posted.id === "decision-form"), !!(posted && posted.id === "find-form"));

@@ -204,6 +204,23 @@ def test_an_upload_the_server_refuses_says_so(signed_in, engagement, make_member
     s.errors[:] = [e for e in s.errors if "400" not in e and "Response Status Error" not in e]
 
 
+def test_an_upload_says_in_a_status_line_what_was_taken(signed_in, engagement, make_member, tmp_path):
+    good, bad = tmp_path / "terms.md", tmp_path / "not-really.pdf"
+    good.write_text("# Terms\n\nThe fee is $247.83.\n")
+    bad.write_text("This is a plain text file that claims to be a PDF.\n")
+    s = signed_in(make_member(engagement, "admin", username="ada"))
+    s.page.goto(f"/engagements/{engagement.pk}/upload/")
+    status = s.page.locator('[role="status"]#upload-status')
+    status.evaluate("el => { el.dataset.before = 'yes'; }")  # a live region is read out when it changes,
+    s.page.set_input_files("#upload-files", [str(good), str(bad)])  # not when it is put in the page new
+    s.page.click("#upload-form button[type=submit]")
+    s.page.locator('.file-result[data-filename="not-really.pdf"]').wait_for()
+    s.page.wait_for_function("() => document.getElementById('upload-status').textContent.trim() !== ''")
+    assert status.text_content() == "1 of 2 files taken, 1 refused: the results are listed below."
+    assert status.get_attribute("data-before") == "yes"  # the same region, not a new one
+    s.errors[:] = [e for e in s.errors if "422" not in e]
+
+
 def test_a_polling_panel_that_is_no_longer_allowed_stops_and_says_so(signed_in, engagement, make_member):
     make_document(engagement, title="Still converting", status="converting")
     s = signed_in(make_member(engagement, "auditor"))
