@@ -573,3 +573,18 @@ def test_a_span_across_a_page_break_shows_both_pages_and_the_page_after_them(cli
     html = client.get(reverse("citation", args=[ex.document_id, ex.pk, cit.pk]), **HX).content.decode()
     assert re.findall(r'data-page="(\d+)"', html)[:2] == ["3", "4"]
     assert 'aria-label="End of page 2"' in html and 'aria-label="Start of page 5"' in html
+
+
+@pytest.mark.parametrize("role", ["auditor", "manager"])
+def test_the_review_page_headings_go_down_one_level_at_a_time(client, engagement, make_member, contract, role):
+    """A screen reader lists the headings to move around: the clause types sit under a "Clauses" heading
+    (not under "Find a clause", nor straight under the document's title where the find box is not shown)."""
+    client.force_login(make_member(engagement, role))
+    ex = contract.extractions["Payment"]
+    html = client.get(reverse("clause", args=[ex.document_id, ex.pk])).content.decode()
+    headings = [(int(level), re.sub(r"<[^>]+>|\s+", " ", text).strip())
+                for level, text in re.findall(r"<h([1-6])\b[^>]*>(.*?)</h\1>", html, re.S)]
+    assert headings[0][0] == 1
+    assert all(b[0] <= a[0] + 1 for a, b in zip(headings, headings[1:])), headings
+    first_group = next(i for i, (level, text) in enumerate(headings) if text.startswith("Payment"))
+    assert [h for h in headings[:first_group] if h[0] == 2][-1] == (2, "Clauses")
