@@ -356,6 +356,19 @@ def test_adding_a_member_proposes_auditor_not_admin(client, engagement, make_mem
 
 
 @pytest.mark.django_db
+def test_each_members_buttons_name_the_member(client, engagement, make_member):
+    # a screen reader that lists a page's buttons read "Change, Remove, Change, Remove": whose?
+    client.force_login(make_member(engagement, "admin", username="ada"))
+    make_member(engagement, "auditor", username="alice")
+    page = client.get(reverse("engagement-members", args=[engagement.pk])).content.decode()
+    for name in ("ada", "alice"):
+        row = page[page.index(f'data-member="{name}"'):]
+        row = row[:row.index("</tr>")]
+        assert f'aria-label="Change the role of {name}">Change</button>' in row
+        assert f'aria-label="Remove {name}">Remove</button>' in row
+
+
+@pytest.mark.django_db
 def test_a_question_too_long_to_ask_is_refused_in_words_that_say_so(client, engagement, make_member):
     contract = make_reviewable(engagement)
     client.force_login(make_member(engagement, "auditor"))
