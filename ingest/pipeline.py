@@ -17,6 +17,8 @@ Guarantees:
   so the task is recorded as failed; a stage that keeps killing its worker is given up after
   :data:`MAX_ATTEMPTS` starts (code ``worker_lost``); a stage stopped by Celery's soft time limit
   fails with code ``timed_out``, in words.
+* A document deleted while one of its stages runs ends that stage quietly (no task recorded failed,
+  no row written back); the stages after it find it gone.
 * Only chunks whose text is new to the embedding cache are embedded (re-ingesting a
   changed version re-embeds only the changed chunks).
 """
@@ -121,12 +123,17 @@ def run_stage(document_id: int, name: str, *, on_progress: Callable[[int], None]
               "again to retry; if it stops again, the file may be too large to process here in one piece (split it).")
         return False
     except Exception as exc:
+        if not Document.objects.filter(pk=document.pk).exists():
+            # deleted while the stage ran (an admin's delete): its rows went with it, and the stage's
+            # writes failed on them; nothing is wrong with the file, and nothing is left to do
+            log.info("document %s was deleted during its %s stage (%s)", document.pk, name, type(exc).__name__)
+            return False
         log.exception("stage %s of document %s failed", name, document.pk)
         _fail(document, stage, "internal", f"Processing failed unexpectedly in the {name} stage ({type(exc).__name__}: {exc})."[:2000])
         raise
-    DocumentStage.objects.filter(pk=stage.pk).update(
-        status=DocumentStage.Status.DONE, progress=100, detail=(detail or "")[:300], finished_at=timezone.now()
-    )
+    if not DocumentStage.objects.filter(pk=stage.pk).update(
+            status=DocumentStage.Status.DONE, progress=100, detail=(detail or "")[:300], finished_at=timezone.now()):
+        return False  # deleted while the stage ran, its stage rows with it
     if on_progress:
         on_progress(100)
     if name == STAGES[-1]:

@@ -261,3 +261,26 @@ def test_replace_keeps_a_version_that_reviews_refer_to(celery_worker, engagement
     with pytest.raises(IntakeError) as refused:
         intake_file(engagement, path, filename="terms.md", replace=True)
     assert refused.value.code == "busy" and "still being processed" in refused.value.message
+
+
+@pytest.mark.parametrize("name", pipeline.STAGES)
+def test_a_document_deleted_while_a_stage_runs_ends_the_stage_quietly(engagement, tmp_path, monkeypatch, name):
+    """An admin deletes a document while a worker is on it: the stage stops there (no traceback, no task
+    recorded failed, no row written back for the deleted document), and the rest of its chain does nothing."""
+    truth = make_paper_markdown(tmp_path / "paper.md")
+    document = intake_file(engagement, truth.path, filename="paper.md", enqueue=False).document
+    for earlier in pipeline.STAGES[: pipeline.STAGES.index(name)]:
+        assert pipeline.run_stage(document.pk, earlier)
+    real = pipeline.STAGE_FUNCTIONS[name]
+
+    def deleted_meanwhile(doc, report):
+        Document.objects.filter(pk=doc.pk).delete()  # the admin's delete commits while the stage works
+        return real(doc, report)
+
+    monkeypatch.setitem(pipeline.STAGE_FUNCTIONS, name, deleted_meanwhile)
+    assert not pipeline.run_stage(document.pk, name)
+    assert not Document.objects.filter(pk=document.pk).exists()
+    assert not Chunk.objects.filter(document_id=document.pk).exists()
+    assert not DocumentStage.objects.filter(document_id=document.pk).exists()
+    monkeypatch.undo()
+    assert not any(pipeline.run_stage(document.pk, later) for later in pipeline.STAGES[pipeline.STAGES.index(name):])
