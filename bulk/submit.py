@@ -137,6 +137,7 @@ def submit_pending(run, *, client=None, limits: Limits = API_LIMITS, builder: Bu
     A batch is sent when the next request would cross a limit, when building has filled it
     for ``send_after_s`` seconds, and at the end."""
     if not BatchItem.objects.filter(run=run, state=BatchItem.State.PENDING).exists():
+        runs.refresh_status(run)  # its documents may have been deleted, their requests with them
         return []
     if client is None:  # before claiming: a missing key leaves the items pending, not claimed for 30 minutes
         from extraction.engines import EngineError

@@ -71,8 +71,11 @@ def process_document(run_id: int, document_id: int, *, engine: Engine | None = N
     retrieved chunks, the outcome, the saved extraction and the timings; with it, retrieval
     always runs (even when the engine reads a short document whole).
     """
-    run = ExtractionRun.objects.select_related("engagement").get(pk=run_id)
-    document = Document.objects.get(pk=document_id)
+    run = ExtractionRun.objects.select_related("engagement").filter(pk=run_id).first()
+    document = Document.objects.filter(pk=document_id).first()
+    if run is None or document is None:  # deleted (the document, or its engagement) before its turn came
+        gone(run_id, document_id)
+        return DONE
     tasks = sorted(ClauseTask.objects.filter(run=run, document=document, status__in=OPEN).select_related("clause_type"),
                    key=lambda t: (catalog_order(t.clause_type.name), t.clause_type.name))
     if not tasks:
@@ -170,6 +173,19 @@ def _fail(run, document, task, error: str, session, meter) -> None:
                          last_record={"clause_type": task.clause_type.name, "status": FAILED, "error": error[:500]})
         meter.flush()
     log.warning("run %s document %s %s failed: %s", run.pk, document.pk, task.clause_type.name, error)
+
+
+def gone(run_id: int, document_id: int) -> bool:
+    """Whether the run or the document was deleted (their clause tasks went with them: an admin deleted
+    the document, or its engagement, while it was worked on). A run still there takes its status from
+    the tasks left (none left: failed, in words), so it does not stay "running"."""
+    run = ExtractionRun.objects.filter(pk=run_id).first()
+    if run is not None and Document.objects.filter(pk=document_id).exists():
+        return False
+    if run is not None:
+        runs.refresh_status(run)
+    log.info("run %s document %s: deleted while it was extracted; nothing left to do", run_id, document_id)
+    return True
 
 
 def fail_open_tasks(run_id: int, document_id: int, error: str) -> int:

@@ -141,10 +141,20 @@ def mark_running(run: ExtractionRun) -> None:
         status=ExtractionRun.Status.RUNNING)
 
 
+# A run's clause tasks go with their documents: a run whose every document was deleted before it finished
+# has none left, and would otherwise say "running" (its page polling) for ever.
+NOTHING_LEFT = "Its documents were deleted before it finished: nothing is left to extract."
+
+
 def refresh_status(run: ExtractionRun) -> str:
     """Derive the run's status from its task rows and store it."""
     c = counts(run)
     S = ExtractionRun.Status
+    if not c["total"]:  # (a run that had finished keeps its status)
+        ExtractionRun.objects.filter(pk=run.pk, status__in=[S.QUEUED, S.RUNNING]).update(
+            status=S.FAILED, error=NOTHING_LEFT, finished_at=timezone.now())
+        run.refresh_from_db(fields=["status", "error", "finished_at"])
+        return run.status
     if c["total"] and c["pending"] == 0 and c["running"] == 0:
         status = S.FAILED if c["failed"] else S.DONE
         error = ""

@@ -6,7 +6,8 @@ running; the task also stops starting clauses ``STOP_BEFORE_LIMIT_S`` before it,
 swallows the limit when it lands in an HTTP wait), a lost database connection and an API that stays
 overloaded or unreachable past the SDK's retries are resumed the same way, in a fresh task (after a
 back-off), at most ``MAX_RESUMES`` times; any other error fails the document's open clause tasks
-with its message."""
+with its message, unless the document (or its engagement) was deleted meanwhile: the task then ends
+quietly, its run finished from the tasks left."""
 from __future__ import annotations
 
 import time
@@ -40,6 +41,8 @@ def extract_document(self, run_id: int, document_id: int) -> str:
         elif not isinstance(exc, SoftTimeLimitExceeded):  # give the database time to come back
             countdown = min(60, 5 * 2 ** self.request.retries)
     except Exception as exc:
+        if pipeline.gone(run_id, document_id):  # deleted mid-clause: its writes failed on the rows that went
+            return "gone"
         pipeline.fail_open_tasks(run_id, document_id, f"{type(exc).__name__}: {exc}")
         raise
     if result == pipeline.INTERRUPTED:

@@ -254,3 +254,17 @@ def test_a_run_that_cannot_be_sent_for_want_of_a_key_says_so_until_it_is_sent(cl
     run.refresh_from_db()
     assert run.error == ""
     assert "could not be sent" not in client.get(reverse("bulk:run-status", args=[run.pk])).content.decode()
+
+
+def test_a_bulk_run_whose_documents_were_deleted_says_so_and_stops_polling(client, engagement, people):
+    from extraction.runs import NOTHING_LEFT
+
+    document = make_contract(engagement)
+    clause_types(NAMES)
+    run = start_bulk(engagement, clause_types=NAMES, engine="anthropic", enqueue=False)
+    document.delete()  # by an admin, before its requests were sent
+    assert submit_pending(run, client=BatchAPI(FakeClaude(dict(ANSWERS))).client()) == []
+    client.force_login(people["auditor"])
+    html = client.get(reverse("bulk:run", args=[run.pk])).content.decode()
+    assert 'data-active="false"' in html and "hx-trigger" not in html  # not "queued", polled for ever
+    assert NOTHING_LEFT in html

@@ -170,3 +170,60 @@ def test_a_clause_another_worker_finished_meanwhile_is_not_asked_again(engagemen
     assert done_elsewhere.status == "done" and done_elsewhere.attempts == 0
     assert not Extraction.objects.filter(run=run, clause_type=done_elsewhere.clause_type).exists()
     assert Extraction.objects.filter(run=run).count() == len(TYPES) - 1
+
+
+@pytest.mark.django_db(transaction=True)  # the deletion commits, as an admin's does
+@pytest.mark.parametrize("when", ["before its turn", "while a clause is asked"])
+@pytest.mark.parametrize("deleted", ["document", "engagement"])
+def test_a_document_deleted_during_its_run_ends_the_task_quietly_and_the_run_finishes(engagement, claude,
+                                                                                      monkeypatch, when, deleted):
+    """An admin deletes the document (or its whole engagement) while its run is queued or working: the
+    task ends without a traceback or a retry, and a run left with nothing to do says so instead of
+    "running" for ever."""
+    from engagements.models import Engagement
+    from extraction.models import ExtractionRun
+    from ingest.models import Document
+
+    run, document = _run(engagement)
+
+    def delete():
+        (Document.objects.filter(pk=document.pk) if deleted == "document"
+         else Engagement.objects.filter(pk=engagement.pk)).delete()
+
+    if when == "before its turn":
+        delete()
+    else:
+        real = pipeline.clause_id_for
+
+        def deleted_while_asked(document_id, slug):
+            if not Document.objects.filter(pk=document_id).exists():
+                return real(document_id, slug)
+            delete()  # the engine is answering the first clause now
+            return real(document_id, slug)
+
+        monkeypatch.setattr(pipeline, "clause_id_for", deleted_while_asked)
+
+    assert extract_document.apply(args=(run.pk, document.pk)).get() in ("done", "gone")
+
+    if deleted == "engagement":
+        assert not ExtractionRun.objects.filter(pk=run.pk).exists()
+        return
+    run.refresh_from_db()
+    assert run.status == "failed" and run.error == runs.NOTHING_LEFT and run.finished_at
+    assert not ClauseTask.objects.filter(run=run).exists()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_run_that_loses_one_of_its_documents_finishes_on_the_others(engagement, claude):
+    from ingest.models import Document
+
+    first = make_contract(engagement)
+    second = make_contract(engagement, "Second Supply Agreement")
+    run = runs.create_run(engagement, documents=[first, second], clause_types=clause_types(), engine="anthropic",
+                          enqueue=False)
+    assert extract_document.apply(args=(run.pk, first.pk)).get() == "done"
+    Document.objects.filter(pk=second.pk).delete()
+    assert extract_document.apply(args=(run.pk, second.pk)).get() == "done"
+    run.refresh_from_db()
+    assert run.status == "done" and not run.error
+    assert ClauseTask.objects.filter(run=run, status="done").count() == len(TYPES)
