@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 
 import pytest
 
@@ -284,3 +285,27 @@ def test_a_document_deleted_while_a_stage_runs_ends_the_stage_quietly(engagement
     assert not DocumentStage.objects.filter(document_id=document.pk).exists()
     monkeypatch.undo()
     assert not any(pipeline.run_stage(document.pk, later) for later in pipeline.STAGES[pipeline.STAGES.index(name):])
+
+
+def test_a_deleted_document_leaves_no_file_behind(engagement, tmp_path):
+    """Deleting a document (or its whole engagement) removes its uploaded file from MEDIA_ROOT once the
+    deletion commits; a deletion rolled back keeps it."""
+    from django.db import transaction
+
+    first = make_paper_markdown(tmp_path / "paper.md")
+    second = tmp_path / "terms.md"
+    second.write_text("# Terms\n\nThe Supplier shall deliver within 8 days.\n", encoding="utf-8")
+    kept = intake_file(engagement, first.path, filename="paper.md", enqueue=False).document
+    other = intake_file(engagement, second, filename="terms.md", enqueue=False).document
+    paths = [Path(kept.file.path), Path(other.file.path)]
+    assert all(p.is_file() for p in paths)
+
+    with pytest.raises(RuntimeError), transaction.atomic():
+        Document.objects.filter(pk=kept.pk).delete()
+        raise RuntimeError("the deletion is rolled back")
+    assert paths[0].is_file()
+
+    kept.delete()
+    assert not paths[0].exists() and paths[1].is_file()
+    engagement.delete()
+    assert not paths[1].exists()
