@@ -92,7 +92,7 @@ def intake_file(engagement, source, *, filename: str, uploaded_by=None, doc_type
         if existing is not None:
             retry = existing.status == Document.Status.FAILED and existing.error_code in RETRY_ON_UPLOAD
             if retry:
-                reprocess(existing, enqueue=enqueue, then=then)
+                retry = reprocess(existing, enqueue=enqueue, then=then, only_failed=RETRY_ON_UPLOAD)
                 existing.refresh_from_db()
             return IntakeResult(existing, created=False, retried=retry)
         if replace:
@@ -180,15 +180,22 @@ def _replace(document: Document, handle, name, digest, size, doc_type, enqueue, 
     return IntakeResult(document, created=False, replaced=True)
 
 
-def reprocess(document: Document, *, enqueue: bool = True, then=None) -> None:
-    """Run the whole pipeline of a document again (cached embeddings make it cheap)."""
+def reprocess(document: Document, *, enqueue: bool = True, then=None, only_failed=None) -> bool:
+    """Run the whole pipeline of a document again (cached embeddings make it cheap). With ``only_failed``
+    (error codes), only while the document is still failed with one of them: of two uploads that retry
+    it at once, the first queues it and the second finds it queued. True when it was queued here."""
     from ingest.pipeline import reset_stages
 
     with transaction.atomic():
-        Document.objects.filter(pk=document.pk).update(status=Document.Status.QUEUED, progress=0, error="", error_code="")
+        rows = Document.objects.filter(pk=document.pk)
+        if only_failed is not None:
+            rows = rows.filter(status=Document.Status.FAILED, error_code__in=only_failed)
+        if not rows.update(status=Document.Status.QUEUED, progress=0, error="", error_code=""):
+            return False
         reset_stages(document)
         if enqueue:
             _enqueue_on_commit(document.pk, then)
+    return True
 
 
 NOT_QUEUED = ("The background workers' queue could not be reached, so processing never started. Upload the "

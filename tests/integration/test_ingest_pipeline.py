@@ -309,3 +309,51 @@ def test_a_deleted_document_leaves_no_file_behind(engagement, tmp_path):
     assert not paths[0].exists() and paths[1].is_file()
     engagement.delete()
     assert not paths[1].exists()
+
+
+def test_two_uploads_at_once_of_bytes_that_failed_on_our_side_process_them_once(engagement, tmp_path, monkeypatch):
+    """Both uploads are answered; only one of them queues the document's pipeline again (two pipelines
+    on one document wrote its pages twice over, and a second extraction run after them)."""
+    import threading
+
+    from django.db import connection
+
+    from ingest import intake
+
+    truth = make_paper_markdown(tmp_path / "paper.md")
+    document = intake_file(engagement, truth.path, filename="paper.md", enqueue=False).document
+    Document.objects.filter(pk=document.pk).update(status="failed", error_code="worker_lost")
+    queued = []
+    monkeypatch.setattr(intake, "_enqueue_on_commit", lambda document_id, then=None: queued.append(document_id))
+    both_found_it_failed = threading.Barrier(2, timeout=3)
+    real_reprocess = intake.reprocess
+
+    def reprocess(*args, **kwargs):
+        try:
+            both_found_it_failed.wait()
+        except threading.BrokenBarrierError:  # the other one is already through: go on alone
+            pass
+        return real_reprocess(*args, **kwargs)
+
+    monkeypatch.setattr(intake, "reprocess", reprocess)
+    results, errors = [], []
+
+    def upload() -> None:
+        try:
+            results.append(intake_file(engagement, truth.path, filename="paper.md"))
+        except Exception as exc:  # noqa: BLE001 - the failure is what the test reports
+            errors.append(exc)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=upload) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(30)
+    assert errors == [] and len(results) == 2
+    assert {r.document.pk for r in results} == {document.pk} and not any(r.created for r in results)
+    assert queued == [document.pk]
+    assert sorted(r.retried for r in results) == [False, True]
+    document.refresh_from_db()
+    assert document.status == "queued" and not document.error_code
