@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 from functools import partial
 
+from django.core.exceptions import SuspiciousFileOperation
 from django.db import transaction
 from django.db.models.signals import post_delete
 
@@ -22,7 +23,7 @@ def _remove_file(storage, name: str) -> None:
         return
     try:
         storage.delete(name)
-    except OSError as exc:  # the rows are gone either way: say so, do not fail the deletion after commit
+    except (OSError, SuspiciousFileOperation) as exc:  # the rows are gone either way: say so, do not fail after commit
         log.warning("the file %s of a deleted document could not be removed: %s", name, exc)
 
 

@@ -311,6 +311,17 @@ def test_a_deleted_document_leaves_no_file_behind(engagement, tmp_path):
     assert not paths[1].exists()
 
 
+def test_a_deleted_document_whose_file_name_lies_outside_media_is_deleted_and_its_file_left(engagement, tmp_path):
+    # a name the storage refuses to touch (SuspiciousFileOperation) must not fail the deletion after its commit
+    outside = tmp_path / "elsewhere.pdf"
+    outside.write_bytes(b"%PDF-1.4 kept")
+    document = intake_file(engagement, make_paper_markdown(tmp_path / "paper.md").path, filename="paper.md",
+                           enqueue=False).document
+    Document.objects.filter(pk=document.pk).update(file=f"../../{outside.name}")
+    Document.objects.get(pk=document.pk).delete()
+    assert not Document.objects.filter(pk=document.pk).exists() and outside.read_bytes() == b"%PDF-1.4 kept"
+
+
 def test_two_uploads_at_once_of_bytes_that_failed_on_our_side_process_them_once(engagement, tmp_path, monkeypatch):
     """Both uploads are answered; only one of them queues the document's pipeline again (two pipelines
     on one document wrote its pages twice over, and a second extraction run after them)."""
