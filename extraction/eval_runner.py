@@ -178,7 +178,7 @@ def clause_type_rows(names: list[str]) -> dict[str, ClauseType]:
     return rows
 
 
-def _prediction(row: dict, event: dict | None, document) -> tuple[dict, evaluation.PairRecord]:
+def _prediction(row: dict, event: dict | None, document, layouts: Layouts) -> tuple[dict, evaluation.PairRecord]:
     retrieved = [sc.chunk for sc in (event or {}).get("retrieved") or []]
     ex = (event or {}).get("extraction")
     outcome = (event or {}).get("outcome")
@@ -201,7 +201,7 @@ def _prediction(row: dict, event: dict | None, document) -> tuple[dict, evaluati
         doc=row["doc"], clause_type=row["clause_type"], present=bool(row["present"]), gold_spans=row["spans"] or [],
         retrieved=[c.text for c in retrieved], retrieved_runs=_runs(retrieved, document), status=status,
         clause_text=text if status != "not_found" else "", citations=cits,
-        citation_valid=[_valid(c, document) for c in cits], latency_ms=pred["latency_ms"],
+        citation_valid=[_valid(c, document, layouts) for c in cits], latency_ms=pred["latency_ms"],
         score=(outcome.detail.get("best_score") if outcome is not None else None),
         features=(presence.features(outcome.detail, [sc.cosine for sc in (event or {}).get("retrieved") or []])
                   if outcome is not None and "best_score" in outcome.detail else {}))
@@ -220,10 +220,19 @@ def _runs(chunks, document) -> list[str]:
     return [document.text[s:e] for s, e in merged if len([1 for a, b in spans if s <= a and b <= e]) > 1]
 
 
-@functools.lru_cache(maxsize=8)
 def pdf_page_texts(path: Path) -> dict[int, str]:
     """Normalised text of each physical page of a PDF, read from its own text layer (pypdfium2),
-    independently of ingest: what the page-accuracy check compares a cited page with."""
+    independently of ingest: what the page-accuracy check compares a cited page with. Cached by the file's
+    path, size and time of change: a benchmark set refreshed with other PDFs under the same names is read again."""
+    try:
+        stat = Path(path).stat()
+    except OSError:
+        return {}
+    return _pdf_page_texts(str(path), stat.st_size, stat.st_mtime_ns)
+
+
+@functools.lru_cache(maxsize=8)
+def _pdf_page_texts(path: str, size: int, mtime_ns: int) -> dict[int, str]:
     import pypdfium2 as pdfium
 
     out = {}
@@ -243,18 +252,23 @@ def pdf_page_texts(path: Path) -> dict[int, str]:
     return out
 
 
-_pages_cache: dict[int, tuple] = {}
-_chunk_cache: dict[int, dict] = {}
+class Layouts(dict):
+    """Document pk -> (its pages, its chunks' spans by chunk id), read once per run: a cache that outlived
+    the run (the benchmark runs share a long-lived worker) judged citations against the pages and chunks a
+    document had before it was ingested again."""
+
+    def of(self, document) -> tuple[tuple, dict]:
+        if document.pk not in self:
+            self[document.pk] = (
+                tuple(document.pages.values_list("number", "char_start", "char_end")),
+                {cid: (s, e) for cid, s, e in document.chunks.values_list("chunk_id", "char_start", "char_end")})
+        return self[document.pk]
 
 
-def _valid(cit: dict, document) -> bool:
-    if document.pk not in _pages_cache:
-        _pages_cache[document.pk] = tuple(document.pages.values_list("number", "char_start", "char_end"))
-        _chunk_cache[document.pk] = {cid: (s, e) for cid, s, e in
-                                     document.chunks.values_list("chunk_id", "char_start", "char_end")}
-    pages = _pages_cache[document.pk]
+def _valid(cit: dict, document, layouts: Layouts) -> bool:
+    pages, chunks = layouts.of(document)
     page = page_of(cit["start"], pages) if pages else None
-    return evaluation.citation_is_valid(cit, document.text, _chunk_cache[document.pk].get(cit["chunk_id"]), page)
+    return evaluation.citation_is_valid(cit, document.text, chunks.get(cit["chunk_id"]), page)
 
 
 def run_pairs(corpus: Corpus, engagement, documents: dict, *, engine, k: int, say: Say,
@@ -283,10 +297,10 @@ def run_pairs(corpus: Corpus, engagement, documents: dict, *, engine, k: int, sa
                 break
         say(f"[{i}/{len(order)}] {name}: {sum(1 for (n, _) in events if n == name)} pairs "
             f"({time.perf_counter() - t0:.1f} s)")
-    preds, recs = [], []
+    preds, recs, layouts = [], [], Layouts()
     pdf_paths = {d["doc"]: corpus.folder / d["pdf"] for d in corpus.documents}
     for g in gold:
-        pred, rec = _prediction(g, events.get((g["doc"], g["clause_type"])), documents.get(g["doc"]))
+        pred, rec = _prediction(g, events.get((g["doc"], g["clause_type"])), documents.get(g["doc"]), layouts)
         if rec.status == "found" and rec.present:
             rec.pdf_pages = pdf_page_texts(pdf_paths[g["doc"]])
         preds.append(pred)

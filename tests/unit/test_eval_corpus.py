@@ -109,3 +109,26 @@ def test_spans_in_the_gold_shape_are_read(tmp_path):
     folder = corpus(tmp_path, [{"doc": "c1", "clause_type": "Governing Law", "present": True, "spans": spans},
                                {"doc": "c1", "clause_type": "Parties", "present": False, "spans": None}])
     assert [g["spans"] for g in load_corpus(folder).gold] == [spans, []]
+
+
+def test_a_pdf_replaced_under_the_same_name_is_read_again(tmp_path):
+    # page texts were cached by path for the life of the process: a benchmark set refreshed with other PDFs
+    # under the same names (the worker lives on) had its citations' pages checked against the old ones
+    from fpdf import FPDF
+
+    from extraction.eval_runner import pdf_page_texts
+
+    def write(path, *pages):
+        pdf = FPDF()
+        pdf.set_font("Helvetica", size=11)
+        for text in pages:
+            pdf.add_page()
+            pdf.multi_cell(0, 6, text)
+        pdf.output(str(path))
+
+    path = tmp_path / "contract.pdf"
+    write(path, "The Supplier shall deliver the goods.")
+    assert "supplier shall deliver" in pdf_page_texts(path)[1]
+    write(path, "This Agreement is governed by the laws of Delaware.", "Signed by both parties.")
+    assert sorted(pdf_page_texts(path)) == [1, 2] and "laws of delaware" in pdf_page_texts(path)[1]
+    assert pdf_page_texts(tmp_path / "gone.pdf") == {}
