@@ -5,14 +5,18 @@ progress, then hands ended batches to ``harvest_job`` and runs with waiting requ
 (retries) to ``submit_run``. Each of them is safe to run twice. Building or harvesting a
 very large run may take hours (claims and leases are renewed as they go; a batch that has
 been filling for 15 minutes is sent as it is); work left by a process that died is taken
-up again where it stopped.
+up again where it stopped. A run or batch deleted before its task's turn came (its engagement or
+documents deleted by an admin) leaves nothing to do. ``cancel_batch`` cancels, at the API, a batch
+whose requests were deleted (``bulk.cancel``).
 """
 from __future__ import annotations
 
+import anthropic
 from celery import shared_task
 
-from bulk import harvest, poll, submit
+from bulk import cancel, harvest, poll, submit
 from bulk.models import BatchJob
+from extraction.engines import EngineError
 from extraction.models import ExtractionRun
 
 
@@ -21,14 +25,18 @@ LONG = {"soft_time_limit": 6 * 3600 - 300, "time_limit": 6 * 3600}  # large runs
 
 @shared_task(name="bulk.tasks.submit_run", acks_late=True, **LONG)
 def submit_run(run_id: int) -> str:
-    run = ExtractionRun.objects.get(pk=run_id)
+    run = ExtractionRun.objects.filter(pk=run_id).first()
+    if run is None:
+        return "gone (deleted)"
     jobs = submit.submit_pending(run)
     return f"{len(jobs)} batch(es): " + ", ".join(j.batch_id or j.state for j in jobs)
 
 
 @shared_task(name="bulk.tasks.harvest_job", acks_late=True, **LONG)
 def harvest_job(job_id: int) -> str:
-    job = BatchJob.objects.get(pk=job_id)
+    job = BatchJob.objects.filter(pk=job_id).first()
+    if job is None:
+        return "gone (deleted)"
     result = harvest.harvest(job)
     if result.taken and result.outcomes.get(harvest.REQUEUED):
         submit_run.delay(job.run_id)
@@ -46,3 +54,17 @@ def poll_batches() -> str:
         submit_run.delay(run_id)
     return (f"polled {result.polled}, ended {len(result.ended)}, harvest {len(result.harvest)}, "
             f"submit {len(result.submit)}, recovered {result.recovered}, errors {len(result.errors)}")
+
+
+@shared_task(name="bulk.tasks.cancel_batch", bind=True, max_retries=cancel.RETRIES)
+def cancel_batch(self, batch_id: str) -> str:
+    """Queued when a deletion of a batch's requests commits (``bulk.cancel``)."""
+    try:
+        return cancel.cancel_abandoned(batch_id)
+    except EngineError:
+        cancel.not_canceled(batch_id, "ANTHROPIC_API_KEY is not set")
+    except anthropic.APIError as exc:
+        if cancel.retryable(exc) and self.request.retries < self.max_retries:
+            raise self.retry(countdown=cancel.backoff(self.request.retries))
+        cancel.not_canceled(batch_id, poll.api_error_text(exc))
+    return "not canceled"

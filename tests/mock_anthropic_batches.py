@@ -16,7 +16,8 @@ What it adds to the base mock (whose ``/v1/messages`` side is unchanged):
 * ``GET .../results`` -> the JSONL file, one ``{"custom_id", "result"}`` line each, in an order other
   than the requests' (reversed), streamed in small chunks. Results are decided once, when the batch
   ends, and every download serves the same bytes (a re-harvest sees the same file).
-* ``POST .../cancel`` -> ``canceling``; requests not yet decided end ``canceled``.
+* ``POST .../cancel`` -> ``canceling``; requests not yet decided end ``canceled``; ``cancel_script``
+  (``ErrorReply``s) answers the next cancels first. Every cancel asked is kept in ``cancels`` (batch ids).
 * ``GET /v1/messages/batches`` -> the batches, newest first, in pages (``limit``, default 20, and
   ``after_id``; ``has_more``, ``first_id``, ``last_id``) as the API lists them; each batch's
   ``created_at`` is the time it was created here.
@@ -60,6 +61,8 @@ class BatchAPI(MockAnthropic):
         self.damage: dict[str, Any] = {}     # batch id -> (text, download) -> text served
         self.create_script: deque = deque()  # ErrorReply for the next batch creations, in order
         self.posted: list[dict] = []         # {"body": bytes, "content_length": str | None} per creation
+        self.cancel_script: deque = deque()  # ErrorReply for the next cancels, in order
+        self.cancels: list[str] = []         # the batch id of every cancel asked
 
     # ------------------------------------------------------------------ transport
     def _handle_httpx(self, request: httpx2.Request) -> httpx2.Response:
@@ -105,6 +108,9 @@ class BatchAPI(MockAnthropic):
         if method == "POST" and path.endswith("/cancel"):
             bid = path.split("/")[-2]
             with self._lock:
+                self.cancels.append(bid)
+                if self.cancel_script:
+                    return self.cancel_script.popleft().response()
                 b = self._batches.get(bid)
                 if b is None:
                     return ErrorReply(404, "not_found_error", f"batch {bid} not found", None).response()

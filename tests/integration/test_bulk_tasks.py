@@ -88,3 +88,95 @@ def test_stale_work_is_taken_up_again(engagement, api):
     fresh = BatchJob.objects.create(run=run, sequence=3, batch_id="msgbatch_y", state="harvesting",
                                     harvest_started_at=timezone.now())
     assert ended.pk in poll.to_harvest() and fresh.pk not in poll.to_harvest()
+
+
+def _submitted(engagement, documents=None, capture=None):
+    """A Claude bulk run whose batch the API is processing."""
+    clause_types(NAMES)
+    with capture(execute=True):
+        run = start_bulk(engagement, clause_types=NAMES, documents=documents, engine="anthropic")
+    (job,) = BatchJob.objects.filter(run=run)
+    assert job.state == "in_progress"
+    return run, job
+
+
+@pytest.mark.parametrize("what", ["engagement", "run"])
+def test_deleting_a_run_or_its_engagement_cancels_its_batches_once_the_deletion_commits(
+        engagement, api, django_capture_on_commit_callbacks, what):
+    """The batches of a run deleted while the API processed them ran on, billed, and nobody harvested them."""
+    make_contract(engagement)
+    run, job = _submitted(engagement, capture=django_capture_on_commit_callbacks)
+    with django_capture_on_commit_callbacks() as callbacks:
+        (engagement if what == "engagement" else run).delete()
+    assert api.cancels == []  # nothing leaves before the deletion commits
+    for callback in callbacks:
+        callback()
+    assert api.cancels == [job.batch_id] and api._batches[job.batch_id]["cancel"] is True
+    assert tasks.poll_batches().startswith("polled 0, ended 0, harvest 0, submit 0")
+
+
+def test_a_batch_is_canceled_when_the_last_document_it_works_for_is_deleted(engagement, api,
+                                                                          django_capture_on_commit_callbacks):
+    from extraction.runs import NOTHING_LEFT
+
+    first, second = (make_contract(engagement, title=f"Supply {n}") for n in range(2))
+    run, job = _submitted(engagement, capture=django_capture_on_commit_callbacks)
+    with django_capture_on_commit_callbacks(execute=True):
+        first.delete()
+    assert api.cancels == []  # the other document's requests still wait for it
+    with django_capture_on_commit_callbacks(execute=True):
+        second.delete()
+    assert api.cancels == [job.batch_id]
+    job.refresh_from_db()
+    assert job.state == "canceling" and "deleted" in job.error
+    tasks.poll_batches()
+    tasks.poll_batches()  # the canceled batch ends, its (gone) lines are harvested
+    job.refresh_from_db()
+    run.refresh_from_db()
+    assert job.state == "harvested" and (run.status, run.error) == ("failed", NOTHING_LEFT)
+
+
+def test_a_cancel_the_api_cannot_take_is_tried_again_then_logged_with_the_batch_id(
+        engagement, api, django_capture_on_commit_callbacks, caplog):
+    from bulk import cancel
+    from tests.mock_anthropic import MockAnthropic
+
+    make_contract(engagement)
+    run, job = _submitted(engagement, capture=django_capture_on_commit_callbacks)
+    api.cancel_script.extend([MockAnthropic.overloaded(), MockAnthropic.server_error()])  # then it takes it
+    with django_capture_on_commit_callbacks(execute=True):
+        run.delete()
+    assert api.cancels == [job.batch_id] * 3 and api._batches[job.batch_id]["cancel"] is True
+
+    make_contract(engagement, title="Another")
+    run, job = _submitted(engagement, capture=django_capture_on_commit_callbacks)
+    api.cancels.clear()
+    api.cancel_script.extend([MockAnthropic.overloaded()] * (cancel.RETRIES + 1))  # down for good
+    with django_capture_on_commit_callbacks(execute=True):
+        run.delete()
+    assert api.cancels == [job.batch_id] * (cancel.RETRIES + 1)
+    assert api._batches[job.batch_id]["cancel"] is False
+    (record,) = [r for r in caplog.records if r.levelname == "ERROR" and job.batch_id in r.getMessage()]
+    assert "overloaded_error" in record.getMessage() and "Claude Console" in record.getMessage()
+
+
+def test_without_an_api_key_the_batch_to_cancel_is_logged(engagement, api, django_capture_on_commit_callbacks,
+                                                           settings, caplog):
+    make_contract(engagement)
+    run, job = _submitted(engagement, capture=django_capture_on_commit_callbacks)
+    settings.ANTHROPIC_API_KEY = ""
+    with django_capture_on_commit_callbacks(execute=True):
+        engagement.delete()
+    assert api.cancels == []
+    (record,) = [r for r in caplog.records if r.levelname == "ERROR" and job.batch_id in r.getMessage()]
+    assert "ANTHROPIC_API_KEY is not set" in record.getMessage() and "Claude Console" in record.getMessage()
+
+
+def test_work_the_poll_handed_out_for_a_run_deleted_meanwhile_ends_quietly(engagement, api,
+                                                                           django_capture_on_commit_callbacks):
+    make_contract(engagement)
+    run, job = _submitted(engagement, capture=django_capture_on_commit_callbacks)
+    run_id, job_id = run.pk, job.pk
+    engagement.delete()  # (its on-commit cancel is not run here)
+    assert tasks.harvest_job(job_id) == "gone (deleted)"
+    assert tasks.submit_run(run_id) == "gone (deleted)"
