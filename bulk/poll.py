@@ -3,7 +3,8 @@
 ``poll_active()`` (the beat task's body) asks the API about every batch still
 processing, marks the ones that ended, sends stale work back, and says what to do
 next: which jobs to harvest and which runs have requests waiting for a batch. It
-never harvests or submits itself, so it stays quick.
+never harvests or submits itself, so it stays quick. A run with nothing left to send,
+follow or harvest gets its status from its tasks (``settle_idle``).
 """
 from __future__ import annotations
 
@@ -13,10 +14,11 @@ from datetime import timedelta
 
 import anthropic
 from django.db import transaction
-from django.db.models import Q
+from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
 
 from bulk.models import BatchItem, BatchJob
+from extraction import runs
 from extraction.models import ExtractionRun
 
 log = logging.getLogger(__name__)
@@ -98,6 +100,26 @@ def runs_waiting() -> list[int]:
                 .order_by("id").values_list("id", flat=True))
 
 
+def idle_runs() -> list[int]:
+    """Claude bulk runs still open with no request pending, being built or submitted and no batch to follow
+    or harvest: nothing will ever refresh their status again (the documents of their last waiting requests
+    were deleted after the last harvest had refreshed it)."""
+    busy_items = BatchItem.objects.filter(run=OuterRef("pk"), state__in=[
+        BatchItem.State.PENDING, BatchItem.State.BUILDING, BatchItem.State.SUBMITTED])
+    busy_jobs = BatchJob.objects.filter(run=OuterRef("pk"), state__in=BatchJob.ACTIVE)
+    return list(ExtractionRun.objects.filter(mode=ExtractionRun.Mode.BATCH, engine="anthropic",
+                                             status__in=[ExtractionRun.Status.QUEUED, ExtractionRun.Status.RUNNING])
+                .exclude(Exists(busy_items)).exclude(Exists(busy_jobs)).order_by("id").values_list("id", flat=True))
+
+
+def settle_idle() -> list[int]:
+    """Refresh the status of the ``idle_runs`` (done, or failed with the reason); returns their ids."""
+    ids = idle_runs()
+    for run in ExtractionRun.objects.filter(pk__in=ids):
+        runs.refresh_status(run)
+    return ids
+
+
 @dataclass
 class PollResult:
     polled: int = 0
@@ -106,6 +128,7 @@ class PollResult:
     harvest: list[int] = field(default_factory=list)
     submit: list[int] = field(default_factory=list)
     recovered: dict = field(default_factory=dict)
+    settled: list[int] = field(default_factory=list)  # runs with nothing left in flight, their status refreshed
 
 
 def poll_active(client=None) -> PollResult:
@@ -131,4 +154,5 @@ def poll_active(client=None) -> PollResult:
                       "every minute.")
     out.harvest = to_harvest()
     out.submit = runs_waiting()
+    out.settled = settle_idle()
     return out

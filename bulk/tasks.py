@@ -53,7 +53,8 @@ def poll_batches() -> str:
     for run_id in result.submit:
         submit_run.delay(run_id)
     return (f"polled {result.polled}, ended {len(result.ended)}, harvest {len(result.harvest)}, "
-            f"submit {len(result.submit)}, recovered {result.recovered}, errors {len(result.errors)}")
+            f"submit {len(result.submit)}, recovered {result.recovered}, errors {len(result.errors)}, "
+            f"settled {len(result.settled)}")
 
 
 @shared_task(name="bulk.tasks.cancel_batch", bind=True, max_retries=cancel.RETRIES)

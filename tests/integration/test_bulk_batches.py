@@ -631,3 +631,35 @@ def test_without_an_api_key_nothing_is_claimed(engagement, settings):
     with pytest.raises(EngineError, match="ANTHROPIC_API_KEY is not set"):
         submit_pending(run)
     assert set(BatchItem.objects.filter(run=run).values_list("state", flat=True)) == {BatchItem.State.PENDING}
+
+
+def test_a_run_whose_last_waiting_requests_were_deleted_after_the_last_harvest_is_ended_by_the_poll(engagement):
+    """A document deleted while its requests waited for a retry batch, everything else harvested: nothing was
+    left to send, follow or harvest, so nothing refreshed the run, which said "running" (polled) for ever."""
+    first, second = (make_contract(engagement, title=f"Supply {n}") for n in range(2))
+    run = _start(engagement, names=["Payment", "Governing Law"])
+    api = BatchAPI(FakeClaude(dict(ANSWERS)))
+    client = api.client()
+    api.plan[_cid(run, second, "Payment")] = ["errored"]
+    _round(run, api, client)
+    run.refresh_from_db()
+    assert run.status == "running" and BatchItem.objects.filter(run=run, state="pending").count() == 1
+
+    second.delete()  # by an admin, while its request waits for the next batch
+    out = poll.poll_active(client=client)
+    run.refresh_from_db()
+    assert (run.status, run.error) == ("done", "") and run.finished_at is not None
+    assert out.settled == [run.pk] and out.submit == []
+    assert Extraction.objects.filter(run=run).count() == 2
+    assert poll.poll_active(client=client).settled == []  # a finished run is left alone
+
+
+def test_the_poll_leaves_alone_a_run_with_requests_still_waiting_or_in_flight(engagement):
+    make_contract(engagement)
+    run = _start(engagement, names=["Payment"])
+    api = BatchAPI(FakeClaude(dict(ANSWERS)), polls_to_end=2)
+    assert poll.poll_active(client=api.client()).settled == []  # pending: the poll submits it
+    submit_pending(run, client=api.client())
+    assert poll.poll_active(client=api.client()).settled == []  # in flight
+    run.refresh_from_db()
+    assert run.status == "running"
