@@ -66,11 +66,12 @@ def _gather(origin, using: str, batch_ids) -> None:
         ids = set()
         if origin is not None:
             _gathered[origin] = ids
-        transaction.on_commit(partial(_enqueue, ids), using=using)
+        transaction.on_commit(partial(enqueue, ids), using=using)
     ids.update(batch_ids)
 
 
-def _enqueue(batch_ids: set[str]) -> None:
+def enqueue(batch_ids) -> None:
+    """Ask a worker to cancel each of ``batch_ids`` (unless still wanted by then)."""
     from bulk.tasks import cancel_batch
 
     for batch_id in sorted(batch_ids):

@@ -12,6 +12,10 @@ the API call; the batch id is saved right after. A batch the API refuses sends i
 requests back to pending (a 4xx refusal counts as a failed batch for each of them,
 with the error text as the note of their next message). A creation that got no answer may
 have been taken all the same: the batch the API took is looked for first (``adopt``).
+
+A run deleted while it is being submitted (its engagement deleted by an admin) ends the submission
+quietly; a batch whose run, or all of whose documents, were deleted while it was being sent (the
+deletion could not name a batch that had no id yet) is canceled (``bulk.cancel``), not run for nobody.
 """
 from __future__ import annotations
 
@@ -25,7 +29,7 @@ from django.db import transaction
 from django.db.models import F, Max
 from django.utils import timezone
 
-from bulk import adopt, retry
+from bulk import adopt, cancel, retry
 from bulk.body import BatchBody
 from bulk.build import Builder
 from bulk.models import BatchItem, BatchJob
@@ -71,6 +75,10 @@ def fail_items(items: list[BatchItem], error: str) -> None:
             state=BatchItem.State.FAILED, error=error[:4000], snapshot=None)
         ClauseTask.objects.filter(id__in=[i.task_id for i in items]).exclude(status=ClauseTask.Status.DONE).update(
             status=ClauseTask.Status.FAILED, error=error[:4000])
+
+
+class RunGone(Exception):
+    """The run was deleted while its requests were being submitted."""
 
 
 class Member(NamedTuple):
@@ -175,11 +183,16 @@ def submit_pending(run, *, client=None, limits: Limits = API_LIMITS, builder: Bu
                 continue
             outbox.add(item, built.snapshot, encoded)
         outbox.send()
+    except RunGone:
+        log.info("bulk run %s was deleted while its requests were submitted; nothing left to send", run.pk)
+        return outbox.jobs
     finally:
         outbox.close()
         BatchItem.objects.filter(id__in=ids, state=BatchItem.State.BUILDING).update(
             state=BatchItem.State.PENDING, claimed_at=None)
-    runs.refresh_status(ExtractionRun.objects.get(pk=run.pk))
+    run = ExtractionRun.objects.filter(pk=run.pk).first()
+    if run is not None:  # (deleted after its last batch was sent)
+        runs.refresh_status(run)
     return outbox.jobs
 
 
@@ -188,7 +201,8 @@ def send(run, group: list[Member], body: BatchBody, client) -> BatchJob:
     body streamed from its file."""
     ids = [m.id for m in group]
     with transaction.atomic():
-        ExtractionRun.objects.select_for_update().filter(pk=run.pk).first()
+        if ExtractionRun.objects.select_for_update().filter(pk=run.pk).first() is None:
+            raise RunGone(run.pk)
         seq = (BatchJob.objects.filter(run=run).aggregate(m=Max("sequence"))["m"] or 0) + 1
         job = BatchJob.objects.create(run=run, sequence=seq, request_count=len(ids), size_bytes=body.size,
                                       retries=sum(m.retry for m in group))
@@ -213,12 +227,26 @@ def send(run, group: list[Member], body: BatchBody, client) -> BatchJob:
         batch = found.batch
     if not BatchJob.objects.filter(pk=job.pk, state=BatchJob.State.SUBMITTING, batch_id="").update(
             batch_id=batch.id, submitted_at=timezone.now()):
+        if not BatchJob.objects.filter(pk=job.pk).exists():  # its run was deleted meanwhile
+            return abandoned(job, batch)
         return too_late(job, batch, client)
     job.batch_id = batch.id
     job.submitted_at = timezone.now()
     apply_batch(job, batch)
     log.info("bulk run %s: batch %s (%s) submitted with %d requests, %d bytes", run.pk, seq, batch.id,
              len(ids), body.size)
+    if not BatchItem.objects.filter(job=job, state=BatchItem.State.SUBMITTED).exists():  # its documents went
+        return abandoned(job, batch)
+    return job
+
+
+def abandoned(job: BatchJob, batch) -> BatchJob:
+    """The API took the batch after its run, or all of its documents, had been deleted: nothing waits for
+    its results, so it is canceled (by a worker, tried again if the API cannot take it)."""
+    log.warning("batch %s of run %s (%s) was taken by the API after its requests had been deleted: it is canceled",
+                job.sequence, job.run_id, batch.id)
+    job.batch_id = batch.id
+    cancel.enqueue([batch.id])
     return job
 
 

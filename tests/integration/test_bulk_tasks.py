@@ -12,6 +12,7 @@ from django.utils import timezone
 from bulk import poll, tasks
 from bulk.models import BatchItem, BatchJob
 from bulk.service import start_bulk
+from bulk.submit import submit_pending
 from config.celery import app
 from extraction.models import Extraction
 from tests.integration.extraction_fixtures import ANSWERS, clause_types, make_contract
@@ -180,3 +181,54 @@ def test_work_the_poll_handed_out_for_a_run_deleted_meanwhile_ends_quietly(engag
     engagement.delete()  # (its on-commit cancel is not run here)
     assert tasks.harvest_job(job_id) == "gone (deleted)"
     assert tasks.submit_run(run_id) == "gone (deleted)"
+
+
+def _deleting_during_creation(api, delete):
+    """The next batch creation: ``delete()`` runs while the body is uploaded, then the API takes the batch."""
+    create = api._batch_create
+
+    def slow(body):
+        api._batch_create = create
+        delete()
+        return create(body)
+
+    api._batch_create = slow
+
+
+@pytest.mark.parametrize("what", ["engagement", "documents"])
+def test_a_batch_whose_requests_were_deleted_while_it_was_sent_is_canceled(engagement, api, what):
+    """The deletion took the job, or its items, before the batch had an id to cancel: the submission failed
+    with a DoesNotExist traceback (the run deleted) or followed a batch nobody waited for (the documents),
+    and either way the batch ran and was billed."""
+    documents = [make_contract(engagement, title=f"Supply {n}") for n in range(2)]
+    clause_types(NAMES)
+    run = start_bulk(engagement, clause_types=NAMES, engine="anthropic", enqueue=False)
+    if what == "engagement":
+        _deleting_during_creation(api, engagement.delete)
+    else:
+        _deleting_during_creation(api, lambda: [d.delete() for d in documents])
+
+    (job,) = submit_pending(run, client=api.client())
+
+    (created,) = api.created
+    assert job.batch_id == created["id"] and api.cancels == [created["id"]]
+    assert api._batches[created["id"]]["cancel"] is True
+    assert tasks.poll_batches().startswith("polled 0" if what == "engagement" else "polled 1")
+
+
+def test_a_run_deleted_before_its_next_batch_is_sent_ends_the_submission_quietly(engagement, api, monkeypatch):
+    from bulk import build
+
+    make_contract(engagement)
+    clause_types(NAMES)
+    run = start_bulk(engagement, clause_types=NAMES, engine="anthropic", enqueue=False)
+    built = build.Builder.build
+
+    def build_then_delete(self, item):  # the engagement is deleted while the requests are built
+        out = built(self, item)
+        engagement.delete()
+        return out
+
+    monkeypatch.setattr(build.Builder, "build", build_then_delete)
+    assert submit_pending(run, client=api.client()) == []
+    assert api.created == [] and not BatchJob.objects.exists()
