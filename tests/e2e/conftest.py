@@ -24,23 +24,31 @@ CSP_REPORTER = """document.addEventListener('securitypolicyviolation', function 
 });"""  # what tests/conftest.py's make_member gives every user
 
 
-# WCAG 2 contrast ratio of an element's text: its colour (an SVG text's fill) over the backgrounds of its
-# ancestors up to the first opaque one, or over `behind` (the SVG shape under it: fill and fill-opacity),
-# on white. Element opacity is not counted.
-CONTRAST = """(el, behind) => {
+# Colour arithmetic shared by CONTRAST and FOCUS_RING: parse a computed colour, lay one colour over another,
+# the WCAG 2 contrast ratio of two colours, and the colour behind an element (the backgrounds of `el` and its
+# ancestors up to the first opaque one, on white).
+COLOURS = """
   const parse = s => { const n = (s || '').match(/[\\d.]+/g); return n && n.length >= 3 ? [+n[0], +n[1], +n[2], n.length > 3 ? +n[3] : 1] : null; };
   const over = (top, base) => [0, 1, 2].map(i => top[i] * top[3] + base[i] * (1 - top[3]));
   const lum = c => { const f = v => (v /= 255) <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4;
                      return 0.2126 * f(c[0]) + 0.7152 * f(c[1]) + 0.0722 * f(c[2]); };
-  const layers = [];
-  if (behind) { const s = getComputedStyle(behind), f = parse(s.fill); f[3] *= parseFloat(s.fillOpacity); layers.push(f); }
-  else { for (let e = el; e; e = e.parentElement) { const b = parse(getComputedStyle(e).backgroundColor);
-           if (b && b[3] > 0) { layers.push(b); if (b[3] === 1) { break; } } } }
-  let bg = [255, 255, 255];
-  for (const layer of layers.reverse()) { bg = over(layer, bg); }
-  const style = getComputedStyle(el), fg = over(parse(el instanceof SVGElement ? style.fill : style.color), bg);
-  const [hi, lo] = [lum(fg), lum(bg)].sort((a, b) => b - a);
-  return (hi + 0.05) / (lo + 0.05);
+  const ratio = (a, b) => { const [hi, lo] = [lum(a), lum(b)].sort((x, y) => y - x); return (hi + 0.05) / (lo + 0.05); };
+  const flatten = layers => layers.reverse().reduce((bg, layer) => over(layer, bg), [255, 255, 255]);
+  const backdrop = el => { const layers = [];
+    for (let e = el; e; e = e.parentElement) { const b = parse(getComputedStyle(e).backgroundColor);
+      if (b && b[3] > 0) { layers.push(b); if (b[3] === 1) { break; } } }
+    return flatten(layers); };
+"""
+
+# WCAG 2 contrast ratio of an element's text: its colour (an SVG text's fill) over the backgrounds of its
+# ancestors up to the first opaque one, or over `behind` (the SVG shape under it: fill and fill-opacity),
+# on white. Element opacity is not counted.
+CONTRAST = """(el, behind) => {""" + COLOURS + """
+  let bg;
+  if (behind) { const s = getComputedStyle(behind), f = parse(s.fill); f[3] *= parseFloat(s.fillOpacity); bg = flatten([f]); }
+  else { bg = backdrop(el); }
+  const style = getComputedStyle(el);
+  return ratio(over(parse(el instanceof SVGElement ? style.fill : style.color), bg), bg);
 }"""
 AA = 4.5  # WCAG AA for body text
 
@@ -48,6 +56,26 @@ AA = 4.5  # WCAG AA for body text
 def contrast(locator, behind=None) -> float:
     """The contrast ratio of the text of ``locator`` (one element) on its background (see CONTRAST)."""
     return locator.evaluate(CONTRAST, behind.element_handle() if behind is not None else None)
+
+
+# The contrast of a focused element's focus indicator with the background it is drawn on (behind the element,
+# around it): the highest of its rings' (the outline, and each box-shadow ring of 1px or more around the box).
+# A two-colour ring passes when one of its colours stands out on the background (WCAG technique C40), so one
+# ring serves the light pages and the dark top bar.
+FOCUS_RING = """el => {""" + COLOURS + """
+  const bg = backdrop(el.parentElement), style = getComputedStyle(el), rings = [];
+  if (style.outlineStyle !== 'none' && parseFloat(style.outlineWidth) >= 1) { rings.push(parse(style.outlineColor)); }
+  // Chromium writes box-shadow as "rgb(r, g, b) x y blur spread[ inset], ...": a ring around the box is x = y = 0
+  for (const m of style.boxShadow.matchAll(/(rgba?\\([^)]*\\)) 0px 0px [\\d.]+px ([\\d.]+)px(?! inset)/g)) {
+    if (parseFloat(m[2]) >= 1) { rings.push(parse(m[1])); } }
+  return Math.max(0, ...rings.map(c => ratio(over(c, bg), bg)));
+}"""
+FOCUS = 3.0  # WCAG 2.2 for a focus indicator against what is next to it (1.4.11, 2.4.13)
+
+
+def focus_ring_contrast(locator) -> float:
+    """The contrast of the focus ring of ``locator`` (focused) with the background around it (FOCUS_RING)."""
+    return locator.evaluate(FOCUS_RING)
 
 
 def pytest_collection_modifyitems(items):

@@ -7,7 +7,7 @@ import pytest
 from django.urls import reverse
 
 from reviewer.models import Review
-from tests.e2e.conftest import AA, contrast
+from tests.e2e.conftest import AA, FOCUS, contrast, focus_ring_contrast
 from tests.factories import make_reviewable
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -354,6 +354,23 @@ def test_the_review_page_text_is_readable_at_aa_contrast(signed_in, auditor, con
              ".clause-filter button[aria-pressed=false]", ".group-title", ".clause-link .chip.status-unverified"]
     ratios = {sel: round(contrast(s.page.locator(sel).first), 2) for sel in texts}
     assert {sel: r for sel, r in ratios.items() if r < AA} == {}
+
+
+def test_the_keyboard_focus_ring_stands_out_on_the_page_and_in_the_top_bar(signed_in, auditor, contract):
+    s = signed_in(auditor)
+    ex = contract.extractions["Cap On Liability"]
+    s.page.goto(reverse("clause", args=[ex.document_id, ex.pk]))
+    s.page.wait_for_selector("#clause-filter:not([hidden])")
+    controls = [".topbar .brand", ".topbar nav a", ".topbar .logout button", "#decision-form button.accept",
+                "#decision-reason", f'#clause-list [data-extraction-id="{ex.pk}"]', "#viewer", "#goto-page"]
+    ratios = {}
+    for sel in controls:
+        s.page.keyboard.press("Tab")  # from the keyboard: the ring is the one a keyboard user sees
+        control = s.page.locator(sel).first
+        control.focus()
+        assert control.evaluate("el => el.matches(':focus-visible')"), sel
+        ratios[sel] = round(focus_ring_contrast(control), 2)
+    assert {sel: r for sel, r in ratios.items() if r < FOCUS} == {}
 
 
 def test_r_then_enter_still_rejects_after_a_refused_decision(signed_in, auditor, contract):
