@@ -10,6 +10,7 @@ from django.urls import reverse
 from reviewer.decisions import record_decision
 from reviewer.models import Review
 from tests.factories import make_reviewable
+from tests.markup import elements
 
 pytestmark = pytest.mark.django_db
 HX = {"HTTP_HX_REQUEST": "true"}
@@ -588,3 +589,20 @@ def test_the_review_page_headings_go_down_one_level_at_a_time(client, engagement
     assert all(b[0] <= a[0] + 1 for a, b in zip(headings, headings[1:])), headings
     first_group = next(i for i, (level, text) in enumerate(headings) if text.startswith("Payment"))
     assert [h for h in headings[:first_group] if h[0] == 2][-1] == (2, "Clauses")
+
+
+def test_the_boxes_that_scroll_take_the_keyboard_focus_and_say_what_they_hold(client, auditor, contract):
+    """The clause text, the decision history and a summary's quotes scroll when long; Safari does not make a
+    scroller focusable by itself, so without a tab stop a keyboard user could not read the end of them."""
+    from reviewer.summaries import make_summary
+
+    ex = contract.extractions["Cap On Liability"]
+    record_decision(extraction_id=ex.pk, user=auditor, decision="accept", seen_review_id=0, seen_version=1)
+    html = client.get(reverse("clause", args=[ex.document_id, ex.pk])).content.decode()
+    make_summary(contract.document, auditor)
+    summary = client.get(reverse("document-summary", args=[contract.document.pk])).content.decode()
+    boxes = elements(html, cls="clause-text") + elements(html, cls="history-list") + elements(summary, cls="clause-text")
+    assert len(boxes) >= 3
+    for box in boxes:
+        assert box.get("tabindex") == "0" and box.get("aria-label"), box
+    assert elements(html, cls="clause-text")[0]["aria-label"] == "Clause text"
