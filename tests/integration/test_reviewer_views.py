@@ -606,3 +606,17 @@ def test_the_boxes_that_scroll_take_the_keyboard_focus_and_say_what_they_hold(cl
     for box in boxes:
         assert box.get("tabindex") == "0" and box.get("aria-label"), box
     assert elements(html, cls="clause-text")[0]["aria-label"] == "Clause text"
+
+
+def test_the_document_text_and_the_neighbouring_pages_carry_names_a_screen_reader_reads(client, auditor, contract):
+    """A name on an element with no role (a plain div) is not read out; a named region is a landmark, so only
+    the document text is one: the few lines of the pages either side are named groups in it."""
+    ex = contract.extractions["Cap On Liability"]
+    html = client.get(reverse("clause", args=[ex.document_id, ex.pk])).content.decode()
+    assert elements(html, cls="context")  # the foot of the page before, the head of the page after
+    for tag in ("div", "span", "p"):
+        assert [attrs for attrs in elements(html, tag) if "aria-label" in attrs and "role" not in attrs] == []
+    viewer, = elements(html, cls="viewer")
+    assert (viewer.get("role"), viewer.get("aria-label")) == ("region", "Document text")
+    assert [(c.get("role"), c.get("aria-label")) for c in elements(html, cls="context")] == [
+        ("group", "End of page 2"), ("group", "Start of page 4")]
