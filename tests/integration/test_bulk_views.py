@@ -14,6 +14,7 @@ from bulk import poll
 from engagements.models import Engagement
 from extraction.models import ClauseTask, ClauseType, ExtractionRun
 from tests.integration.extraction_fixtures import ANSWERS, clause_types, make_contract
+from tests.markup import elements
 from tests.mock_anthropic import FakeClaude
 from tests.mock_anthropic_batches import BatchAPI
 
@@ -73,6 +74,17 @@ def test_batch_page_shows_each_batch_with_counts_retries_tokens_and_cost(client,
 
     listing = client.get(reverse("bulk:runs")).content.decode()
     assert f"Run {run.pk}" in listing and engagement.name in listing
+
+
+def test_each_progress_bar_says_what_it_counts(client, engagement, people):
+    """A progress bar with no name is read as a bare "progress bar, 100%" (the documents table names theirs)."""
+    run = _batched_run(engagement, make_contract(engagement))
+    client.force_login(people["auditor"])
+    listing = elements(client.get(reverse("bulk:runs")).content.decode(), "progress")
+    assert [bar.get("aria-label") for bar in listing] == [f"Progress of run {run.pk}"]
+    page = elements(client.get(reverse("bulk:run", args=[run.pk])).content.decode(), "progress")
+    assert [bar.get("aria-label") for bar in page] == [f"Progress of run {run.pk}"] + [
+        f"Progress of batch {n}" for n in (1, 2, 3)]
 
 
 def test_the_run_cost_says_which_part_is_at_the_batch_price(client, engagement, people):

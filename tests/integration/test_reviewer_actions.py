@@ -13,6 +13,7 @@ from ingest.models import Document
 from reviewer.decisions import StaleDecision, record_decision
 from reviewer.models import Review
 from tests.factories import make_reviewable
+from tests.markup import elements
 
 HX = {"HTTP_HX_REQUEST": "true"}
 
@@ -68,6 +69,13 @@ def test_two_reviewers_at_once_on_two_runs_repeats_of_a_clause_one_is_refused(en
     outcomes = _decide_at_once((alice, first, "reject"), (bob, later, "accept"))
     assert sorted(v == "saved" for v in outcomes.values()) == [False, True], outcomes
     assert Review.objects.filter(extraction__in=[first, later]).count() == 1
+
+
+@pytest.mark.django_db
+def test_the_upload_progress_bar_says_what_it_counts(client, engagement, make_member):
+    client.force_login(make_member(engagement, "admin"))
+    html = client.get(reverse("engagement-upload", args=[engagement.pk])).content.decode()
+    assert [bar.get("aria-label") for bar in elements(html, "progress")] == ["Progress of the upload"]
 
 
 @pytest.mark.django_db
