@@ -9,6 +9,7 @@ the ids of the chunks it has shown (``chunks_read``) for the per-turn note.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
@@ -23,9 +24,79 @@ from extraction.types import ChunkView, ScoredChunk, page_of
 
 Search = Callable[[str, int], Sequence["ChunkView | ScoredChunk"]]
 REGEX_TIMEOUT_S = 2.0
+MAX_UNROLLED = 10_000  # pattern items once counted repeats are unrolled (a few MB when compiled)
 MATCH_CONTEXT = 160
 HISTORY_PAGE_MAX = 20_000  # read_history's most chars a call (its schema's maximum)
 DISCLOSURE_TOOLS = {"search_document", "read_chunk", "regex_document", "load_skill", "read_history"}
+
+
+_COUNT = re.compile(r"\{(\d*)(?:,(\d*))?\}")
+_BRACED_ESCAPES = "pPN"  # \p{Lu}, \P{..}, \N{EM DASH}: braces that are no count
+_VERBOSE = re.compile(r"\(\?[a-zA-Z]*x")  # (?x) or (?ix:...): spaces and # comments are ignored
+
+
+def unrolled_size(pattern: str) -> int:
+    """About how many items ``regex`` compiles ``pattern`` to.
+
+    It unrolls a counted repeat into as many copies of its body as the smallest count it
+    allows: "a{1000000000}" (13 characters) compiles to a billion nodes, gigabytes, enough
+    for the kernel to kill the worker (or the database beside it), and the match timeout
+    never starts. "a{0,1000000000}" is one loop and costs nothing. Each literal, escape,
+    set or group counts one; a count multiplies the item before it, nested counts multiply.
+    A count after a comment or (verbose mode) a space repeats the item before those.
+    """
+    verbose = _VERBOSE.search(pattern) is not None
+    stack = [[0, 0]]  # per open group: items so far, items of its last one (what a count repeats)
+    i, n = 0, len(pattern)
+    while i < n:
+        c, top = pattern[i], stack[-1]
+        if pattern.startswith("(?#", i) or (verbose and c == "#"):
+            i = pattern.find(")" if c == "(" else "\n", i) + 1 or n
+            continue
+        if c.isspace():  # counted, but not what a count after it repeats (an overestimate outside verbose mode)
+            top[0] += 1
+            i += 1
+            continue
+        if c == "(":
+            stack.append([0, 0])
+            i += 1
+            continue
+        if c == ")" and len(stack) > 1:
+            size = stack.pop()[0]
+            stack[-1][0] += size
+            stack[-1][1] = size
+            i += 1
+            continue
+        m = _COUNT.match(pattern, i) if c == "{" else None
+        if m and (m[1] or m[2]):
+            times = max(1, int(m[1] or 0))
+            top[0] += top[1] * (times - 1)
+            top[1] *= times
+            i = m.end()
+            continue
+        if c == "\\":
+            i += 2
+            if pattern[i - 1:i] in _BRACED_ESCAPES and pattern[i:i + 1] == "{":
+                i = pattern.find("}", i) + 1 or n
+        elif c == "[":
+            i = _set_end(pattern, i)
+        else:
+            i += 1
+        top[0] += 1
+        top[1] = 1
+    return sum(s[0] for s in stack)
+
+
+def _set_end(pattern: str, i: int) -> int:
+    """Index just past the ``[...]`` set opening at ``i`` (a "]" first in the set is a literal)."""
+    j = i + 1
+    if pattern[j:j + 1] == "^":
+        j += 1
+    if pattern[j:j + 1] == "]":
+        j += 1
+    while j < len(pattern) and pattern[j] != "]":
+        j += 2 if pattern[j] == "\\" else 1
+    return j + 1
 
 
 class ToolError(Exception):
@@ -88,6 +159,9 @@ class ToolBox:
     def _regex_document(self, pattern: str, max_matches: int = 20) -> str:
         if not isinstance(pattern, str) or not pattern or len(pattern) > 500:
             raise ToolError("pattern must be 1-500 characters")
+        if unrolled_size(pattern) > MAX_UNROLLED:
+            raise ToolError(f"the pattern repeats too much (over {MAX_UNROLLED:,} items once its {{n}} counts are "
+                            "unrolled); use smaller counts, or {0,n} for a gap of up to n characters")
         try:
             rx = regex.compile(pattern, regex.IGNORECASE | regex.V0)
         except regex.error as exc:

@@ -1,6 +1,8 @@
 """The agent's disclosure tools over plain data: every passage provenance-tagged, errors in words."""
 from __future__ import annotations
 
+import pytest
+
 from extraction.agent_tools import ToolBox
 from extraction.docview import DocumentView, page_table_from_text
 from extraction.provenance import parse_blocks
@@ -49,6 +51,26 @@ def test_bad_calls_come_back_as_errors_not_exceptions():
     assert box.run("load_skill", {"name": "no-such-skill"})[1]
     assert box.run("read_history", {"name": "history/compacted-001.md"})[1]
     assert box.run("delete_everything", {})[1]
+
+
+@pytest.mark.parametrize("pattern", [r"x{2000000}", r"(?:\d{1000}){1000}", r"(?:ab|cd){3000}[ef]{5}",
+                                     r"(?x)(?:a{100}) {1000}", r"(?:a{100})(?#note){1000}",
+                                     "(?x)(?:a{100}) # a comment\n{1000}"])
+def test_a_pattern_that_would_unroll_into_gigabytes_is_refused_before_it_is_compiled(pattern):
+    # regex compiles "x{n}" as n copies of "x": a 13-character "x{1000000000}" from the model took
+    # gigabytes and got the worker killed. These smaller counts show it in well under a gigabyte.
+    text, err = ToolBox(_doc()).run("regex_document", {"pattern": pattern})
+    assert err and "repeats too much" in text and "{0,n}" in text
+
+
+@pytest.mark.parametrize("pattern, matches", [
+    (r"\$\d{1,3}(?:,\d{3})*(?:\.\d{2})?", 1), (r"Customer.{0,5000}monthly", 1), (r"Law\p{P}{1,3}", 1),
+    (r"cust_\d{4}", 1), (r"[{]\d{3}}|\{?Law", 3), (r"\N{EM DASH}{0,2}Delaware", 1),
+    (r"(?x) cust_ \d{4}  # the account id", 1),
+])
+def test_ordinary_counted_patterns_still_run(pattern, matches):
+    text, err = ToolBox(_doc()).run("regex_document", {"pattern": pattern})
+    assert not err and text.startswith(f"regex_document(/{pattern}/i): {matches} matches")
 
 
 def test_search_document_uses_the_injected_backend_and_load_skill_reads_a_guide():
