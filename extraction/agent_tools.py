@@ -4,7 +4,7 @@
 ``regex_document``, ``load_skill`` and ``read_history`` and returns
 ``(text, is_error)``; every passage of document text it returns is headed by a
 provenance tag (see ``provenance``), so the model can cite what it read. It keeps
-the ids of the chunks it has shown (``chunks_read``) for the per-turn note.
+the ids of the chunks it has shown (``chunks_read``, latest last) for the per-turn note.
 ``search`` is injected (``query, k -> chunks``) so the box stays pure.
 """
 from __future__ import annotations
@@ -123,8 +123,11 @@ class ToolBox:
             return f"bad arguments for {name}: {exc}", True
 
     def note_read(self, chunk_ids: Sequence[str]) -> None:
+        """Record chunks shown to the model; one shown again moves to the end (the latest read)."""
         for c in chunk_ids:
-            if c and c not in self.chunks_read:
+            if c in self.chunks_read:
+                self.chunks_read.remove(c)
+            if c:
                 self.chunks_read.append(c)
 
     def render(self, chunks: Sequence[ChunkView], header: str) -> str:

@@ -32,6 +32,9 @@ DEFAULT_K = 5
 SECTION_BUDGET_CHARS = 12_000
 OPENING_CHARS = 2_000  # of the section budget, for the text before the first heading
 MIN_HEADINGS = 3
+# The turn note is re-sent, uncached, with every request of a document's session, and a long
+# contract's session reads hundreds of chunks over its clause questions: it names the latest only.
+NOTE_CHUNKS = 40
 SECTION_PRIORITY = ("abstract", "summary", "conclusion", "results", "introduction",
                     "discussion", "methods", "background")
 
@@ -213,11 +216,14 @@ def _uncovered(document_text: str, blocks: Sequence[ContextBlock]) -> bool:
     return bool(document_text[pos:].strip())
 
 
-def turn_note(tokens_used: int, tokens_available: int, chunks_read: Sequence[str]) -> str:
-    """The per-turn system note: budget and what has been read."""
+def turn_note(tokens_used: int, tokens_available: int, chunks_read: Sequence[str],
+              limit: int = NOTE_CHUNKS) -> str:
+    """The per-turn system note: budget and what has been read (the latest ``limit`` chunk ids,
+    ``chunks_read`` being in the order they were read, and how many in all)."""
     total = tokens_used + tokens_available
     share = f" ({100 * tokens_used / total:.0f}% of {total:,})" if total > 0 else ""
     ids = list(dict.fromkeys(chunks_read))
-    read = ", ".join(ids) if ids else "none yet"
+    read = ", ".join(ids[-limit:]) if ids else "none yet"
+    count = f"{len(ids)}, the latest {limit}" if len(ids) > limit else f"{len(ids)}"
     return (f"[turn note] tokens used: {tokens_used:,}{share}; available: {tokens_available:,}. "
-            f"Chunks read so far ({len(ids)}): {read}.")
+            f"Chunks read so far ({count}): {read}.")

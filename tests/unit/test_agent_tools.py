@@ -32,6 +32,8 @@ def test_read_chunk_with_neighbours_is_tagged_and_recorded():
     assert [t.chunk_ids for t, _ in blocks] == [("c0",), ("c1",), ("c2",)]
     assert [t.page_start for t, _ in blocks] == [1, 2, 2]
     assert box.chunks_read == ["c0", "c1", "c2"]
+    box.run("read_chunk", {"chunk_id": "c0"})
+    assert box.chunks_read == ["c1", "c2", "c0"]  # read again: the latest read, the last the turn note drops
 
 
 def test_regex_finds_exact_values_with_their_chunk_and_page():

@@ -182,6 +182,16 @@ def test_turn_note():
     assert "none yet" in turn_note(0, 1000, [])
 
 
+def test_turn_note_names_the_latest_chunks_read_however_many_a_long_session_read():
+    # The note goes, uncached, with every request of a document's session: a 200-page contract's
+    # 41 clause questions read hundreds of chunks, and it listed every id, thousands of tokens a turn.
+    read = [f"{n:024x}" for n in range(600)]
+    note = turn_note(50_000, 150_000, read)
+    assert len(note) < 1_500
+    assert "Chunks read so far (600, the latest 40): " in note
+    assert note.endswith(", ".join(read[-40:]) + ".") and read[559] not in note
+
+
 @pytest.mark.parametrize("k", [1, 3, 5])
 def test_k_limits_blocks(k):
     doc, table, chunks = build(SECTIONS)
