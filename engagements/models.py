@@ -23,10 +23,30 @@ class Engagement(models.Model):
     def clean(self):
         if not isinstance(self.policy_facts, dict):
             raise ValidationError({"policy_facts": POLICY_FACTS_SHAPE})
+        decimal = _first_decimal(self.policy_facts)
+        if decimal is not None:
+            key, value = decimal
+            raise ValidationError({"policy_facts": (
+                f"{key} is a decimal number ({value!r} once read, not as typed): write it as text, e.g. "
+                '"$250,000.00", so that the prompts and reports keep it exactly as written.')})
 
     @property
     def policy_cap(self) -> str:
         return str(self.policy_facts.get("policy_cap", ""))
+
+
+def _first_decimal(value, key: str = "policy facts") -> tuple[str, float] | None:
+    """The first JSON number with a fraction or exponent in ``value``, with the key it is under. Read as a
+    float it has lost its written form (250000.00 is 250000.0, a 17-digit amount 1.2345678901234568e+16),
+    and CASE_FACTS pins values verbatim."""
+    if isinstance(value, float):
+        return key, value
+    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+    for k, v in items:
+        found = _first_decimal(v, str(k) if isinstance(value, dict) else key)
+        if found is not None:
+            return found
+    return None
 
 
 class Role(models.TextChoices):

@@ -564,6 +564,21 @@ def test_policy_facts_that_are_not_an_object_are_refused_in_the_admin_and_do_not
     assert checkpoints.facts_for(run, document).policy_cap is None
 
 
+def test_policy_facts_with_a_decimal_number_are_refused_so_the_amount_is_typed_as_text(engagement):
+    # the admin's JSON box reads 250000.00 as the float 250000.0 before any code of ours sees it: CASE_FACTS
+    # pinned "250000.0", an amount the contract never wrote
+    from django.core.exceptions import ValidationError
+
+    for facts, key in (({"policy_cap": 250000.00}, "policy_cap"), ({"limits": {"per_claim": 1.5e6}}, "per_claim"),
+                       ({"caps": ["$1", 2.50]}, "caps")):
+        engagement.policy_facts = facts
+        with pytest.raises(ValidationError) as refused:
+            engagement.full_clean()
+        assert f"{key} is a decimal number" in str(refused.value) and '"$250,000.00"' in str(refused.value)
+    engagement.policy_facts = {"policy_cap": "$250,000.00", "max_term_years": 3, "sign_off_needed": True}
+    engagement.full_clean()  # text, whole numbers and booleans are kept as written
+
+
 def test_policy_facts_that_are_not_text_reach_case_facts_as_the_json_the_admin_wrote(engagement):
     engagement.policy_facts = {"policy_cap": "$247.83", "approved_laws": ["Delaware", "New York"],
                                "sign_off_needed": True, "reviewer": None, "max_term_years": 3}
