@@ -280,3 +280,16 @@ def test_a_bulk_run_whose_documents_were_deleted_says_so_and_stops_polling(clien
     html = client.get(reverse("bulk:run", args=[run.pk])).content.decode()
     assert 'data-active="false"' in html and "hx-trigger" not in html  # not "queued", polled for ever
     assert NOTHING_LEFT in html
+
+
+def test_the_django_admin_shows_batches_but_cannot_delete_or_change_them(client, engagement, django_user_model):
+    # deleting a batch's row in the admin cancelled nothing at the API and left its requests "submitted" to a
+    # batch no row followed: the run never ended
+    run = _batched_run(engagement, make_contract(engagement))
+    job, item = run.batch_jobs.first(), run.batch_items.first()
+    client.force_login(django_user_model.objects.create_superuser("root", password="x-long-password-1"))
+    for model, row in (("batchjob", job), ("batchitem", item)):
+        assert client.get(reverse(f"admin:bulk_{model}_change", args=[row.pk])).status_code == 200  # readable
+        assert client.post(reverse(f"admin:bulk_{model}_delete", args=[row.pk]), {"post": "yes"}).status_code == 403
+        assert client.get(reverse(f"admin:bulk_{model}_add")).status_code == 403
+    assert BatchJob.objects.filter(pk=job.pk).exists() and run.batch_items.filter(pk=item.pk).exists()
