@@ -1,6 +1,6 @@
 from django.urls import path, register_converter
 
-from reviewer.views import catalog, doc_type, engagements, exports, find, members, review, summary, upload
+from reviewer.views import catalog, deletion, doc_type, engagements, exports, find, members, review, summary, upload
 
 
 class ExportFormat:
@@ -25,6 +25,7 @@ urlpatterns = [
     path("engagements/<int:engagement_id>/members/", members.members, name="engagement-members"),
     path("engagements/<int:engagement_id>/export.<fmt:fmt>", exports.engagement_export, name="engagement-export"),
     path("documents/<int:document_id>/", review.document, name="document"),
+    path("documents/<int:document_id>/delete/", deletion.delete, name="document-delete"),
     path("documents/<int:document_id>/type/", doc_type.change_type, name="document-type"),
     path("documents/<int:document_id>/file", engagements.document_file, name="document-file"),
     path("documents/<int:document_id>/clauses/", review.document_clauses, name="document-clauses"),

@@ -12,7 +12,7 @@ from django.urls import reverse
 from django.utils.cache import patch_vary_headers
 
 from ingest.doctype import type_choices
-from reviewer import access, clauses, workspace
+from reviewer import access, clauses, deletions, workspace
 from reviewer.decisions import CHOOSE, DecisionError, InvalidDecision, StaleDecision, record_decision
 from reviewer.forms import DecisionForm, FindForm
 from reviewer.htmx import is_fragment
@@ -146,6 +146,7 @@ def respond(request, doc, role, ws, *, status=200, extra=None, refresh_item=Fals
         if role == access.ADMIN:
             context["doc_type_choices"] = type_choices(doc.engagement)
             context["type_changes"] = doc.type_changes.select_related("changed_by")[:TYPE_CHANGES_SHOWN]
+            context["deletion"] = deletions.contents(doc.pk)
         response = render(request, "reviewer/document.html", context, status=status)
     patch_vary_headers(response, ("HX-Request", "HX-History-Restore-Request"))
     return response

@@ -238,3 +238,23 @@ def test_a_polling_panel_that_is_no_longer_allowed_stops_and_says_so(signed_in, 
     s.page.wait_for_timeout(5000)
     assert len(asked) == 1  # asked once, then stopped
     s.errors[:] = [e for e in s.errors if "404" not in e and "Response Status Error" not in e]
+
+
+def test_an_admin_deletes_a_wrongly_uploaded_document_by_keyboard(signed_in, engagement, make_member):
+    kept, wrong = make_reviewable(engagement), make_reviewable(engagement, title="Wrong Upload", seed=1)
+    s = signed_in(make_member(engagement, "admin", username="ada"))
+    s.page.goto(reverse("document", args=[wrong.document.pk]))
+    s.page.get_by_text("Delete this document", exact=True).focus()
+    s.page.keyboard.press("Enter")  # opens the confirmation: the document named, and what goes with it
+    told = s.page.locator("#delete-document-what")
+    assert told.is_visible() and "“Wrong Upload” also deletes its 6 pages" in told.text_content()
+    s.page.keyboard.press("Tab")
+    button = s.page.get_by_role("button", name="Delete “Wrong Upload”")
+    assert button.evaluate("b => b === document.activeElement")
+    s.shot("18-delete-document")
+    with s.page.expect_navigation():
+        s.page.keyboard.press("Enter")
+    assert s.page.url.endswith(reverse("engagement", args=[engagement.pk]))
+    assert "Deleted “Wrong Upload”" in s.page.locator(".messages").text_content()
+    assert "Wrong Upload" not in s.page.locator("table").text_content()
+    assert list(Document.objects.values_list("pk", flat=True)) == [kept.document.pk]

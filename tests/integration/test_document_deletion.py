@@ -1,0 +1,176 @@
+"""An engagement admin deletes a wrongly uploaded document, through the Django test client on the real
+services; a document whose clauses carry reviewer decisions stays (every decision is kept)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from django.core.files.base import ContentFile
+from django.core.files.storage import default_storage
+from django.urls import reverse
+
+from extraction.models import Citation, Extraction
+from ingest.models import Chunk, Document, Page
+from reviewer.decisions import record_decision
+from reviewer.models import CaseSummary, Review
+from tests.factories import make_reviewable
+from tests.markup import elements
+
+TITLE = "Master Services Agreement"
+
+
+@pytest.fixture
+def contract(engagement):
+    return make_reviewable(engagement)
+
+
+@pytest.fixture
+def admin(engagement, make_member, client):
+    user = make_member(engagement, "admin")
+    client.force_login(user)
+    return user
+
+
+def _delete_url(doc) -> str:
+    return reverse("document-delete", args=[doc.pk])
+
+
+def _delete_forms(html: str, doc) -> list[dict]:
+    return [f for f in elements(html, "form") if f.get("action") == _delete_url(doc)]
+
+
+def _disclosure(html: str) -> str:
+    return html.split('<details class="delete-document')[1].split("</details>")[0]
+
+
+def _decide(ex, user):
+    return record_decision(extraction_id=ex.pk, user=user, decision="accept", seen_review_id=0, seen_version=1)
+
+
+@pytest.mark.django_db
+def test_an_admin_is_told_what_goes_then_deletes_the_document_with_all_it_holds(
+        client, admin, contract, engagement, django_capture_on_commit_callbacks):
+    doc = contract.document
+    CaseSummary.objects.create(document=doc, created_by=admin, engine="offline")
+    doc.file.save("wrong-upload.pdf", ContentFile(b"%PDF-1.4 the wrong contract"))
+    stored = Path(default_storage.path(doc.file.name))
+    assert stored.is_file()
+    clauses = Extraction.objects.filter(document=doc).count()
+
+    html = client.get(reverse("document", args=[doc.pk])).content.decode()
+    (form,) = _delete_forms(html, doc)
+    assert form["method"] == "post"
+    told = _disclosure(html)  # the button is behind it, with the document named and what goes with it
+    assert "<summary>Delete this document</summary>" in told and f'action="{_delete_url(doc)}"' in told
+    assert "csrfmiddlewaretoken" in told and f"Delete “{TITLE}”</button>" in told
+    for what in (f"{len(contract.pages)} pages", f"{len(contract.chunks)} chunks", f"{clauses} extracted clauses",
+                 "1 summary"):
+        assert what in told, what
+
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(_delete_url(doc))
+    assert response.status_code == 302 and response["Location"] == reverse("engagement", args=[engagement.pk])
+    page = client.get(response["Location"]).content.decode()
+    assert f"Deleted “{TITLE}”" in page
+    assert not Document.objects.filter(pk=doc.pk).exists()
+    for model in (Page, Chunk, Extraction, CaseSummary):
+        assert not model.objects.filter(document_id=doc.pk).exists(), model
+    assert not Citation.objects.filter(extraction__document_id=doc.pk).exists()
+    assert not stored.exists()  # ingest.removal took the stored file once the deletion committed
+
+
+@pytest.mark.django_db
+def test_a_document_with_reviewer_decisions_stays_and_the_page_says_why(client, admin, contract, make_member,
+                                                                        engagement):
+    doc = contract.document
+    auditor = make_member(engagement, "auditor")
+    _decide(contract.extractions["Governing Law"], auditor)
+    _decide(contract.extractions["Payment"], auditor)
+
+    html = client.get(reverse("document", args=[doc.pk])).content.decode()
+    assert not _delete_forms(html, doc)  # no usable control: the disclosure says why instead
+    told = _disclosure(html)
+    assert "cannot be deleted" in told and "2 reviewer decisions" in told and "stays" in told
+
+    response = client.post(_delete_url(doc))  # posted anyway (an old tab): refused in words
+    assert response.status_code == 302 and response["Location"] == reverse("document", args=[doc.pk])
+    page = client.get(response["Location"]).content.decode()
+    assert f"“{TITLE}” stays" in page and "2 reviewer decisions" in page and "audit trail" in page
+    assert Document.objects.filter(pk=doc.pk).exists()
+    assert Review.objects.filter(extraction__document=doc).count() == 2
+
+
+@pytest.mark.django_db
+def test_a_decision_saved_after_the_check_still_keeps_the_document(client, admin, contract, make_member,
+                                                                   engagement, monkeypatch):
+    """The count is read before the deletion; a decision recorded in between is still refused by the
+    database's protection of reviewed clauses, and the admin told why."""
+    from dataclasses import replace
+
+    from reviewer import deletions
+
+    doc, counted = contract.document, deletions.contents
+    _decide(contract.extractions["Payment"], make_member(engagement, "auditor"))
+    monkeypatch.setattr(deletions, "contents", lambda document_id: replace(counted(document_id), decisions=0))
+    response = client.post(_delete_url(doc))
+    assert response["Location"] == reverse("document", args=[doc.pk])
+    monkeypatch.undo()
+    assert "1 reviewer decision " in client.get(response["Location"]).content.decode()
+    assert Document.objects.filter(pk=doc.pk).exists() and Review.objects.count() == 1
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("role", ["auditor", "manager"])
+def test_auditors_and_managers_cannot_delete_a_document(client, contract, make_member, engagement, role):
+    doc = contract.document
+    client.force_login(make_member(engagement, role))
+    assert not _delete_forms(client.get(reverse("document", args=[doc.pk])).content.decode(), doc)
+    response = client.post(_delete_url(doc))
+    assert response.status_code == 403 and "needs the admin role" in response.content.decode()
+    assert Document.objects.filter(pk=doc.pk).exists()
+
+
+@pytest.mark.django_db
+def test_another_engagements_document_is_not_found(client, contract, make_member):
+    from engagements.models import Engagement
+
+    other = Engagement.objects.create(name="Another client")
+    client.force_login(make_member(other, "admin"))
+    assert client.post(_delete_url(contract.document)).status_code == 404
+    assert Document.objects.filter(pk=contract.document.pk).exists()
+
+
+@pytest.mark.django_db
+def test_a_get_of_the_delete_url_goes_back_to_the_document_and_deletes_nothing(client, admin, contract):
+    doc = contract.document
+    response = client.get(_delete_url(doc))
+    assert response.status_code == 302 and response["Location"] == reverse("document", args=[doc.pk])
+    assert Document.objects.filter(pk=doc.pk).exists()
+
+
+@pytest.mark.django_db(transaction=True)  # the deletion commits while the stage works, as in use
+def test_a_document_deleted_from_its_page_while_it_is_converted_ends_its_pipeline_quietly(
+        client, admin, engagement, tmp_path, monkeypatch):
+    from demo import make_paper_markdown
+    from ingest import pipeline
+    from ingest.intake import intake_file
+    from ingest.models import DocumentStage
+
+    document = intake_file(engagement, make_paper_markdown(tmp_path / "paper.md").path, filename="paper.md",
+                           enqueue=False).document
+    stored = Path(document.file.path)
+    real, answers = pipeline.STAGE_FUNCTIONS["convert"], []
+
+    def deleted_meanwhile(doc, report):
+        answers.append(client.post(_delete_url(doc)))  # the admin deletes it from the document page
+        return real(doc, report)
+
+    monkeypatch.setitem(pipeline.STAGE_FUNCTIONS, "convert", deleted_meanwhile)
+    assert not pipeline.run_stage(document.pk, "convert")
+    assert answers[0]["Location"] == reverse("engagement", args=[engagement.pk])
+    assert not Document.objects.filter(pk=document.pk).exists()
+    assert not DocumentStage.objects.filter(document_id=document.pk).exists()
+    assert not stored.exists()
+    monkeypatch.undo()
+    assert not any(pipeline.run_stage(document.pk, later) for later in pipeline.STAGES[1:])
+
