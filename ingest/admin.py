@@ -31,6 +31,15 @@ class DocumentAdmin(admin.ModelAdmin):
     def has_add_permission(self, request):
         return False
 
+    def get_deleted_objects(self, objs, request):
+        """Rows read-only here (pages, clauses, their batch requests) refuse edits and deletes of their own,
+        not the deletion of their document: they go with it, as from the document page. A clause that
+        carries reviewer decisions is still protected: the page lists them and the document stays."""
+        deleted, counts, perms_needed, protected = super().get_deleted_objects(objs, request)
+        read_only = {model._meta.verbose_name for model, model_admin in self.admin_site._registry.items()
+                     if isinstance(model_admin, ReadOnlyAdmin)}
+        return deleted, counts, perms_needed - read_only, protected
+
 
 @admin.register(Chunk)
 class ChunkAdmin(admin.ModelAdmin):

@@ -174,3 +174,26 @@ def test_a_document_deleted_from_its_page_while_it_is_converted_ends_its_pipelin
     monkeypatch.undo()
     assert not any(pipeline.run_stage(document.pk, later) for later in pipeline.STAGES[1:])
 
+
+@pytest.mark.django_db
+def test_the_django_admin_deletes_a_document_and_refuses_as_the_app_does(client, engagement, make_member,
+                                                                         django_user_model):
+    """Pages and clauses stay read-only in the Django admin, yet they go with their document there too;
+    a document with reviewer decisions stays."""
+    kept, wrong = make_reviewable(engagement), make_reviewable(engagement, title="Wrong Upload", seed=1)
+    _decide(kept.extractions["Payment"], make_member(engagement, "auditor"))
+    client.force_login(django_user_model.objects.create_superuser("root", password="x-long-password-1"))
+
+    url = reverse("admin:ingest_document_delete", args=[wrong.document.pk])
+    assert "permission to delete" not in client.get(url).content.decode()
+    assert client.post(url, {"post": "yes"}).status_code == 302
+    assert not Document.objects.filter(pk=wrong.document.pk).exists()
+    assert not Extraction.objects.filter(document_id=wrong.document.pk).exists()
+
+    url = reverse("admin:ingest_document_delete", args=[kept.document.pk])
+    refused = client.post(url, {"post": "yes"}).content.decode()
+    assert "protected" in refused
+    assert Document.objects.filter(pk=kept.document.pk).exists() and Review.objects.count() == 1
+    # the rows themselves are still not the admin's to delete one by one
+    page = Page.objects.filter(document=kept.document).first()
+    assert client.post(reverse("admin:ingest_page_delete", args=[page.pk]), {"post": "yes"}).status_code == 403
