@@ -18,7 +18,8 @@ for each half of cuad-dev's documents.jsonl.
 Data: CUAD v1, The Atticus Project (CC BY 4.0), the cuad-dev subset, already ingested by
 ``manage.py evaluate`` (its database, its engagement).
 
-Usage: ``EMBEDDED_DIR=var/eval-extraction python -m bench.user_wordings [--engagement "cuad-dev 2000"]``
+Usage: ``EMBEDDED_DIR=var/eval-extraction python -m bench.user_wordings [--corpus DIR] [--engagement NAME]``
+(the engagement defaults to the one ``evaluate`` makes for the corpus folder, "evaluate: cuad-dev")
 """
 from __future__ import annotations
 
@@ -79,7 +80,8 @@ def _rates(rows: list[tuple[bool, bool, bool]]) -> dict:
 def main(argv: list[str] | None = None) -> dict:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--corpus", type=Path, default=CUAD)
-    ap.add_argument("--engagement", default="cuad-dev 2000", help="the engagement `evaluate` ingested the corpus into")
+    ap.add_argument("--engagement", default=None,
+                    help='the engagement `evaluate` ingested the corpus into (default: its own, "evaluate: <folder name>")')
     args = ap.parse_args(argv)
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
@@ -89,14 +91,16 @@ def main(argv: list[str] | None = None) -> dict:
     django.setup()
     from extraction import catalog
     from extraction.docview import load_document
+    from extraction.eval_runner import default_engagement_name
     from extraction.engines.offline import QUESTION_THRESHOLD, OfflineEngine
     from extraction.evaluation import PairRecord, is_hit
     from extraction.retrieval import retrieve
     from ingest.models import Document
 
-    docs = {os.path.splitext(d.original_name)[0]: d for d in Document.objects.filter(engagement__name=args.engagement)}
+    engagement = args.engagement or default_engagement_name(args.corpus)
+    docs = {os.path.splitext(d.original_name)[0]: d for d in Document.objects.filter(engagement__name=engagement)}
     if not docs:
-        raise SystemExit(f"No documents in engagement {args.engagement!r}: run `manage.py evaluate` first.")
+        raise SystemExit(f"No documents in engagement {engagement!r}: run `manage.py evaluate` first.")
     gold = [g for g in map(json.loads, (args.corpus / "gold.jsonl").open()) if g["clause_type"] in RESTATED
             and g["doc"] in docs]
     order = [json.loads(line)["doc"] for line in (args.corpus / "documents.jsonl").open()]

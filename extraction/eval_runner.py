@@ -383,6 +383,12 @@ def prepare_out(out: Path) -> None:
         raise ValueError(f"cannot make the --out folder {out}: {exc.strerror or exc}") from exc
 
 
+def default_engagement_name(folder: Path) -> str:
+    """The engagement ``evaluate`` ingests ``folder`` into when none is named; ``bench.user_wordings``
+    looks there too, so the two find each other without being told."""
+    return f"evaluate: {Path(folder).resolve().name}"[:200]
+
+
 def evaluate(folder: Path, out: Path, *, limit: int | None = None, k: int = 5, engine_name: str | None = None,
              do_calibrate: bool = False, engagement_name: str | None = None, say: Say = print) -> dict:
     started = time.perf_counter()
@@ -403,7 +409,7 @@ def evaluate(folder: Path, out: Path, *, limit: int | None = None, k: int = 5, e
     prepare_out(out)
     from engagements.models import Engagement
 
-    engagement, _ = Engagement.objects.get_or_create(name=(engagement_name or f"evaluate: {folder.name}")[:200],
+    engagement, _ = Engagement.objects.get_or_create(name=(engagement_name or default_engagement_name(folder))[:200],
                                                      defaults={"client": "evaluation corpus"})
     rep = ingest(corpus, engagement, say)
     say(f"ingest: {rep.created} new, {rep.reused} reused, {len(rep.failed)} not ready, {rep.pages} pages, "

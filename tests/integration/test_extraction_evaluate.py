@@ -258,3 +258,19 @@ def test_a_run_that_fails_after_extraction_leaves_the_older_runs_files_as_they_w
         call_command("evaluate", str(corpus), out=str(out), engine="offline")
     assert {name: (out / name).read_text() for name in before} == before
     assert sorted(p.name for p in out.iterdir()) == sorted(before)  # and no temporary file left behind
+
+
+def test_user_wordings_reads_the_corpus_where_evaluate_left_it_without_being_told_the_engagement(cuad_dir, tmp_path):
+    """The README's order: `manage.py evaluate CORPUS --out DIR`, then `python -m bench.user_wordings`.
+    With neither naming an engagement, the bench finds the documents `evaluate` ingested (it looked in a
+    "cuad-dev 2000" engagement that `evaluate` never makes, and stopped with "No documents")."""
+    from bench import user_wordings
+
+    (tmp_path / "corpus").mkdir()
+    corpus, _ = _slice(cuad_dir, tmp_path / "corpus", "GridironBionutrients")
+    call_command("evaluate", str(corpus), out=str(tmp_path / "out"), engine="offline")
+
+    result = user_wordings.main(["--corpus", str(corpus)])
+    assert result["documents"] == 1
+    assert result["credit"] == "CUAD v1, The Atticus Project (CC BY 4.0)"
+    assert set(result["types"]) == set(user_wordings.RESTATED)
