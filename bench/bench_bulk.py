@@ -15,7 +15,8 @@ Sections (JSON on stdout, also written to ``bench/results/bench_bulk.json``):
             line from an HTTP body handed out in 64 KiB pieces) into ``bulk.harvest.harvest``:
             every line verified and stored. Peak memory by ``tracemalloc`` and RSS, sampled as it
             goes, to show it does not grow with the lines.
-``cuad``    the 89 cuad-dev contracts ingested by ``bulk_ingest`` on 2 workers, then the offline
+``cuad``    the 89 cuad-dev contracts (CUAD v1, The Atticus Project, CC BY 4.0; read from
+            ``../shared/eval/cuad-dev``, never copied) ingested by ``bulk_ingest`` on 2 workers, then the offline
             bulk path (``bulk_extract --engine offline``: one Celery task per document) with 1 and
             with 2 workers (sentence embeddings cached by the first run are removed before the next).
 ``project`` 1000 contracts of 200 pages on one 2-core machine, from the figures above.
@@ -53,7 +54,7 @@ from pathlib import Path
 import anthropic
 import httpx2
 
-from bench._cuad import CUAD
+from bench._cuad import CREDIT, CUAD
 from bench._django import ratio
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -523,7 +524,7 @@ def bench_cuad(worker_counts: list[int], n_types: int, limit: int | None = None,
     if not (CUAD / "pdf").is_dir():
         return {"skipped": f"no corpus at {CUAD} (the cuad-dev folder, see README.md)"}
     ensure_catalog()
-    out: dict = {"machine": machine(), "clause_types": FIVE[:n_types]}
+    out: dict = {"machine": machine(), "clause_types": FIVE[:n_types], "credit": CREDIT}
     engagement, _ = Engagement.objects.get_or_create(name="cuad-dev bulk bench")
     connection.close()
 
