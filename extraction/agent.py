@@ -41,8 +41,7 @@ from extraction.agent_tools import ToolBox
 from extraction.case_facts import CaseFacts
 from extraction.catalog import ClauseType
 from extraction.claude_call import plain_block, reraise_interruption
-from extraction.compaction import (CompactionPolicy, TokenCounter, compact, estimate_messages_tokens,
-                                   estimate_tokens, should_compact)
+from extraction.compaction import CompactionPolicy, compact, estimate_messages_tokens, estimate_tokens, should_compact
 from extraction.context import ContextPack, turn_note
 from extraction.docview import DocumentView
 from extraction.engines.base import (FAILED, NOT_FOUND, UNVERIFIED, CheckpointHook, ClauseOutcome, EngineError,
@@ -120,7 +119,6 @@ class Agent:
                  types: Sequence[ClauseType], search: Search | None = None,
                  skills: Sequence[tuple[str, str]] = (), skill_for: Callable[[str], str | None] | None = None,
                  max_tokens: int = 4096, max_turns: int = 8, policy: CompactionPolicy = CompactionPolicy(),
-                 count_tokens: TokenCounter = estimate_messages_tokens,
                  state: AgentState | None = None, on_checkpoint: CheckpointHook | None = None):
         self.client = client
         self.model = model
@@ -132,7 +130,6 @@ class Agent:
         self.skill_for = skill_for or (lambda name: None)
         self.max_turns = max(1, max_turns)
         self.policy = policy
-        self.count_tokens = count_tokens
         self.state = state or AgentState(max_tokens=max_tokens)
         self.max_tokens = max_tokens  # as configured; the state's grows after a max_tokens stop
         self.on_checkpoint = on_checkpoint
@@ -314,7 +311,7 @@ class Agent:
             msgs.append({"role": "user", "content": list(blocks)})
 
     def _note(self, system_tokens: int, force: bool) -> str:
-        used = system_tokens + self.count_tokens(self.state.messages)
+        used = system_tokens + estimate_messages_tokens(self.state.messages)
         available = max(0, self.policy.window_tokens - used)
         cur = self.state.current or {}
         note = turn_note(used, available, self.state.chunks_read)
@@ -336,15 +333,13 @@ class Agent:
         return system + self.tool_tokens
 
     def _maybe_compact(self) -> None:
-        if should_compact(self.state.messages, system_tokens=self._system_tokens(), policy=self.policy,
-                          count_tokens=self.count_tokens):
+        if should_compact(self.state.messages, system_tokens=self._system_tokens(), policy=self.policy):
             self._compact()
 
     def _compact(self, everything: bool = False) -> bool:
         """Compact the oldest turns now (with ``everything``, all but the turns a cut may not split)."""
         policy = replace(self.policy, keep_last=0, target=0.0) if everything else self.policy
-        result = compact(self.state.messages, system_tokens=self._system_tokens(), policy=policy,
-                         count_tokens=self.count_tokens)
+        result = compact(self.state.messages, system_tokens=self._system_tokens(), policy=policy)
         if result is None:
             return False
         self.state.messages[:] = result.messages

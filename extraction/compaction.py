@@ -13,9 +13,8 @@ Rules:
   compaction can never lose them; exact values seen in compacted turns are also
   listed verbatim in the summary.
 
-Token counts: ``estimate_tokens`` is a local estimate (chars / 3.5). Any
-``TokenCounter`` (``messages -> int``) can replace it, e.g. ``api_token_counter``
-around ``client.messages.count_tokens``.
+Token counts: ``estimate_tokens`` is a local estimate (chars / 3.5); ``should_compact``
+and ``compact`` take any other ``TokenCounter`` (``messages -> int``) in its place.
 """
 from __future__ import annotations
 
@@ -74,21 +73,6 @@ def estimate_messages_tokens(messages: Sequence[Message]) -> int:
     return sum(estimate_message_tokens(m) for m in messages)
 
 
-def api_token_counter(client: Any, model: str, *, system: Any = None, tools: Any = None) -> TokenCounter:
-    """A ``TokenCounter`` backed by the Messages API ``count_tokens`` endpoint.
-
-    It counts system and tools too, so call the policy with ``system_tokens=0``.
-    """
-    def count(messages: Sequence[Message]) -> int:
-        kwargs: dict[str, Any] = {"model": model, "messages": list(messages)}
-        if system is not None:
-            kwargs["system"] = system
-        if tools is not None:
-            kwargs["tools"] = tools
-        return int(client.messages.count_tokens(**kwargs).input_tokens)
-    return count
-
-
 # --------------------------------------------------------------------------- policy
 
 @dataclass(frozen=True)
@@ -135,17 +119,6 @@ def safe_cut_points(messages: Sequence[Message]) -> list[int]:
                 if u is not None and u < j:
                     unsafe.update(range(u + 1, j + 1))
     return [i for i in range(1, len(messages)) if i not in unsafe]
-
-
-def compact_if_needed(messages: Sequence[Message], *, system_tokens: int = 0,
-                      policy: CompactionPolicy = CompactionPolicy(),
-                      count_tokens: TokenCounter = estimate_messages_tokens,
-                      summarize: Callable[[Sequence[Message]], str] | None = None) -> Compaction | None:
-    """Compact when over the trigger, else None. See ``compact``."""
-    if not should_compact(messages, system_tokens=system_tokens, policy=policy, count_tokens=count_tokens):
-        return None
-    return compact(messages, system_tokens=system_tokens, policy=policy, count_tokens=count_tokens,
-                   summarize=summarize)
 
 
 def compact(messages: Sequence[Message], *, system_tokens: int = 0,

@@ -16,7 +16,6 @@ Shapes (as documented for the Messages API):
   cache_creation_input_tokens, cache_read_input_tokens, service_tier}}``;
 - an error: HTTP 429/500/529 with ``{"type": "error", "error": {"type": "rate_limit_error"|"api_error"|
   "overloaded_error", "message"}, "request_id"}`` and a ``request-id`` header;
-- ``POST /v1/messages/count_tokens`` -> ``{"input_tokens": N}``;
 - Message Batches: ``POST /v1/messages/batches``, ``GET /v1/messages/batches/{id}``,
   ``GET /v1/messages/batches/{id}/results`` (JSONL, one ``{"custom_id", "result"}`` a line).
 
@@ -288,8 +287,6 @@ class MockAnthropic:
                 return ErrorReply(401, "authentication_error", "x-api-key header is required", None).response()
             if method == "POST" and path == "/v1/messages":
                 return self._messages(body)
-            if method == "POST" and path == "/v1/messages/count_tokens":
-                return 200, {"content-type": "application/json"}, {"input_tokens": self._input_size(body)}
             if method == "POST" and path == "/v1/messages/batches":
                 return self._batch_create(body)
             m = re.fullmatch(r"/v1/messages/batches/([^/]+)(/results|/cancel)?", path)

@@ -69,14 +69,13 @@ class AnthropicEngine:
 
     def __init__(self, client: anthropic.Anthropic | None = None, *, model: str | None = None,
                  max_tokens: int | None = None, max_turns: int | None = None, window_tokens: int | None = None,
-                 k: int = 5, count_tokens=None, policy: CompactionPolicy | None = None):
+                 k: int = 5, policy: CompactionPolicy | None = None):
         self._client = client
         self.model = model or settings.ANTHROPIC_MODEL
         self.max_tokens = max_tokens or settings.ANTHROPIC_MAX_TOKENS
         self.max_turns = max_turns or settings.EXTRACTION_MAX_TURNS
         self.window_tokens = window_tokens or settings.ANTHROPIC_CONTEXT_WINDOW
         self.k = k
-        self.count_tokens = count_tokens
         self.policy = policy or CompactionPolicy(window_tokens=self.window_tokens)
 
     def wants_retrieval(self, document: DocumentView) -> bool:
@@ -97,12 +96,9 @@ class AnthropicEngine:
 
     def open_session(self, document, *, facts, types, search=None, snapshot=None, on_checkpoint=None):
         skills = skills_loader.list_skills()
-        kwargs = {}
-        if self.count_tokens is not None:
-            kwargs["count_tokens"] = self.count_tokens
         agent = Agent(self.client, model=self.model, document=document, facts=facts, types=types, search=search,
                       skills=skills, skill_for=skills_loader.skill_for_clause_type, max_tokens=self.max_tokens,
                       max_turns=self.max_turns, policy=self.policy,
                       state=AgentState.from_snapshot(snapshot, max_tokens=self.max_tokens),
-                      on_checkpoint=on_checkpoint, **kwargs)
+                      on_checkpoint=on_checkpoint)
         return AnthropicSession(agent, document, self.k)

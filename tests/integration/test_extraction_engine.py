@@ -677,17 +677,6 @@ def _results_without_compaction(engagement, document):
     return _results(run)
 
 
-def test_count_tokens_endpoint_can_drive_compaction(engagement):
-    from extraction.compaction import api_token_counter
-
-    api = MockAnthropic()
-    client = api.client()
-    counter = api_token_counter(client, "claude-sonnet-4-6")
-    n = counter([{"role": "user", "content": "hello " * 200}])
-    assert n > 100
-    assert api.all_requests[-1][1] == "/v1/messages/count_tokens"
-
-
 def test_run_status_is_derived_from_task_rows(engagement):
     document = make_contract(engagement)
     run = _run(engagement, document, ["Governing Law", "Payment"])

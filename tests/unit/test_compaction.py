@@ -5,7 +5,6 @@ from extraction.compaction import (
     SUMMARY_MARKER,
     CompactionPolicy,
     compact,
-    compact_if_needed,
     estimate_messages_tokens,
     read_archive,
     safe_cut_points,
@@ -57,7 +56,8 @@ def test_fifty_turns_keep_case_facts_and_readable_history():
         facts = facts.record_extraction(f"payment-{i}")
         system = build_system(facts, types=catalog.CATALOG, skills=[])
         sys_tokens = compaction.estimate_tokens(system[1]["text"])  # the cached prefix is counted apart
-        result = compact_if_needed(messages, system_tokens=sys_tokens, policy=POLICY)
+        due = should_compact(messages, system_tokens=sys_tokens, policy=POLICY)  # as the Agent does each turn
+        result = compact(messages, system_tokens=sys_tokens, policy=POLICY) if due else None
         if result is not None:
             compactions += 1
             archives[result.archive_name] = result.archive_text
@@ -117,7 +117,6 @@ def test_parallel_tool_uses_stay_with_their_results():
 def test_under_threshold_nothing_happens():
     messages = [{"role": "user", "content": "short"}] + turn(1)
     assert not should_compact(messages, policy=CompactionPolicy())
-    assert compact_if_needed(messages, policy=CompactionPolicy()) is None
 
 
 def test_pluggable_token_counter_and_summarizer():
@@ -130,28 +129,12 @@ def test_pluggable_token_counter_and_summarizer():
         calls.append(len(msgs))
         return 10_000 if len(msgs) > 6 else 100
 
-    r = compact_if_needed(messages, policy=CompactionPolicy(window_tokens=10_000, keep_last=4),
-                          count_tokens=counter, summarize=lambda old: f"LLM summary of {len(old)} messages")
+    policy = CompactionPolicy(window_tokens=10_000, keep_last=4)
+    assert should_compact(messages, policy=policy, count_tokens=counter)
+    r = compact(messages, policy=policy, count_tokens=counter,
+                summarize=lambda old: f"LLM summary of {len(old)} messages")
     assert r is not None and calls
     assert "LLM summary of" in r.summary and r.tokens_before == 10_000
-
-
-def test_api_token_counter_calls_count_tokens():
-    class Resp:
-        input_tokens = 1234
-
-    class Messages:
-        def count_tokens(self, **kw):
-            self.kw = kw
-            return Resp()
-
-    class Client:
-        messages = Messages()
-
-    client = Client()
-    count = compaction.api_token_counter(client, "claude-x", system="sys")
-    assert count([{"role": "user", "content": "hi"}]) == 1234
-    assert client.messages.kw["model"] == "claude-x" and client.messages.kw["system"] == "sys"
 
 
 def test_read_archive_pages():
