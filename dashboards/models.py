@@ -96,10 +96,6 @@ class BenchmarkRun(models.Model):
         return pass_rate(self.silent, self.silent_n)
 
     @property
-    def silent_interval(self):
-        return wilson_interval(self.silent, self.silent_n)
-
-    @property
     def is_active(self) -> bool:
         return self.status in {self.Status.QUEUED, self.Status.RUNNING}
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field, replace
-from typing import Mapping
 
 SCHEMA = "CASE_FACTS v1"
 _OPEN = f"<case_facts schema=\"{SCHEMA}\">"
@@ -107,10 +106,3 @@ def parse_case_facts(text: str) -> dict:
         out["extracted_count"] = int(out["extracted_count"])
     return out
 
-
-def facts_from_mapping(data: Mapping) -> CaseFacts:
-    """Build CaseFacts from a plain dict (e.g. a stored checkpoint); unknown keys become extra facts."""
-    known = {k: data[k] for k in _FIELDS if k in data}
-    extra = tuple((str(k), str(v)) for k, v in sorted(data.items())
-                  if k not in _FIELDS and k not in ("decisions", "schema"))
-    return CaseFacts(decisions=tuple(str(d) for d in data.get("decisions") or ()), extra=extra, **known)

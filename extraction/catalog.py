@@ -280,10 +280,6 @@ def names() -> list[str]:
     return [c.name for c in CATALOG]
 
 
-def cuad_names() -> list[str]:
-    return [c.name for c in CUAD_TYPES]
-
-
 def get(name_or_slug: str) -> ClauseType:
     """Look a clause type up by exact name or slug (KeyError if unknown)."""
     if name_or_slug in _BY_NAME:

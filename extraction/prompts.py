@@ -130,18 +130,7 @@ def doc_type_question(context: ContextPack | str) -> dict:
     return {"role": "user", "content": [{"type": "text", "text": text}]}
 
 
-def verification_feedback(tool_use_id: str, feedback: str) -> dict:
-    """User message answering a rejected ``extract_clause`` call with the verifier's errors
-    (``VerificationResult.feedback()``), so the model can retry."""
-    return rejected_results({tool_use_id: feedback})
-
-
 def rejected_results(feedback: dict[str, str]) -> dict:
     """User message answering every rejected call of a reply (tool_use id -> why), one tool_result each."""
     return {"role": "user", "content": [{"type": "tool_result", "tool_use_id": tool_use_id, "is_error": True,
                                          "content": text} for tool_use_id, text in feedback.items()]}
-
-
-def accepted_result(tool_use_id: str, summary: str = "Recorded and verified.") -> dict:
-    """User message acknowledging an accepted ``extract_clause`` call."""
-    return {"role": "user", "content": [{"type": "tool_result", "tool_use_id": tool_use_id, "content": summary}]}

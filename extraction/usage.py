@@ -65,11 +65,6 @@ class Usage:
                      self.cache_write_tokens + other.cache_write_tokens,
                      self.cache_read_tokens + other.cache_read_tokens, self.requests + other.requests)
 
-    @property
-    def context_tokens(self) -> int:
-        """Tokens the last prompt occupied (meaningful for a single response's usage)."""
-        return self.input_tokens + self.cache_write_tokens + self.cache_read_tokens
-
     def as_dict(self) -> dict:
         return {"input_tokens": self.input_tokens, "output_tokens": self.output_tokens,
                 "cache_write_tokens": self.cache_write_tokens, "cache_read_tokens": self.cache_read_tokens,

@@ -19,7 +19,6 @@ pdfium is not thread-safe: convert in processes (Celery prefork workers), not th
 """
 from __future__ import annotations
 
-import io
 import re
 import statistics
 import unicodedata
@@ -262,8 +261,3 @@ class PageAwarePdfConverter(DocumentConverter):
         data = file_stream.read()
         result = extract_pdf_pages(data, password=kwargs.get("pdf_password"))
         return PagedConverterResult(result.pages, result.scanned_pages)
-
-
-def convert_pdf_bytes(data: bytes) -> PagedConverterResult:
-    """Convenience for callers outside MarkItDown (benchmarks, tests)."""
-    return PageAwarePdfConverter().convert(io.BytesIO(data), StreamInfo(extension=".pdf"))

@@ -68,7 +68,3 @@ def extraction_for(user, document_id: int, extraction_id: int, roles: tuple[str,
 
         qs = annotate_rows(qs, pages_for=pages_for)
     return _check(_one(qs, pk=extraction_id, document_id=document_id), roles)
-
-
-def is_member_role(row, *roles: str) -> bool:
-    return getattr(row, "my_role", None) in roles

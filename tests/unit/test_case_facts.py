@@ -1,7 +1,7 @@
 """CASE_FACTS rendering: versioned, deterministic, verbatim, parseable."""
 import pytest
 
-from extraction.case_facts import SCHEMA, CaseFacts, facts_from_mapping, parse_case_facts, render_case_facts
+from extraction.case_facts import SCHEMA, CaseFacts, parse_case_facts, render_case_facts
 
 
 def facts():
@@ -69,8 +69,3 @@ def test_bad_extra_key_and_missing_block():
     with pytest.raises(ValueError):
         parse_case_facts("nothing here")
 
-
-def test_from_mapping():
-    f = facts_from_mapping({"doc_id": "d", "policy_cap": "$247.83", "decisions": ["a"], "materiality": "5%"})
-    assert f.policy_cap == "$247.83" and f.decisions == ("a",) and f.extra == (("materiality", "5%"),)
-    assert facts_from_mapping(parse_case_facts(render_case_facts(facts()))) == facts()

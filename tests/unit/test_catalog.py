@@ -12,8 +12,8 @@ def test_cuad_names_match_gold_exactly(cuad_dir):
     with (cuad_dir / "gold.jsonl").open(encoding="utf-8") as fh:
         gold = {json.loads(line)["clause_type"] for line in fh if line.strip()}
     assert len(gold) == 41
-    assert set(catalog.cuad_names()) == gold
-    assert len(catalog.cuad_names()) == 41
+    names = [c.name for c in catalog.CUAD_TYPES]
+    assert set(names) == gold and len(names) == 41
 
 
 def test_seed_types_and_totals():

@@ -222,7 +222,7 @@ def test_system_prompt_cached_prefix_then_case_facts():
 
 def test_clause_question_carries_tagged_context_and_rules():
     from extraction import catalog
-    from extraction.prompts import clause_question, verification_feedback
+    from extraction.prompts import clause_question, rejected_results
 
     doc, table, chunks = build(SECTIONS)
     pack = clause_context(chunks[:3], source="msa.pdf", pages=table)
@@ -231,7 +231,7 @@ def test_clause_question_carries_tagged_context_and_rules():
     assert msg["role"] == "user" and text.startswith("clause_id: payment-1\n")
     assert pack.text in text and 'Load the skill "payment"' in text
     assert "Quote verbatim, never paraphrase" in text and '"not_found"' in text
-    fb = verification_feedback("toolu_1", "Citation verification failed: ...")
+    fb = rejected_results({"toolu_1": "Citation verification failed: ..."})
     assert fb["content"][0] == {"type": "tool_result", "tool_use_id": "toolu_1", "is_error": True,
                                 "content": "Citation verification failed: ..."}
 
