@@ -196,7 +196,6 @@ ANTHROPIC_TIMEOUT = float(os.environ.get("ANTHROPIC_TIMEOUT", "120"))
 ANTHROPIC_MAX_TOKENS = int(os.environ.get("ANTHROPIC_MAX_TOKENS", "4096"))  # doubled on stop_reason max_tokens
 ANTHROPIC_CONTEXT_WINDOW = int(os.environ.get("ANTHROPIC_CONTEXT_WINDOW", "200000"))  # compaction at 80%
 EXTRACTION_MAX_TURNS = int(os.environ.get("EXTRACTION_MAX_TURNS", "6"))  # agent turns per clause (1 = single shot)
-EMBEDDING_MODEL = os.environ.get("EMBEDDING_MODEL", "all-MiniLM-L6-v2")
 
 LOGGING = {
     "version": 1,
