@@ -53,9 +53,16 @@ def _value(v) -> str:
     return s
 
 
+def usable_key(k: str) -> bool:
+    """Whether ``k`` (stripped) can name an extra fact: one ``key: value`` line that reads back as
+    itself, not a fixed field, not ``decisions``, not a ``- `` decision line."""
+    return bool(k) and not any(c in k for c in ":\n\r") and not k.startswith("-") and k not in _FIELDS \
+        and k != "decisions"
+
+
 def _key(k: str) -> str:
     k = str(k).strip()
-    if not k or any(c in k for c in ":\n\r") or k.startswith("-") or k in _FIELDS or k == "decisions":
+    if not usable_key(k):
         raise ValueError(f"bad case-facts key {k!r}")
     return k
 

@@ -13,7 +13,7 @@ import logging
 
 from django.db import IntegrityError, transaction
 
-from extraction.case_facts import _FIELDS, CaseFacts, parse_case_facts, render_case_facts
+from extraction.case_facts import CaseFacts, parse_case_facts, render_case_facts, usable_key
 from extraction.models import Checkpoint, Extraction
 
 log = logging.getLogger(__name__)
@@ -52,7 +52,7 @@ def facts_for(run, document) -> CaseFacts:
     extra = []
     for key, value in sorted(policy.items()):
         key = str(key).strip()
-        if not key or any(c in key for c in ":\n\r") or key.startswith("-") or key in _FIELDS or key == "decisions":
+        if not usable_key(key):
             log.warning("policy fact %r skipped in CASE_FACTS: not a usable key", key)
             continue
         extra.append((key, _fact_text(value)))
