@@ -1,6 +1,6 @@
 """One batch request per clause task, built by the synchronous path's own agent.
 
-``build_request`` opens an ``AnthropicEngine`` session (the same engine, agent,
+``Builder.build`` opens an ``AnthropicEngine`` session (the same engine, agent,
 prompts, tools and CASE_FACTS provider as ``extraction.pipeline``) whose client is a
 ``Relay``: the agent asks its question and the params it would send become the
 batch request. Batch requests are single-shot (``max_turns=1``), so the agent forces

@@ -2,7 +2,8 @@
 
 * anthropic engine: an ``ExtractionRun`` (mode ``batch``) with its ``ClauseTask`` rows and
   one ``BatchItem`` each, written in one transaction; the requests are submitted as
-  Message Batches when it commits (a Celery task, or here with ``submit_now``).
+  Message Batches when it commits (the ``bulk.tasks.submit_run`` task; with the queue
+  unreachable, or ``enqueue=False``, the beat's poll submits them).
 * offline engine: the same run and task rows, fanned out as Celery work, one task per
   document (``extraction.tasks.extract_document``), spread over the workers; progress and
   idempotency are the synchronous pipeline's.
