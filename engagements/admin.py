@@ -1,5 +1,7 @@
+"""Engagements and their members in the Django admin; an engagement is deleted with what came from it."""
 from django.contrib import admin
 
+from config.admin_readonly import DeletesWithReadOnlyRows
 from engagements.models import Engagement, Membership
 
 
@@ -9,6 +11,6 @@ class MembershipInline(admin.TabularInline):
 
 
 @admin.register(Engagement)
-class EngagementAdmin(admin.ModelAdmin):
+class EngagementAdmin(DeletesWithReadOnlyRows):
     list_display = ("name", "client", "created_at")
     inlines = [MembershipInline]

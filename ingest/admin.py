@@ -1,7 +1,7 @@
 """Admin views of documents (with their stages, pages and chunk counts) and the embedding cache."""
 from django.contrib import admin
 
-from config.admin_readonly import ReadOnlyAdmin
+from config.admin_readonly import DeletesWithReadOnlyRows, ReadOnlyAdmin
 from ingest.models import Chunk, Document, DocumentStage, EmbeddingCache, Page
 
 
@@ -14,7 +14,7 @@ class DocumentStageInline(admin.TabularInline):
 
 
 @admin.register(Document)
-class DocumentAdmin(admin.ModelAdmin):
+class DocumentAdmin(DeletesWithReadOnlyRows):
     list_display = ("title", "engagement", "doc_type", "doc_type_source", "kind", "status", "progress", "page_count",
                     "error_code", "created_at")
     list_filter = ("status", "kind", "doc_type_source", "engagement")
@@ -30,15 +30,6 @@ class DocumentAdmin(admin.ModelAdmin):
 
     def has_add_permission(self, request):
         return False
-
-    def get_deleted_objects(self, objs, request):
-        """Rows read-only here (pages, clauses, their batch requests) refuse edits and deletes of their own,
-        not the deletion of their document: they go with it, as from the document page. A clause that
-        carries reviewer decisions is still protected: the page lists them and the document stays."""
-        deleted, counts, perms_needed, protected = super().get_deleted_objects(objs, request)
-        read_only = {model._meta.verbose_name for model, model_admin in self.admin_site._registry.items()
-                     if isinstance(model_admin, ReadOnlyAdmin)}
-        return deleted, counts, perms_needed - read_only, protected
 
 
 @admin.register(Chunk)

@@ -197,3 +197,22 @@ def test_the_django_admin_deletes_a_document_and_refuses_as_the_app_does(client,
     # the rows themselves are still not the admin's to delete one by one
     page = Page.objects.filter(document=kept.document).first()
     assert client.post(reverse("admin:ingest_page_delete", args=[page.pk]), {"post": "yes"}).status_code == 403
+
+
+def test_the_django_admin_deletes_an_engagement_nobody_reviewed_and_keeps_one_with_decisions(client, engagement,
+                                                                                           make_member,
+                                                                                           django_user_model):
+    # it was refused outright ("no permission to delete: page, extraction"), the rows read-only in the admin
+    from engagements.models import Engagement
+
+    other = Engagement.objects.create(name="Wrong client")
+    make_reviewable(other, title="Wrong Upload")
+    kept = make_reviewable(engagement)
+    _decide(kept.extractions["Payment"], make_member(engagement, "auditor"))
+    client.force_login(django_user_model.objects.create_superuser("root", password="x-long-password-1"))
+    url = reverse("admin:engagements_engagement_delete", args=[other.pk])
+    assert "permission to delete" not in client.get(url).content.decode()
+    assert client.post(url, {"post": "yes"}).status_code == 302
+    assert not Engagement.objects.filter(pk=other.pk).exists() and not Document.objects.filter(title="Wrong Upload").exists()
+    refused = client.post(reverse("admin:engagements_engagement_delete", args=[engagement.pk]), {"post": "yes"})
+    assert "protected" in refused.content.decode() and Engagement.objects.filter(pk=engagement.pk).exists()
