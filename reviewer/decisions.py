@@ -23,6 +23,7 @@ DECISIONS = (ACCEPT, REJECT, CORRECT)
 ABSENT = "absent"
 POSTED_DECISIONS = DECISIONS + (ABSENT,)
 CHOOSE = "Choose accept, reject, correct or not in this contract."
+UNSAVED_EDIT = "You edited the text: save it as a correction, or discard the edit (the text box keeps it for now)."
 PENDING = "pending"
 STATE_LABELS = {PENDING: "not reviewed", ACCEPT: "accepted", REJECT: "rejected", CORRECT: "corrected"}
 
@@ -95,8 +96,7 @@ def validate(decision: str, corrected_text: str, reason: str, current_text: str,
         if absent_now:
             raise InvalidDecision("The answer already says this clause is not in the contract: accept it to confirm.")
         if corrected_text and corrected_text != current_text:
-            raise UnsavedEdit("You edited the text: save it as a correction, or discard the edit "
-                              "(the text box keeps it for now).")
+            raise UnsavedEdit(UNSAVED_EDIT)
         return CORRECT, NOT_FOUND, reason
     if decision == REJECT and not reason:
         raise InvalidDecision("Give a reason for rejecting this clause.")
@@ -106,8 +106,7 @@ def validate(decision: str, corrected_text: str, reason: str, current_text: str,
         if corrected_text == current_text:
             raise InvalidDecision("The corrected text is the same as the current text: accept it instead.")
     elif corrected_text and corrected_text != current_text:
-        raise UnsavedEdit("You edited the text: save it as a correction, or discard the edit "
-                          "(the text box keeps it for now).")
+        raise UnsavedEdit(UNSAVED_EDIT)
     else:
         corrected_text = ""
     return decision, corrected_text, reason
