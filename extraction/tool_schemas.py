@@ -6,7 +6,8 @@ minItems 1`` (JSON Schema draft 2020-12 ``if/then/else``). Send these tools
 without ``strict: true`` (strict tool use accepts a narrower schema subset).
 ``validate_extract_clause`` checks the same rules in plain Python, so the server
 never depends on the model having honoured the schema. ``read_extract_clause`` runs
-first: ``citations`` sent as a string holding a JSON array is read as that array.
+first: ``citations`` sent as a string holding a JSON array is read as that array, and a
+citation's ``page`` sent as digits as that number.
 """
 from __future__ import annotations
 
