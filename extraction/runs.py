@@ -142,8 +142,10 @@ def mark_running(run: ExtractionRun) -> None:
 
 
 # A run's clause tasks go with their documents: a run whose every document was deleted before it finished
-# has none left, and would otherwise say "running" (its page polling) for ever.
-NOTHING_LEFT = "Its documents were deleted before it finished: nothing is left to extract."
+# has none left, and would otherwise say "running" (its page polling) for ever. (evaluate's run of a corpus
+# none of whose documents became ready has none either.)
+NOTHING_LEFT = ("It has no clause left to extract: its documents were deleted, or none was ready, "
+                "before it finished.")
 
 
 def refresh_status(run: ExtractionRun) -> str:
