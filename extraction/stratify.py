@@ -112,9 +112,11 @@ def review_passes(decision: str, corrected: bool = False, restated: bool = False
     raise ValueError(f"unknown review decision {decision!r}")
 
 
-def _answer_is_absent(extraction_status: str, corrected_text: str) -> bool:
-    """The answer a decision judges is the standing correction if any, else the engine's; absent when not_found."""
-    standing = corrected_text.strip()
+def answer_is_absent(extraction_status: str, standing_text: str) -> bool:
+    """Does the answer as it stands say the clause is not in the document? ``standing_text`` is the standing
+    correction if any (else "", or the engine's own text: the engine's status decides then); absent when
+    not_found."""
+    standing = (standing_text or "").strip()
     return standing == NOT_FOUND if standing else extraction_status == NOT_FOUND
 
 
@@ -126,7 +128,7 @@ def marks_absent(extraction_status: str, decision: str, corrected_text: str = ""
     not_found marks the clause absent: an accepted not_found extraction, a correction to exactly
     "not_found", or an accept after such a correction.
     """
-    return decision in ("accept", "correct") and _answer_is_absent(extraction_status, corrected_text)
+    return decision in ("accept", "correct") and answer_is_absent(extraction_status, corrected_text)
 
 
 def marks_present(extraction_status: str, decision: str, corrected_text: str = "") -> bool:
@@ -137,8 +139,8 @@ def marks_present(extraction_status: str, decision: str, corrected_text: str = "
     "not found" means "it is there"). A rejected clause text says nothing about presence.
     """
     if decision in ("accept", "correct"):
-        return not _answer_is_absent(extraction_status, corrected_text)
-    return decision == "reject" and _answer_is_absent(extraction_status, corrected_text)
+        return not answer_is_absent(extraction_status, corrected_text)
+    return decision == "reject" and answer_is_absent(extraction_status, corrected_text)
 
 
 _ARTICLES = re.compile(r"\b(a|an|the)\b")

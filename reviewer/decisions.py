@@ -14,7 +14,7 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
-from extraction.stratify import NOT_FOUND, engine_answer
+from extraction.stratify import NOT_FOUND, answer_is_absent
 
 ACCEPT, REJECT, CORRECT = "accept", "reject", "correct"
 DECISIONS = (ACCEPT, REJECT, CORRECT)
@@ -70,12 +70,6 @@ def derive_state(engine_text: str, reviews_newest_first: Iterable[Any]) -> Claus
     return ClauseState(latest.decision, text, reviewer_name(latest.reviewer), latest.created_at, latest.id)
 
 
-def stands_absent(extraction_status: str, current_text: str) -> bool:
-    """Does the clause's answer as it stands (``current_text``: its latest correction, else the engine's
-    text) say the clause is not in the document?"""
-    return (_plain(current_text) or engine_answer(extraction_status)) == NOT_FOUND
-
-
 def validate(decision: str, corrected_text: str, reason: str, current_text: str,
              absent_now: bool = False) -> tuple[str, str, str]:
     """Normalised (decision, corrected_text, reason), or InvalidDecision with what to fix.
@@ -84,7 +78,7 @@ def validate(decision: str, corrected_text: str, reason: str, current_text: str,
     textarea with CRLF, so an untouched multi-line box must not read as an edit). The text box
     is posted with every decision: accept or reject with a text that differs from the current
     one is refused (UnsavedEdit) rather than recorded with the edit thrown away. ``absent``
-    becomes a correction to "not_found"; ``absent_now`` (:func:`stands_absent`) refuses it when the
+    becomes a correction to "not_found"; ``absent_now`` (``extraction.stratify.answer_is_absent``) refuses it when the
     answer already says so.
     """
     decision = (decision or "").strip().lower()
@@ -173,7 +167,7 @@ def record_decision(
                              .order_by("-id").first(), decision)
         current = derive_state(extraction.clause_text, reviews.filter(decision=CORRECT)[:1])
         decision, corrected_text, reason = validate(decision, corrected_text, reason, current.text,
-                                                    stands_absent(extraction.status, current.text))
+                                                    answer_is_absent(extraction.status, current.text))
         review = Review.objects.create(
             extraction=extraction, reviewer=user, decision=decision, corrected_text=corrected_text,
             reason=reason, extraction_version=extraction.version,

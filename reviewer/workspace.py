@@ -10,10 +10,11 @@ from django.db import connection
 from django.http import Http404
 
 from extraction.models import Citation, Extraction
+from extraction.stratify import answer_is_absent
 from ingest.models import Document
 from reviewer import rows as rows_module
 from reviewer import source
-from reviewer.decisions import ClauseState, derive_state, stands_absent
+from reviewer.decisions import ClauseState, derive_state
 from reviewer.models import Review
 
 
@@ -69,7 +70,7 @@ class Workspace:
     @property
     def absent(self) -> bool:
         """The clause's answer as it stands says it is not in the document."""
-        return self.extraction is not None and self.state is not None and stands_absent(
+        return self.extraction is not None and self.state is not None and answer_is_absent(
             self.extraction.status, self.state.text)
 
 

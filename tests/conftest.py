@@ -96,3 +96,11 @@ def engagement(db):
     from engagements.models import Engagement
 
     return Engagement.objects.create(name="Acme audit 2026", client="Acme", policy_facts={"policy_cap": "$247.83"})
+
+
+@pytest.fixture
+def contract(engagement):
+    """A reviewable contract of the engagement: six pages, clauses extracted and cited (tests.factories)."""
+    from tests.factories import make_reviewable
+
+    return make_reviewable(engagement)

@@ -8,14 +8,8 @@ from django.urls import reverse
 
 from reviewer.models import Review
 from tests.e2e.conftest import AA, FOCUS, contrast, focus_ring_contrast
-from tests.factories import make_reviewable
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-
-@pytest.fixture
-def contract(engagement):
-    return make_reviewable(engagement)
 
 
 @pytest.fixture

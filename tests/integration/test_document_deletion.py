@@ -20,11 +20,6 @@ TITLE = "Master Services Agreement"
 
 
 @pytest.fixture
-def contract(engagement):
-    return make_reviewable(engagement)
-
-
-@pytest.fixture
 def admin(engagement, make_member, client):
     user = make_member(engagement, "admin")
     client.force_login(user)

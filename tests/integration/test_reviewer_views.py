@@ -17,11 +17,6 @@ HX = {"HTTP_HX_REQUEST": "true"}
 
 
 @pytest.fixture
-def contract(engagement):
-    return make_reviewable(engagement)
-
-
-@pytest.fixture
 def auditor(engagement, make_member, client):
     user = make_member(engagement, "auditor")
     client.force_login(user)

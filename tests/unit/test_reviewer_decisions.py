@@ -4,7 +4,8 @@ from types import SimpleNamespace as NS
 
 import pytest
 
-from reviewer.decisions import (InvalidDecision, StaleDecision, UnsavedEdit, check_fresh, derive_state, stands_absent,
+from extraction.stratify import answer_is_absent
+from reviewer.decisions import (InvalidDecision, StaleDecision, UnsavedEdit, check_fresh, derive_state,
                                 validate)
 
 WHEN = datetime(2026, 3, 1, 10, 30, tzinfo=timezone.utc)
@@ -54,10 +55,10 @@ def test_not_in_this_contract_is_a_correction_to_not_found():
 
 
 def test_an_answer_stands_absent_when_the_engine_or_a_correction_says_not_found():
-    assert stands_absent("not_found", "")
-    assert stands_absent("found", "not_found")  # corrected to not found
-    assert not stands_absent("found", "Governed by the laws of Delaware.")
-    assert not stands_absent("not_found", "9.1 Non-Compete ...")  # corrected to a text
+    assert answer_is_absent("not_found", "")
+    assert answer_is_absent("found", "not_found")  # corrected to not found
+    assert not answer_is_absent("found", "Governed by the laws of Delaware.")
+    assert not answer_is_absent("not_found", "9.1 Non-Compete ...")  # corrected to a text
 
 
 def test_fresh_when_nothing_changed():
