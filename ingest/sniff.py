@@ -43,7 +43,8 @@ MIN_RATIO_CHECK_BYTES = 1024 * 1024
 MAX_MEMBERS = 10_000
 # Text and markup a converter parses (every member but images and embedded objects), unpacked. Parsing costs
 # about 45 bytes of memory per byte: a DOCX with 20 MB of document.xml (3,750 pages of plain paragraphs)
-# took 908 MB and 51 s, one near the 200 MB total would take about 9 GB. 50 MB is several thousand pages.
+# took 908 MB and 51 s; one near the 200 MB total would take about 9 GB (extrapolated, not measured). 50 MB is
+# several thousand pages.
 MAX_MARKUP_BYTES = 50 * 1024 * 1024
 # What reading a damaged archive or member raises: zipfile's own errors, zlib.error for a damaged
 # deflate stream, EOFError for a cut one, NotImplementedError for a bad "version needed", ...
