@@ -156,6 +156,21 @@ def test_keyboard_flow(signed_in, auditor, contract):
     s.page.wait_for_selector(f'#workspace [data-current-extraction="{ids[1]}"]')
 
 
+def test_decision_buttons_are_named_by_their_action_and_announce_their_key(signed_in, auditor, contract):
+    """A screen reader says "Accept", not "Accept a"; the key is told as a shortcut (aria-keyshortcuts)."""
+    s = signed_in(auditor)
+    ex = contract.extractions["Cap On Liability"]
+    s.page.goto(reverse("clause", args=[ex.document_id, ex.pk]))
+    s.page.wait_for_selector("#decision-form")
+    form = s.page.locator("#decision-form")
+    for name, key in [("Accept", "a"), ("Reject", "r"), ("Not in this contract", "n")]:
+        button = form.get_by_role("button", name=name, exact=True)
+        assert button.count() == 1, name
+        assert button.get_attribute("aria-keyshortcuts") == key
+    assert form.locator("summary").get_attribute("aria-keyshortcuts") == "e"
+    assert form.locator("summary kbd").get_attribute("aria-hidden") == "true"
+
+
 def test_n_marks_a_clause_not_in_this_contract(signed_in, auditor, contract):
     s = signed_in(auditor)
     open_document(s, contract)
