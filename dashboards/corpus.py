@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from extraction import jsonl
+from extraction.eval_corpus import load_corpus
 from extraction.evaluation import corpus_credit
 
 
@@ -80,30 +81,33 @@ def sha256_of(path: Path) -> str:
 
 
 def summarise(folder: Path) -> CorpusSummary:
-    """Validate a corpus folder and count what it holds; raises CorpusError when it is not one."""
+    """Validate a corpus folder and count what it holds; raises CorpusError when it is not one.
+
+    The folder is read by ``evaluate``'s own loader, so a set is refused here for whatever would stop
+    its benchmark runs later (a repeated pair, malformed spans, a present pair without spans...), with
+    the file and line named."""
     folder = Path(folder)
     if not folder.is_dir():
         raise CorpusError(f"{folder} is not a folder")
     for name in ("documents.jsonl", "gold.jsonl"):
         if not (folder / name).is_file():
             raise CorpusError(f"{folder} has no {name}")
-    documents = load_documents(folder / "documents.jsonl")
-    gold = load_gold(folder / "gold.jsonl")
-    if not documents or not gold:
+    try:
+        corpus = load_corpus(folder)
+    except ValueError as exc:
+        raise CorpusError(str(exc)) from None
+    if not corpus.documents or not corpus.gold:
         raise CorpusError(f"{folder}: documents.jsonl or gold.jsonl is empty")
     problems = []
-    unknown = sorted({doc for doc, _ in gold} - documents.keys())
-    if unknown:
-        raise CorpusError(f"gold.jsonl names {len(unknown)} document(s) not in documents.jsonl, e.g. {unknown[0]!r}")
-    missing_pdfs = [d for d, row in documents.items() if row.get("pdf") and not (folder / row["pdf"]).is_file()]
+    missing_pdfs = [d["doc"] for d in corpus.documents if d.get("pdf") and not (folder / d["pdf"]).is_file()]
     if missing_pdfs:
         problems.append(f"{len(missing_pdfs)} PDF(s) listed in documents.jsonl are missing")
     return CorpusSummary(
         path=folder.resolve(),
-        document_count=len(documents),
-        pair_count=len(gold),
-        absent_count=sum(1 for row in gold.values() if not row["present"]),
-        contract_types=sorted({row.get("contract_type", "") for row in documents.values()} - {""}),
+        document_count=len(corpus.documents),
+        pair_count=len(corpus.gold),
+        absent_count=sum(1 for row in corpus.gold if not row["present"]),
+        contract_types=sorted({row.get("contract_type", "") for row in corpus.documents} - {""}),
         gold_sha256=sha256_of(folder / "gold.jsonl"),
         credit=corpus_credit(folder),
         problems=problems,

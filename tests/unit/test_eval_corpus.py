@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from extraction.eval_runner import load_corpus
+from extraction.eval_corpus import load_corpus
 
 DOC = {"doc": "c1", "pdf": "pdf/c1.pdf"}
 
@@ -132,3 +132,29 @@ def test_a_pdf_replaced_under_the_same_name_is_read_again(tmp_path):
     write(path, "This Agreement is governed by the laws of Delaware.", "Signed by both parties.")
     assert sorted(pdf_page_texts(path)) == [1, 2] and "laws of delaware" in pdf_page_texts(path)[1]
     assert pdf_page_texts(tmp_path / "gone.pdf") == {}
+
+
+@pytest.mark.parametrize("gold_lines, said", [
+    ([{"doc": "c1", "clause_type": "Parties", "present": False}] * 2, r"gold\.jsonl line 2 repeats c1 / Parties"),
+    ([{"doc": "c1", "clause_type": "Parties", "present": True, "spans": ["Acme Inc."]}],
+     r"gold\.jsonl line 1: a span is not an object"),
+    ([{"doc": "c1", "clause_type": "Parties", "present": True}], "c1 / Parties is present but has no spans"),
+])
+def test_the_benchmark_import_refuses_what_evaluate_would_refuse_naming_the_line(tmp_path, gold_lines, said):
+    # the import took such a set (a repeated pair overwrote the first) and each of its runs failed later
+    from dashboards.corpus import CorpusError, summarise
+
+    with pytest.raises(CorpusError, match=said):
+        summarise(corpus(tmp_path, gold_lines))
+
+
+def test_the_benchmark_import_counts_the_pairs_evaluate_reads(tmp_path):
+    from dashboards.corpus import summarise
+
+    folder = corpus(tmp_path, [{"doc": "c1", "clause_type": "Parties", "present": False},
+                               {"doc": "c1", "clause_type": "Governing Law", "present": True,
+                                "spans": [{"text": "Delaware law governs.", "parts": []}]}],
+                    doc_lines=[{**DOC, "contract_type": "License"}])
+    summary = summarise(folder)
+    assert (summary.document_count, summary.pair_count, summary.absent_count) == (1, 2, 1)
+    assert summary.contract_types == ["License"] and summary.problems == ["1 PDF(s) listed in documents.jsonl are missing"]
