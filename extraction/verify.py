@@ -284,7 +284,7 @@ def verify_citation(
         m = matches[0]
         return None, (f'quote "{_short(quote)}" starts or ends inside a word or number (the source reads '
                       f'"{_short(_around(chunk, chunks, m, document_text))}"); quote whole words and whole '
-                      "numbers")
+                      "numbers, each with its currency or percent sign")
     start, end = _choose(matches, hint, model_page, pages)
     if dangling and _source(chunk, chunks, end, end + 1, document_text) in _HYPHENS:
         end += 1
@@ -497,7 +497,8 @@ def _find_all(hay: str, needle: str) -> list[int]:
 
 
 def _splits(text: str, i: int) -> bool:
-    """Whether position ``i`` of ``text`` lies inside a word or a number ("$247|.83", "cust_47|11")."""
+    """Whether position ``i`` of ``text`` lies inside a word or a value ("$247|.83", "cust_47|11"), or
+    between a number and its currency or percent sign ("$|247.83", "5|%"): a quote cut there drops the sign."""
     if i <= 0 or i >= len(text):
         return False
     a, b = text[i - 1], text[i]
@@ -512,6 +513,10 @@ def _splits(text: str, i: int) -> bool:
         return True  # "$5| million", "$5|\nmillion": the scale word belongs to the number
     if a in ".," and b.isdigit() and i >= 2 and text[i - 2].isdigit():
         return True
+    if _DIGIT_AFTER.match(text, i) and _SIGN_BEFORE.search(text, max(0, i - 5), i):
+        return True  # "$|247.83", "USD| 1,000": the currency belongs to the number
+    if text[j].isdigit() and _PERCENT_AFTER.match(text, i):
+        return True  # "5|%", "5| percent"
     return b in ".," and a.isdigit() and i + 1 < len(text) and text[i + 1].isdigit()
 
 
@@ -634,6 +639,10 @@ _UNITS = (r"(?:business days?|calendar days?|working days?|days?|months?|years?|
 _SCALE = r"(?i:million|billion|thousand|trillion)\b"  # part of the value: "$5" is not "$5 Million"
 _SIGN = r"(?:(?<![\w.,)-])-)?"  # a minus sign belongs to the value ("-5%" is not "5%")
 _CODES = "USD|EUR|GBP|CHF|JPY|CAD|AUD|INR|RMB|CNY"
+# Where a quote may not start or end (``_splits``): right after a currency sign, right before a percent sign.
+_SIGN_BEFORE = re.compile(rf"(?:[$€£¥₹]|(?<![A-Za-z])(?:{_CODES}))[ \t]?$")
+_PERCENT_AFTER = re.compile(r"[ \t]?(?:%|(?i:per\s?cent)\b)")
+_DIGIT_AFTER = re.compile(r"[ \t]?\d")
 # A currency or a percent sign belongs to its number: "247.83" is not "$247.83", "5 per year" not "5% per year".
 _NO_CURRENCY_BEFORE = "".join(rf"(?<!{c})(?<!{c}\s)" for c in ["[$€£¥₹]", *_CODES.split("|")])
 _NO_UNIT_AFTER = r"(?!\s?(?:%|(?i:per\s?cent|dollars|euros|pounds)\b))"

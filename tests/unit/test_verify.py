@@ -401,12 +401,29 @@ def test_clause_text_may_be_part_of_its_quotes_or_mark_what_it_leaves_out(clause
     "for account cust_471",           # inside "cust_4711"
     "Late payments bear interest at 1.5% per mon",
     "ustomer shall pay the monthly fee",
+    "247.83 for account cust_4711",   # drops the "$" of "$247.83"
+    "Late payments bear interest at 1.5",  # drops the "%" of "1.5%"
 ])
 def test_a_quote_may_not_cut_a_number_or_a_word(quote):
     r = verify_extraction([cite("Customer shall pay the monthly", quote=quote)], CHUNKS, PAGES, quote)
     assert not r.ok and not r.citations
     assert "starts or ends inside a word or number" in r.errors[0], r.errors
     assert "quote whole words and whole numbers" in r.errors[0]
+
+
+@pytest.mark.parametrize("source,quote", [
+    ("The fee is USD 1,000 per year.", "1,000 per year"),
+    ("The fee is USD 1,000 per year.", "The fee is USD"),
+    ("The fee is $ 1,000 per year.", "1,000 per year"),
+    ("The adjustment is 5 percent per year.", "The adjustment is 5"),
+])
+def test_a_quote_may_not_part_a_number_from_its_currency_or_percent_sign(source, quote):
+    chunk = ChunkView("c1", 0, source, 0, len(source), 1, 1, 0, "")
+    r = verify_extraction([{"chunk_id": "c1", "page": 1, "quote": quote}], [chunk], [(1, 0, len(source))], quote)
+    assert not r.ok and "starts or ends inside a word or number" in r.errors[0], r.errors
+    whole = verify_extraction([{"chunk_id": "c1", "page": 1, "quote": source}], [chunk], [(1, 0, len(source))],
+                              source)
+    assert whole.ok, whole.errors
 
 
 @pytest.mark.parametrize("source,clause_text", [
