@@ -5,8 +5,9 @@ chunk's text after normalisation (whitespace runs incl. ``\\f``/newlines collaps
 to one space, curly quotes and dashes fold to ASCII, soft hyphens and
 line-end hyphenation vanish, superscript digits and "^1^" marks read as a space,
 NFKD with accents dropped, so precomposed and decomposed letters match). A quote
-must start and end on whole words and whole numbers ("$247" of "$247.83" is
-refused; Chinese and Japanese, written without spaces, excepted). The match is
+must start and end on whole words and whole numbers, with their currency and
+percent signs ("$247" or "247.83" of "$247.83" is refused; Chinese and Japanese,
+written without spaces, excepted). The match is
 mapped back to EXACT absolute offsets in the document; the page comes from the
 document's page table, never from the model. A quote may run past the cited chunk
 into an overlapping neighbour as long as it starts or ends inside the cited chunk;
