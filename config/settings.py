@@ -37,6 +37,7 @@ if not SECRET_KEY:
         import secrets
 
         _key_file.write_text(secrets.token_urlsafe(50))
+    _key_file.chmod(0o600)  # readable by this user only: whoever reads the key can forge sessions
     SECRET_KEY = _key_file.read_text().strip()
 
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", "127.0.0.1,localhost")
@@ -70,6 +71,7 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "config.security.ContentSecurityPolicyMiddleware",
+    "config.security.PrivatePagesMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"

@@ -68,6 +68,14 @@ def test_responses_carry_a_strict_content_security_policy(client, auditor, contr
     assert "<script>" not in response.content.decode().replace('<script src=', '')
 
 
+def test_pages_with_contract_text_are_kept_by_no_cache(client, auditor, contract):
+    # the browser's Back button after signing out on a shared computer showed the last contract from its cache
+    ex = contract.extractions["Other"]
+    for url in [reverse("document", args=[contract.document.pk]), reverse("clause", args=[ex.document_id, ex.pk])]:
+        cache_control = client.get(url)["Cache-Control"]
+        assert "no-store" in cache_control and "private" in cache_control, url
+
+
 def test_citation_and_page_urls(client, auditor, contract):
     ex = contract.extractions["Cap On Liability"]
     first, second = contract.citations["Cap On Liability"]

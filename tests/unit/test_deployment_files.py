@@ -55,3 +55,18 @@ def test_the_image_user_can_write_the_app_folder_the_settings_write_to():
     owned = [path for paths in re.findall(rf"chown (?:-R )?{user}(?::\S+)? ([^&\n]+)", dockerfile)
              for path in paths.split()]
     assert "/app/var" in owned and "/data/media" in owned
+
+
+def test_the_development_secret_key_is_readable_by_its_owner_only():
+    # it was written 0644: any local user could read it and forge a session cookie
+    import os
+    import stat
+    import subprocess
+    import sys
+
+    key = ROOT / "var" / "secret_key"
+    if key.exists():
+        key.chmod(0o644)  # as an older checkout left it
+    env = {k: v for k, v in os.environ.items() if k != "DJANGO_SECRET_KEY"}
+    subprocess.run([sys.executable, "-c", "import config.settings"], cwd=ROOT, env=env, check=True)
+    assert stat.S_IMODE(key.stat().st_mode) == 0o600
