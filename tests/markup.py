@@ -19,3 +19,14 @@ def elements(html: str, tag: str | None = None, cls: str | None = None) -> list[
     parser.feed(html)
     return [attrs for name, attrs in parser.found
             if (tag is None or name == tag) and (cls is None or cls in attrs.get("class", "").split())]
+
+
+def dangling_references(html: str) -> list[str]:
+    """``attribute=id`` for each id that an aria-describedby, aria-labelledby or aria-controls of ``html``
+    names and no element of it carries: a screen reader then reads nothing for it."""
+    parser = _Tags()
+    parser.feed(html)
+    ids = {attrs["id"] for _, attrs in parser.found if attrs.get("id")}
+    return [f"{name}={ref}" for _, attrs in parser.found
+            for name in ("aria-describedby", "aria-labelledby", "aria-controls")
+            for ref in attrs.get(name, "").split() if ref not in ids]
