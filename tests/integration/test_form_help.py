@@ -17,7 +17,7 @@ def test_every_described_field_has_its_description_in_the_page(client, engagemen
     benchmarks.import_set(write_corpus(tmp_path / "corpus"), engagement=engagement)
     admin, manager = make_member(engagement, "admin"), make_member(engagement, "manager")
     clause_type = ClauseType.objects.filter(active=True).first()
-    pages = {admin: [reverse("catalog-edit", args=[clause_type.pk]), reverse("bulk:new", args=[engagement.pk]),
+    pages = {admin: [reverse("catalog"), reverse("catalog-edit", args=[clause_type.pk]), reverse("bulk:new", args=[engagement.pk]),
                      reverse("engagement-members", args=[engagement.pk]), reverse("engagement", args=[engagement.pk])],
              manager: [reverse("dashboards:benchmarks"), reverse("dashboards:index")]}
     for user, urls in pages.items():
