@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import charset_normalizer
+from celery.exceptions import SoftTimeLimitExceeded
 from markitdown import (
     PRIORITY_GENERIC_FILE_FORMAT,
     FileConversionException,
@@ -53,6 +54,9 @@ from ingest.xlsx import sheet_pages
 __all__ = ["CODES", "ConversionError", "Converted", "convert_file", "sniff_kind", "markitdown_instance"]
 
 DEFAULT_MAX_BYTES = 100 * 1024 * 1024
+# Raised into whatever runs when the worker's time limit is reached: never the file's fault, so never
+# turned into "damaged" by the broad handlers around the libraries below (ingest.pipeline says so in words).
+_NOT_THE_FILE = (ConversionError, SoftTimeLimitExceeded)
 ESTIMATED_PAGE_CHARS = 3000
 
 _STREAM_INFO = {
@@ -260,7 +264,7 @@ def _finish(page_texts: list[str], estimated: bool, kind: str, warnings: list[st
 def _read_sheets(data: bytes) -> list[str]:
     try:
         return sheet_pages(data)
-    except ConversionError:
+    except _NOT_THE_FILE:
         raise
     except Exception as exc:  # openpyxl choking on a malformed workbook
         raise ConversionError("corrupt", "This XLSX file is damaged and could not be read.") from exc
@@ -269,12 +273,12 @@ def _read_sheets(data: bytes) -> list[str]:
 def _run_markitdown(data: bytes, kind: str):
     try:
         return markitdown_instance().convert_stream(io.BytesIO(data), stream_info=_STREAM_INFO[kind], **_MARKDOWNIFY)
-    except ConversionError:
+    except _NOT_THE_FILE:
         raise
     except FileConversionException as exc:
         for attempt in exc.attempts or []:
             cause = attempt.exc_info[1] if attempt.exc_info else None
-            if isinstance(cause, ConversionError):
+            if isinstance(cause, _NOT_THE_FILE):
                 raise cause from None
         raise ConversionError("corrupt", f"This {kind.upper()} file is damaged and could not be read.") from exc
     except MarkItDownException as exc:

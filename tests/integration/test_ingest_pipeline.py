@@ -197,6 +197,38 @@ def test_a_stage_stopped_by_the_time_limit_says_so_and_is_tried_again_on_upload(
     assert pipeline.run_pipeline(document.pk)
 
 
+@pytest.mark.parametrize("kind", ["docx", "xlsx"])
+def test_a_time_limit_reached_inside_a_converter_is_a_time_limit_not_a_damaged_file(engagement, tmp_path, monkeypatch,
+                                                                                  kind):
+    """The soft limit lands wherever the worker is, most often inside a converting library, which
+    converters wrap in "damaged": the document must say the time limit stopped it, and be retried on upload."""
+    from celery.exceptions import SoftTimeLimitExceeded
+
+    import openpyxl
+
+    from ingest import office_converters
+
+    make = {"docx": make_manual_docx, "xlsx": make_workbook_xlsx}[kind]
+    truth = make(tmp_path / f"file.{kind}")
+    document = intake_file(engagement, truth.path, filename=f"file.{kind}", enqueue=False).document
+
+    def too_slow(*args, **kwargs):
+        raise SoftTimeLimitExceeded()
+
+    if kind == "docx":
+        monkeypatch.setattr(office_converters.DocxTablesConverter, "convert", too_slow)
+    else:
+        monkeypatch.setattr(openpyxl, "load_workbook", too_slow)
+    assert not pipeline.run_stage(document.pk, "convert")
+    document.refresh_from_db()
+    assert (document.status, document.error_code) == ("failed", "timed_out"), document.error
+    assert "time limit" in document.error and "damaged" not in document.error
+    monkeypatch.undo()
+    again = intake_file(engagement, truth.path, filename=f"file.{kind}", enqueue=False)
+    assert again.retried and again.document.pk == document.pk
+    assert pipeline.run_pipeline(document.pk)
+
+
 def test_text_past_the_model_window_is_embedded_not_dropped():
     """all-MiniLM-L6-v2 reads 256 word pieces; longer text is averaged over windows."""
     import numpy as np
