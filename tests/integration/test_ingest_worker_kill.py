@@ -1,0 +1,76 @@
+"""A Celery worker killed with SIGKILL in the middle of embedding a 200-page contract, then restarted:
+the unacknowledged stage comes back (acks_late + visibility timeout), resumes from the embedding
+cache, and the document ends ready with the chunks of an uninterrupted run, each once. While it
+embeds, the document's progress moves forward."""
+from __future__ import annotations
+
+import os
+import time
+
+import pytest
+
+from config.celery import app
+from demo import make_contract_pdf
+from ingest.chunker import chunk_document
+from ingest.intake import intake_file
+from ingest.models import Document
+from ingest.pages import PageSpan
+from tests.integration.ingest_helpers import assert_consistent, stage, wait_terminal
+from tests.worker import WorkerProcess
+
+VISIBILITY = 5
+
+
+@pytest.mark.django_db(transaction=True)
+def test_worker_killed_mid_embedding_redelivers_and_ends_ready_with_the_same_chunks(engagement, tmp_path,
+                                                                                   monkeypatch):
+    queue = f"ingest-kill-{os.getpid()}"
+    monkeypatch.setitem(app.conf, "task_default_queue", queue)  # only this test's workers take its messages
+    env = {"CELERY_VISIBILITY_TIMEOUT": str(VISIBILITY), "CELERY_TASK_DEFAULT_QUEUE": queue}
+    first = WorkerProcess("ingest-kill1", env=env).start()
+    second = None
+    try:
+        pdf = make_contract_pdf(tmp_path / "msa.pdf", pages=200, seed=4711)  # its chunks are new to the cache
+        document = intake_file(engagement, pdf.path, filename="msa.pdf").document
+
+        seen = []  # (status, overall percent, embed stage percent) while it embeds
+        deadline = time.monotonic() + 60
+        while True:
+            row = Document.objects.get(pk=document.pk)
+            embed = stage(row, "embed")
+            if row.status == "embedding":
+                seen.append((row.progress, embed.progress, embed.detail))
+            if embed.status == "running" and 0 < embed.progress < 60:
+                break
+            assert row.status not in ("ready", "failed") and time.monotonic() < deadline, \
+                ("embedding finished before the kill", row.status, first.log_tail())
+            time.sleep(0.1)
+        first.kill()
+        killed_at = time.monotonic()
+        time.sleep(1)
+        row = Document.objects.get(pk=document.pk)
+        assert row.status == "embedding" and stage(row, "embed").status == "running"  # what a user sees meanwhile
+
+        time.sleep(max(0.0, VISIBILITY + 1 - (time.monotonic() - killed_at)))
+        second = WorkerProcess("ingest-kill2", env=env).start()
+        (document,) = wait_terminal([document], timeout=90, worker=second)
+
+        chunks = assert_consistent(document)
+        assert document.page_count == 200
+        pages = [PageSpan(n, s, e) for n, s, e in document.pages.values_list("number", "char_start", "char_end")]
+        uninterrupted = chunk_document(document.text, pages)
+        assert [(c.chunk_id, c.ordinal, c.char_start, c.char_end, c.page_start, c.page_end) for c in chunks] == \
+               [(s.chunk_id, s.ordinal, s.char_start, s.char_end, s.page_start, s.page_end) for s in uninterrupted]
+        embed = stage(document, "embed")
+        assert embed.attempts == 2  # the interrupted stage ran again ...
+        assert " 0 from cache" not in embed.detail, embed.detail  # ... from the groups embedded before the kill
+        assert stage(document, "convert").attempts == stage(document, "chunk").attempts == 1
+
+        # progress during embedding: it moved forward, never back, and said how many chunks were done
+        overall = [p for p, _, _ in seen]
+        assert overall == sorted(overall) and len(set(overall)) >= 2, seen
+        assert any(f"/{len(chunks)} chunks embedded" in d for _, _, d in seen), seen
+    finally:
+        for w in (first, second):
+            if w is not None:
+                w.stop()
