@@ -15,8 +15,8 @@ Guarantees:
   its ``error_code`` and message, and removes its pages and chunks: nothing half-indexed
   stays searchable. Unexpected errors do the same with code ``internal`` and are re-raised
   so the task is recorded as failed; a stage that keeps killing its worker is given up after
-  :data:`MAX_ATTEMPTS` starts (code ``worker_lost``); a stage stopped by Celery's soft time limit
-  fails with code ``timed_out``, in words.
+  :data:`MAX_ATTEMPTS` starts (code ``worker_lost``); a stage stopped by Celery's soft time limit, or
+  killed at its hard one (:func:`fail_at_time_limit`), fails with code ``timed_out``, in words.
 * A document deleted while one of its stages runs ends that stage quietly (no task recorded failed,
   no row written back); the stages after it find it gone.
 * Only chunks whose text is new to the embedding cache are embedded (re-ingesting a
@@ -117,10 +117,7 @@ def run_stage(document_id: int, name: str, *, on_progress: Callable[[int], None]
         _fail(document, stage, exc.code, exc.message)
         return False
     except SoftTimeLimitExceeded:  # ours, not the file's fault: an upload of the same bytes tries again
-        minutes = round(settings.CELERY_TASK_SOFT_TIME_LIMIT / 60)
-        _fail(document, stage, "timed_out",
-              f"Processing stopped: the {name} stage ran past its time limit ({minutes} minutes). Upload the file "
-              "again to retry; if it stops again, the file may be too large to process here in one piece (split it).")
+        _fail(document, stage, "timed_out", _time_limit_message(name, settings.CELERY_TASK_SOFT_TIME_LIMIT))
         return False
     except Exception as exc:
         if not Document.objects.filter(pk=document.pk).exists():
@@ -141,6 +138,23 @@ def run_stage(document_id: int, name: str, *, on_progress: Callable[[int], None]
     else:
         _set_document(document.pk, RUNNING[name], _overall(name, 100))
     return True
+
+
+def fail_at_time_limit(document_id: int, name: str) -> None:
+    """The process running the stage was killed at the hard time limit (it did not stop at the soft one:
+    a long call into a C library, or a library that swallowed it). Its message is acknowledged and never
+    comes back, so the document would show the stage running for ever: it ends failed, as at the soft limit."""
+    document = Document.objects.filter(pk=document_id).first()
+    stage = DocumentStage.objects.filter(document_id=document_id, name=name, status=DocumentStage.Status.RUNNING).first()
+    if document is None or stage is None or document.status in TERMINAL_FAILURES:
+        return
+    _fail(document, stage, "timed_out", _time_limit_message(name, settings.CELERY_TASK_TIME_LIMIT))
+
+
+def _time_limit_message(name: str, seconds: int) -> str:
+    return (f"Processing stopped: the {name} stage ran past its time limit ({round(seconds / 60)} minutes). Upload "
+            "the file again to retry; if it stops again, the file may be too large to process here in one piece "
+            "(split it).")
 
 
 class _Reporter:

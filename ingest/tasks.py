@@ -8,27 +8,37 @@ idempotently.
 """
 from __future__ import annotations
 
-from celery import chain, shared_task
+from celery import Task, chain, shared_task
+from celery.exceptions import TimeLimitExceeded
 
 from ingest import pipeline
 
 
-@shared_task(name="ingest.convert")
+class StageTask(Task):
+    """At the hard time limit the pool kills the process running a stage, so the stage cannot say why;
+    the worker then calls ``on_failure`` (in its main process) and acknowledges the message."""
+
+    def on_failure(self, exc, task_id, args, kwargs, einfo):
+        if isinstance(exc, TimeLimitExceeded) and args:
+            pipeline.fail_at_time_limit(args[0], self.name.removeprefix("ingest."))
+
+
+@shared_task(name="ingest.convert", base=StageTask)
 def convert_document(document_id: int) -> bool:
     return pipeline.run_stage(document_id, "convert")
 
 
-@shared_task(name="ingest.chunk")
+@shared_task(name="ingest.chunk", base=StageTask)
 def chunk_document(document_id: int) -> bool:
     return pipeline.run_stage(document_id, "chunk")
 
 
-@shared_task(name="ingest.embed")
+@shared_task(name="ingest.embed", base=StageTask)
 def embed_document(document_id: int) -> bool:
     return pipeline.run_stage(document_id, "embed")
 
 
-@shared_task(name="ingest.index")
+@shared_task(name="ingest.index", base=StageTask)
 def index_document(document_id: int) -> bool:
     return pipeline.run_stage(document_id, "index")
 

@@ -197,6 +197,31 @@ def test_a_stage_stopped_by_the_time_limit_says_so_and_is_tried_again_on_upload(
     assert pipeline.run_pipeline(document.pk)
 
 
+def test_a_stage_killed_at_the_hard_time_limit_says_so_and_is_tried_again_on_upload(engagement, tmp_path):
+    """What the worker does when a stage is killed at the hard limit (its process gone, its message
+    acknowledged, never to come back): it calls the task's on_failure with TimeLimitExceeded. The
+    document showed "embedding" for ever; now it fails in words, and an upload retries it."""
+    from celery.exceptions import TimeLimitExceeded
+
+    from ingest import tasks
+
+    truth = make_paper_markdown(tmp_path / "paper.md")
+    document = intake_file(engagement, truth.path, filename="paper.md", enqueue=False).document
+    assert pipeline.run_stage(document.pk, "convert") and pipeline.run_stage(document.pk, "chunk")
+    DocumentStage.objects.filter(document=document, name="embed").update(status="running", attempts=1)
+    Document.objects.filter(pk=document.pk).update(status="embedding")
+    tasks.embed_document.on_failure(TimeLimitExceeded(3600), "task-id", (document.pk,), {}, None)
+    document.refresh_from_db()
+    assert (document.status, document.error_code) == ("failed", "timed_out")
+    assert "embed stage ran past its time limit (60 minutes)" in document.error
+    assert stage(document, "embed").status == "failed" and not document.chunks.exists()
+    again = intake_file(engagement, truth.path, filename="paper.md", enqueue=False)
+    assert again.retried and again.document.pk == document.pk
+    assert pipeline.run_pipeline(document.pk)
+    document.refresh_from_db()
+    assert_consistent(document)
+
+
 @pytest.mark.parametrize("kind", ["docx", "xlsx"])
 def test_a_time_limit_reached_inside_a_converter_is_a_time_limit_not_a_damaged_file(engagement, tmp_path, monkeypatch,
                                                                                   kind):

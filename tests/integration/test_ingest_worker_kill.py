@@ -1,7 +1,8 @@
 """A Celery worker killed with SIGKILL in the middle of embedding a 200-page contract, then restarted:
 the unacknowledged stage comes back (acks_late + visibility timeout), resumes from the embedding
 cache, and the document ends ready with the chunks of an uninterrupted run, each once. While it
-embeds, the document's progress moves forward."""
+embeds, the document's progress moves forward. A stage killed by the hard time limit (its message is
+acknowledged: it never comes back) ends the document failed, in words, and an upload retries it."""
 from __future__ import annotations
 
 import os
@@ -12,6 +13,7 @@ import pytest
 from config.celery import app
 from demo import make_contract_pdf
 from ingest.chunker import chunk_document
+from ingest import pipeline
 from ingest.intake import intake_file
 from ingest.models import Document
 from ingest.pages import PageSpan
@@ -74,3 +76,32 @@ def test_worker_killed_mid_embedding_redelivers_and_ends_ready_with_the_same_chu
         for w in (first, second):
             if w is not None:
                 w.stop()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_stage_killed_at_the_hard_time_limit_ends_the_document_failed_and_an_upload_retries_it(
+        engagement, tmp_path, monkeypatch):
+    """The soft limit is a signal the stage sees only between Python steps (not inside a long call into a
+    C library, nor when something swallows it); the hard limit then kills the process running it. Here
+    both are 3 s: the pool sends the soft one and kills the process milliseconds later, while the stage
+    is still inside the embedding model (had the stage heard the soft one, the document would end the same)."""
+    queue = f"ingest-hard-{os.getpid()}"
+    monkeypatch.setitem(app.conf, "task_default_queue", queue)
+    env = {"CELERY_TASK_TIME_LIMIT": "3", "CELERY_TASK_SOFT_TIME_LIMIT": "3", "CELERY_TASK_DEFAULT_QUEUE": queue}
+    worker = WorkerProcess("ingest-hard", env=env).start()
+    try:
+        pdf = make_contract_pdf(tmp_path / "msa.pdf", pages=200, seed=4712)  # embedding it takes far more than 3 s
+        document = intake_file(engagement, pdf.path, filename="msa.pdf").document
+        (document,) = wait_terminal([document], timeout=40, worker=worker)
+    finally:
+        worker.stop()
+    assert (document.status, document.error_code) == ("failed", "timed_out"), (document.status, document.error)
+    assert "embed stage ran past its time limit" in document.error, document.error
+    assert stage(document, "embed").status == "failed"
+    assert not document.chunks.exists() and not document.pages.exists()
+
+    again = intake_file(engagement, pdf.path, filename="msa.pdf", enqueue=False)
+    assert again.retried and again.document.pk == document.pk
+    assert pipeline.run_pipeline(document.pk)
+    document.refresh_from_db()
+    assert_consistent(document)
