@@ -10,7 +10,8 @@ Guarantees:
 
 * Idempotent: a stage already ``done`` is skipped; re-running one converges on the same rows
   (pages are replaced, chunks are upserted by ``chunk_id``), so an ``acks_late`` redelivery
-  never duplicates anything. Chunk and index writes run under a row lock on the document.
+  never duplicates anything. Page, chunk and index writes run under a row lock on the document; a
+  delivery that finishes after the document went on never sets its status or progress back.
 * Bad input (:class:`ConversionError`) ends the document ``failed`` (or ``needs_ocr``) with
   its ``error_code`` and message, and removes its pages and chunks: nothing half-indexed
   stays searchable. Unexpected errors do the same with code ``internal`` and are re-raised
@@ -55,6 +56,8 @@ RUNNING = {
     "index": Document.Status.INDEXING,
 }
 TERMINAL_FAILURES = (Document.Status.FAILED, Document.Status.NEEDS_OCR)
+# The statuses a document goes through, in order: none is ever set over a later one (see _set_document).
+FORWARD = (Document.Status.QUEUED, *RUNNING.values(), Document.Status.READY)
 MAX_ATTEMPTS = 3
 PARKED_ORDINAL = 1_000_000_000  # added to kept chunks' ordinals while they are renumbered
 PROGRESS_INTERVAL_S = 0.5  # at most this often a progress write per stage (plus 100%)
@@ -174,7 +177,8 @@ class _Reporter:
         if detail is not None:
             fields["detail"] = detail[:300]
         DocumentStage.objects.filter(pk=self.stage_id).update(**fields)
-        Document.objects.filter(pk=self.document_id).update(progress=_overall(self.name, percent), updated_at=timezone.now())
+        Document.objects.filter(pk=self.document_id, status=RUNNING[self.name]).update(
+            progress=_overall(self.name, percent), updated_at=timezone.now())
         if self.callback:
             self.callback(percent)
 
@@ -185,7 +189,11 @@ def _overall(name: str, percent: int) -> int:
 
 
 def _set_document(document_id: int, status: str, progress: int) -> None:
-    Document.objects.filter(pk=document_id).update(status=status, progress=progress, updated_at=timezone.now())
+    """Move the document to ``status``, unless it is already past it: a stage delivered again while its
+    first delivery still ran finishes after the document went on (or became ready), and must not set it
+    back to a stage every later stage then skips as done."""
+    Document.objects.filter(pk=document_id, status__in=FORWARD[: FORWARD.index(status) + 1]).update(
+        status=status, progress=progress, updated_at=timezone.now())
 
 
 def _fail(document: Document, stage: DocumentStage, code: str, message: str) -> None:
@@ -213,6 +221,7 @@ def convert_stage(document: Document, report: _Reporter) -> str:
     converted = convert_file(document.file.path, filename=document.original_name, max_bytes=settings.MAX_UPLOAD_BYTES)
     report(90)
     with transaction.atomic():
+        Document.objects.select_for_update().filter(pk=document.pk).first()  # two deliveries: one after the other
         Page.objects.filter(document=document).delete()
         Page.objects.bulk_create(
             [Page(document=document, number=p.number, char_start=p.char_start, char_end=p.char_end) for p in converted.pages],

@@ -167,6 +167,91 @@ def test_stages_are_idempotent_when_redelivered(engagement, tmp_path):
     assert Chunk.objects.filter(document=document).count() == len(chunks)
 
 
+def test_a_stage_delivered_again_while_its_first_delivery_still_runs_leaves_the_document_ready(
+        engagement, tmp_path, monkeypatch):
+    """A message redelivered while its first worker still runs it (a visibility timeout shorter than
+    the stage, or two chains of one document after a retry): the second delivery ran the stage too, and
+    its chain went on to "ready"; then the first finished and set the document back to "converting"
+    for ever (every stage done, so nothing ran again), having replaced its pages under the index."""
+    import threading
+
+    from django.db import connection
+
+    truth = make_paper_markdown(tmp_path / "paper.md")
+    document = intake_file(engagement, truth.path, filename="paper.md", enqueue=False).document
+    in_convert, release = threading.Event(), threading.Event()
+    real_convert = pipeline.convert_file
+
+    def convert_file(*args, **kwargs):
+        if threading.current_thread() is not threading.main_thread():  # the first delivery: slow
+            in_convert.set()
+            release.wait(20)
+        return real_convert(*args, **kwargs)
+
+    monkeypatch.setattr(pipeline, "convert_file", convert_file)
+    outcome = []
+
+    def first_delivery():
+        try:
+            outcome.append(pipeline.run_pipeline(document.pk))
+        finally:
+            connection.close()
+
+    first = threading.Thread(target=first_delivery)
+    first.start()
+    try:
+        assert in_convert.wait(20)
+        pipeline.run_pipeline(document.pk)  # the second delivery, and its chain
+    finally:
+        release.set()
+        first.join(30)
+    document.refresh_from_db()
+    assert (document.status, document.progress) == ("ready", 100), (document.status, document.error)
+    assert outcome == [True]
+    assert_consistent(document)  # its pages and chunks once each
+    assert stage(document, "convert").attempts == 2  # both deliveries converted it
+
+
+def test_two_deliveries_of_convert_writing_pages_at_once_both_succeed(engagement, tmp_path, monkeypatch):
+    """Both deliveries convert at the same moment, then write the pages: the second must not fail the
+    document on the one-row-per-page rule (it waits for the first and replaces its pages)."""
+    import threading
+
+    from django.db import connection
+
+    truth = make_paper_markdown(tmp_path / "paper.md")
+    document = intake_file(engagement, truth.path, filename="paper.md", enqueue=False).document
+    both_converted = threading.Barrier(2, timeout=20)
+    real_convert = pipeline.convert_file
+
+    def convert_file(*args, **kwargs):
+        converted = real_convert(*args, **kwargs)
+        both_converted.wait()
+        return converted
+
+    monkeypatch.setattr(pipeline, "convert_file", convert_file)
+    outcome, errors = [], []
+
+    def delivery():
+        try:
+            outcome.append(pipeline.run_stage(document.pk, "convert"))
+        except Exception as exc:  # noqa: BLE001 - the failure is what the test reports
+            errors.append(exc)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=delivery) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(30)
+    assert errors == [] and outcome == [True, True]
+    monkeypatch.undo()
+    assert pipeline.run_pipeline(document.pk)
+    document.refresh_from_db()
+    assert_consistent(document)
+
+
 def test_a_stage_that_keeps_killing_its_worker_is_given_up(engagement, tmp_path):
     truth = make_paper_markdown(tmp_path / "paper.md")
     document = intake_file(engagement, truth.path, filename="paper.md", enqueue=False).document
