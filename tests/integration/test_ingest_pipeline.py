@@ -282,6 +282,31 @@ def test_a_stage_stopped_by_the_time_limit_says_so_and_is_tried_again_on_upload(
     assert pipeline.run_pipeline(document.pk)
 
 
+def test_an_unexpected_error_in_a_stage_says_so_and_is_tried_again_on_upload(engagement, tmp_path, monkeypatch):
+    truth = make_paper_markdown(tmp_path / "paper.md")
+    document = intake_file(engagement, truth.path, filename="paper.md", enqueue=False).document
+
+    def broken(document, report):
+        report(40)
+        raise RuntimeError("the embedding service went away")
+
+    monkeypatch.setitem(pipeline.STAGE_FUNCTIONS, "embed", broken)
+    with pytest.raises(RuntimeError):  # re-raised: the task is recorded failed, its chain stops
+        pipeline.run_pipeline(document.pk)
+    document.refresh_from_db()
+    assert (document.status, document.error_code) == ("failed", "internal")
+    assert "embed stage (RuntimeError: the embedding service went away)" in document.error
+    assert stage(document, "embed").status == "failed"
+    assert not document.chunks.exists() and not document.pages.exists()  # nothing half-indexed stays
+    monkeypatch.undo()
+    again = intake_file(engagement, truth.path, filename="paper.md", enqueue=False)
+    assert again.retried and again.document.pk == document.pk
+    assert pipeline.run_pipeline(document.pk)
+    document.refresh_from_db()
+    assert_consistent(document)
+    assert {s.attempts for s in document.stages.all()} == {1}  # the retry started every stage afresh
+
+
 def test_a_stage_killed_at_the_hard_time_limit_says_so_and_is_tried_again_on_upload(engagement, tmp_path):
     """What the worker does when a stage is killed at the hard limit (its process gone, its message
     acknowledged, never to come back): it calls the task's on_failure with TimeLimitExceeded. The
