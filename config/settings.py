@@ -184,6 +184,7 @@ CELERY_BEAT_SCHEDULE = {
         "task": "dashboards.tasks.weekly_silent_source", "schedule": crontab(minute=0, hour=1, day_of_week="sun")},
     "bulk-poll-batches": {"task": "bulk.tasks.poll_batches", "schedule": 60.0},
     "fail-abandoned-clause-tasks": {"task": "extraction.tasks.fail_abandoned_tasks", "schedule": 15 * 60},
+    "fail-stalled-documents": {"task": "ingest.tasks.fail_stalled_documents", "schedule": 15 * 60},
 }
 
 # --------------------------------------------------------------------------- product

@@ -154,6 +154,45 @@ def fail_at_time_limit(document_id: int, name: str) -> None:
     _fail(document, stage, "timed_out", _time_limit_message(name, settings.CELERY_TASK_TIME_LIMIT))
 
 
+def stall_after_s() -> int:
+    """How long a document may show a running stage without a change before it counts as lost: past the hard
+    time limit (at which the stage fails in words, ``fail_at_time_limit``) and the broker's redelivery of a
+    killed worker's message (the visibility timeout) together, so a stage still working or about to run again
+    is never cut."""
+    visibility = settings.CELERY_BROKER_TRANSPORT_OPTIONS.get("visibility_timeout", 3600)
+    return settings.CELERY_TASK_TIME_LIMIT + visibility + 10 * 60
+
+
+def fail_stalled(now=None) -> int:
+    """Fail the documents left showing a running stage that nothing will finish: a message lost by the broker,
+    or the next stage never sent (the broker down just as a stage ended). Their row said "embedding 40%" for
+    ever, and neither an upload of the same bytes nor a replace could retry them ("still being processed");
+    failed with code ``worker_lost``, an upload of the same bytes retries them. A document still queued is left
+    alone: it may wait its turn behind a large batch for hours. Returns how many were failed."""
+    from datetime import timedelta
+
+    cutoff = (now or timezone.now()) - timedelta(seconds=stall_after_s())
+    stage_of = {status: name for name, status in RUNNING.items()}
+    failed = 0
+    for document_id in Document.objects.filter(status__in=RUNNING.values(), updated_at__lt=cutoff).values_list(
+            "pk", flat=True):
+        with transaction.atomic():
+            document = Document.objects.select_for_update().filter(
+                pk=document_id, status__in=RUNNING.values(), updated_at__lt=cutoff).first()
+            if document is None:  # it moved on meanwhile
+                continue
+            name = stage_of[document.status]
+            stage, _ = DocumentStage.objects.get_or_create(document=document, name=name)
+            if stage.status == DocumentStage.Status.DONE and name != STAGES[-1]:
+                name = STAGES[STAGES.index(name) + 1]  # it finished; the next one never came
+                stage, _ = DocumentStage.objects.get_or_create(document=document, name=name)
+            _fail(document, stage, "worker_lost",
+                  f"Processing stopped: the {name} stage never finished (the worker or its task was lost). Upload "
+                  "the file again to retry.")
+            failed += 1
+    return failed
+
+
 def _time_limit_message(name: str, seconds: int) -> str:
     return (f"Processing stopped: the {name} stage ran past its time limit ({round(seconds / 60)} minutes). Upload "
             "the file again to retry; if it stops again, the file may be too large to process here in one piece "

@@ -59,3 +59,9 @@ def enqueue_pipeline(document_id: int, then=None):
                  *([then(document_id)] if then is not None else [])]
     return chain(convert_document.si(document_id),
                  *(sig.set(priority=FOLLOW_ON_PRIORITY) for sig in follow_on)).apply_async()
+
+
+@shared_task(name="ingest.tasks.fail_stalled_documents")
+def fail_stalled_documents() -> str:
+    """The beat's sweep for documents that show a running stage nothing will finish (``pipeline.fail_stalled``)."""
+    return f"{pipeline.fail_stalled()} stalled"

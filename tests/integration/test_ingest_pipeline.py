@@ -332,6 +332,49 @@ def test_a_stage_killed_at_the_hard_time_limit_says_so_and_is_tried_again_on_upl
     assert_consistent(document)
 
 
+def test_a_document_whose_stage_nothing_will_finish_is_failed_and_retried_on_upload(engagement, tmp_path):
+    """A lost broker message, or a next stage never sent: the row said "embedding" for ever and neither an
+    upload nor a replace could retry it. The beat's sweep fails it once the hard time limit and a redelivery
+    have both passed; a document still changing, or still queued, is left alone."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from ingest import tasks
+
+    def upload(name: str):
+        path = tmp_path / f"{name}.md"
+        path.write_text(f"# {name}\n\nThe {name} agreement is governed by the laws of Delaware.\n")
+        return path, intake_file(engagement, path, filename=path.name, enqueue=False).document
+
+    long_ago = timezone.now() - timedelta(seconds=pipeline.stall_after_s() + 60)
+    lost_path, lost = upload("lost")  # its embed message was lost
+    assert pipeline.run_stage(lost.pk, "convert") and pipeline.run_stage(lost.pk, "chunk")
+    DocumentStage.objects.filter(document=lost, name="embed").update(status="running", attempts=1)
+    Document.objects.filter(pk=lost.pk).update(status="embedding", updated_at=long_ago)
+    _, unsent = upload("unsent")  # chunked, but its embed stage was never sent
+    assert pipeline.run_stage(unsent.pk, "convert") and pipeline.run_stage(unsent.pk, "chunk")
+    Document.objects.filter(pk=unsent.pk).update(updated_at=long_ago)
+    _, busy = upload("busy")  # still converting, within the limits
+    DocumentStage.objects.filter(document=busy, name="convert").update(status="running", attempts=1)
+    Document.objects.filter(pk=busy.pk).update(status="converting")
+    _, waiting = upload("waiting")  # queued behind a large batch
+    Document.objects.filter(pk=waiting.pk).update(updated_at=long_ago)
+
+    assert tasks.fail_stalled_documents() == "2 stalled"
+    states = {d.original_name: (d.status, d.error_code) for d in Document.objects.filter(engagement=engagement)}
+    assert states == {"lost.md": ("failed", "worker_lost"), "unsent.md": ("failed", "worker_lost"),
+                      "busy.md": ("converting", ""), "waiting.md": ("queued", "")}
+    lost.refresh_from_db()
+    assert "embed stage never finished" in lost.error and not lost.chunks.exists()
+    assert stage(unsent, "embed").status == "failed"
+    again = intake_file(engagement, lost_path, filename="lost.md", enqueue=False)
+    assert again.retried and again.document.pk == lost.pk
+    assert pipeline.run_pipeline(lost.pk)
+    lost.refresh_from_db()
+    assert_consistent(lost)
+
+
 @pytest.mark.parametrize("kind", ["docx", "xlsx"])
 def test_a_time_limit_reached_inside_a_converter_is_a_time_limit_not_a_damaged_file(engagement, tmp_path, monkeypatch,
                                                                                   kind):
