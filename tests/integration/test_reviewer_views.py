@@ -535,7 +535,7 @@ def test_not_in_this_contract_marks_a_found_clause_absent_and_the_figures_count_
 
     ex = contract.extractions["Governing Law"]
     page = client.get(reverse("clause", args=[ex.document_id, ex.pk]), **HX).content.decode()
-    assert 'name="decision" value="absent"' in page and "Not in this contract <kbd>n</kbd>" in page
+    assert 'name="decision" value="absent"' in page and 'Not in this contract <kbd aria-hidden="true">n</kbd>' in page
     edited = _decide(client, ex, "absent", corrected_text=ex.clause_text + " (edited)")
     assert edited.status_code == 422 and "You edited the text" in edited.content.decode()  # the edit is not lost
     response = _decide(client, ex, "absent", corrected_text=ex.clause_text)  # the text box as it stands
