@@ -13,3 +13,14 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 app = Celery("clause_review")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
+
+
+def lost_after_s() -> int:
+    """Seconds after which work that shows itself running, unchanged, was lost with its process or its message:
+    past the hard time limit (the task would have ended, in words) and the broker's redelivery of a killed
+    worker's message (the visibility timeout) together, plus ten minutes, so nothing still running or about to
+    run again is cut. The beat's sweeps of stalled documents and abandoned clause tasks wait this long."""
+    from django.conf import settings
+
+    visibility = settings.CELERY_BROKER_TRANSPORT_OPTIONS.get("visibility_timeout", 3600)
+    return settings.CELERY_TASK_TIME_LIMIT + visibility + 10 * 60

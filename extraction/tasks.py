@@ -71,12 +71,6 @@ def extract_when_ready(document_id: int, user_id: int | None = None, engine: str
     return f"run {run.pk}" if run is not None else "no run: not ready, or already extracted since it became ready"
 
 
-# A clause task still "running" this long after it last changed was lost with the process running it
-# (a web worker killed during Find a clause; a Celery message not redelivered): longer than the hard
-# time limit and the broker's redelivery (visibility timeout) together, so a resumable task is never cut.
-ABANDONED_AFTER_S = 3 * 3600
-
-
 @shared_task(name="extraction.tasks.fail_abandoned_tasks")
 def fail_abandoned_tasks() -> str:
     """Fail the clause tasks of app-started runs left running by a process that died, so their
@@ -85,10 +79,13 @@ def fail_abandoned_tasks() -> str:
 
     from django.utils import timezone
 
+    from config.celery import lost_after_s
     from extraction.models import ClauseTask, ExtractionRun
 
+    # still "running" this long after it last changed: lost with the process running it (a web worker killed
+    # during Find a clause; a Celery message not redelivered), never a task still working or to be redelivered
     stale = ClauseTask.objects.filter(run__mode=ExtractionRun.Mode.SYNC, status=ClauseTask.Status.RUNNING,
-                                      updated_at__lt=timezone.now() - timedelta(seconds=ABANDONED_AFTER_S))
+                                      updated_at__lt=timezone.now() - timedelta(seconds=lost_after_s()))
     pairs = set(stale.values_list("run_id", "document_id"))
     for run_id, document_id in pairs:
         pipeline.fail_open_tasks(run_id, document_id, "stopped without finishing: the process running it was "

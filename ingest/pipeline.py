@@ -154,24 +154,18 @@ def fail_at_time_limit(document_id: int, name: str) -> None:
     _fail(document, stage, "timed_out", _time_limit_message(name, settings.CELERY_TASK_TIME_LIMIT))
 
 
-def stall_after_s() -> int:
-    """How long a document may show a running stage without a change before it counts as lost: past the hard
-    time limit (at which the stage fails in words, ``fail_at_time_limit``) and the broker's redelivery of a
-    killed worker's message (the visibility timeout) together, so a stage still working or about to run again
-    is never cut."""
-    visibility = settings.CELERY_BROKER_TRANSPORT_OPTIONS.get("visibility_timeout", 3600)
-    return settings.CELERY_TASK_TIME_LIMIT + visibility + 10 * 60
-
-
 def fail_stalled(now=None) -> int:
     """Fail the documents left showing a running stage that nothing will finish: a message lost by the broker,
     or the next stage never sent (the broker down just as a stage ended). Their row said "embedding 40%" for
     ever, and neither an upload of the same bytes nor a replace could retry them ("still being processed");
-    failed with code ``worker_lost``, an upload of the same bytes retries them. A document still queued is left
-    alone: it may wait its turn behind a large batch for hours. Returns how many were failed."""
+    failed with code ``worker_lost``, an upload of the same bytes retries them, once unchanged for
+    ``config.celery.lost_after_s``. A document still queued is left alone: it may wait its turn behind a large
+    batch for hours. Returns how many were failed."""
     from datetime import timedelta
 
-    cutoff = (now or timezone.now()) - timedelta(seconds=stall_after_s())
+    from config.celery import lost_after_s
+
+    cutoff = (now or timezone.now()) - timedelta(seconds=lost_after_s())
     stage_of = {status: name for name, status in RUNNING.items()}
     failed = 0
     for document_id in Document.objects.filter(status__in=RUNNING.values(), updated_at__lt=cutoff).values_list(

@@ -129,7 +129,8 @@ def test_a_clause_left_running_by_a_lost_process_is_failed_in_words(engagement):
 
     from django.utils import timezone
 
-    from extraction.tasks import ABANDONED_AFTER_S, fail_abandoned_tasks
+    from config.celery import lost_after_s
+    from extraction.tasks import fail_abandoned_tasks
 
     run, document = _run(engagement)
     other = runs.create_run(engagement, documents=[document], clause_types=clause_types(), engine="anthropic",
@@ -137,7 +138,7 @@ def test_a_clause_left_running_by_a_lost_process_is_failed_in_words(engagement):
     lost = ClauseTask.objects.filter(run=run).first()
     ClauseTask.objects.filter(pk=lost.pk).update(status="running")
     ClauseTask.objects.filter(pk=lost.pk).update(
-        updated_at=timezone.now() - dt.timedelta(seconds=ABANDONED_AFTER_S + 60))  # a web worker died mid-find
+        updated_at=timezone.now() - dt.timedelta(seconds=lost_after_s() + 60))  # a web worker died mid-find
     working = ClauseTask.objects.filter(run=other).first()
     ClauseTask.objects.filter(pk=working.pk).update(status="running")
 
@@ -149,6 +150,25 @@ def test_a_clause_left_running_by_a_lost_process_is_failed_in_words(engagement):
     assert run.status == "failed"
     working.refresh_from_db()
     assert working.status == "running"  # recent: left alone
+
+
+def test_a_clause_still_within_a_longer_configured_time_limit_is_not_failed(engagement, settings):
+    # the cut-off was a fixed 3 hours: with CELERY_TASK_TIME_LIMIT at 5 hours, a clause still being worked on
+    # at 3 h 10 was failed as abandoned
+    import datetime as dt
+
+    from django.utils import timezone
+
+    from extraction.tasks import fail_abandoned_tasks
+
+    settings.CELERY_TASK_TIME_LIMIT = 5 * 3600
+    run, _ = _run(engagement)
+    task = ClauseTask.objects.filter(run=run).first()
+    ClauseTask.objects.filter(pk=task.pk).update(status="running")
+    ClauseTask.objects.filter(pk=task.pk).update(updated_at=timezone.now() - dt.timedelta(hours=3, minutes=10))
+    assert fail_abandoned_tasks.apply().get() == "0 abandoned"
+    task.refresh_from_db()
+    assert task.status == "running"
 
 
 def test_a_clause_another_worker_finished_meanwhile_is_not_asked_again(engagement, claude):

@@ -340,6 +340,7 @@ def test_a_document_whose_stage_nothing_will_finish_is_failed_and_retried_on_upl
 
     from django.utils import timezone
 
+    from config.celery import lost_after_s
     from ingest import tasks
 
     def upload(name: str):
@@ -347,7 +348,7 @@ def test_a_document_whose_stage_nothing_will_finish_is_failed_and_retried_on_upl
         path.write_text(f"# {name}\n\nThe {name} agreement is governed by the laws of Delaware.\n")
         return path, intake_file(engagement, path, filename=path.name, enqueue=False).document
 
-    long_ago = timezone.now() - timedelta(seconds=pipeline.stall_after_s() + 60)
+    long_ago = timezone.now() - timedelta(seconds=lost_after_s() + 60)
     lost_path, lost = upload("lost")  # its embed message was lost
     assert pipeline.run_stage(lost.pk, "convert") and pipeline.run_stage(lost.pk, "chunk")
     DocumentStage.objects.filter(document=lost, name="embed").update(status="running", attempts=1)
