@@ -4,11 +4,36 @@ from __future__ import annotations
 
 import io
 import re
+import threading
 import time
 import zipfile
 from pathlib import Path
+from typing import Callable
 
 from ingest.models import Chunk, Document, DocumentStage
+
+
+def twice_at_once(work: Callable[[], object], timeout: float = 30) -> tuple[list, list]:
+    """Run ``work`` in two threads at once (two deliveries, two uploads): (what each returned, what each raised).
+    Each thread closes its own database connection."""
+    from django.db import connection
+
+    results, errors = [], []
+
+    def run() -> None:
+        try:
+            results.append(work())
+        except Exception as exc:  # noqa: BLE001 - the failure is what the test reports
+            errors.append(exc)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=run) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout)
+    return results, errors
 
 
 def wait_terminal(documents, timeout: float = 150, worker=None) -> list[Document]:

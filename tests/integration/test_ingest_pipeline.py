@@ -14,7 +14,7 @@ from ingest import pipeline
 from ingest.intake import IntakeError, intake_file, reprocess
 from ingest.models import Chunk, Document, DocumentStage, EmbeddingCache
 from taskstate.models import TaskState
-from tests.integration.ingest_helpers import assert_consistent, chunks_containing, stage, wait_terminal
+from tests.integration.ingest_helpers import assert_consistent, chunks_containing, stage, twice_at_once, wait_terminal
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -217,8 +217,6 @@ def test_two_deliveries_of_convert_writing_pages_at_once_both_succeed(engagement
     document on the one-row-per-page rule (it waits for the first and replaces its pages)."""
     import threading
 
-    from django.db import connection
-
     truth = make_paper_markdown(tmp_path / "paper.md")
     document = intake_file(engagement, truth.path, filename="paper.md", enqueue=False).document
     both_converted = threading.Barrier(2, timeout=20)
@@ -230,21 +228,7 @@ def test_two_deliveries_of_convert_writing_pages_at_once_both_succeed(engagement
         return converted
 
     monkeypatch.setattr(pipeline, "convert_file", convert_file)
-    outcome, errors = [], []
-
-    def delivery():
-        try:
-            outcome.append(pipeline.run_stage(document.pk, "convert"))
-        except Exception as exc:  # noqa: BLE001 - the failure is what the test reports
-            errors.append(exc)
-        finally:
-            connection.close()
-
-    threads = [threading.Thread(target=delivery) for _ in range(2)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(30)
+    outcome, errors = twice_at_once(lambda: pipeline.run_stage(document.pk, "convert"))
     assert errors == [] and outcome == [True, True]
     monkeypatch.undo()
     assert pipeline.run_pipeline(document.pk)
@@ -538,8 +522,6 @@ def test_two_uploads_at_once_of_bytes_that_failed_on_our_side_process_them_once(
     on one document wrote its pages twice over, and a second extraction run after them)."""
     import threading
 
-    from django.db import connection
-
     from ingest import intake
 
     truth = make_paper_markdown(tmp_path / "paper.md")
@@ -558,21 +540,7 @@ def test_two_uploads_at_once_of_bytes_that_failed_on_our_side_process_them_once(
         return real_reprocess(*args, **kwargs)
 
     monkeypatch.setattr(intake, "reprocess", reprocess)
-    results, errors = [], []
-
-    def upload() -> None:
-        try:
-            results.append(intake_file(engagement, truth.path, filename="paper.md"))
-        except Exception as exc:  # noqa: BLE001 - the failure is what the test reports
-            errors.append(exc)
-        finally:
-            connection.close()
-
-    threads = [threading.Thread(target=upload) for _ in range(2)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(30)
+    results, errors = twice_at_once(lambda: intake_file(engagement, truth.path, filename="paper.md"))
     assert errors == [] and len(results) == 2
     assert {r.document.pk for r in results} == {document.pk} and not any(r.created for r in results)
     assert queued == [document.pk]
