@@ -5,6 +5,7 @@ import re
 
 import pytest
 from django.urls import reverse
+from playwright.sync_api import expect
 
 from reviewer.models import Review
 from tests.e2e.conftest import AA, FOCUS, contrast, focus_ring_contrast
@@ -333,22 +334,23 @@ def test_page_and_citation_controls_keep_the_keyboard_focus_and_a_short_status_i
     s.page.keyboard.press("Enter")
     s.page.wait_for_selector(f'mark[data-citation-id="{second.pk}"]')
     s.settle()
+    # the status line and the focus are set once the swap has settled, after the request ends: wait for the words
+    expect(status).to_contain_text("citation 2 of 2")
     assert focused_nav() == "prev-citation"  # the last citation has no "next": its counterpart has the focus
-    assert "citation 2 of 2" in status.text_content()
 
     s.page.focus('[data-nav="next-page"]')
     s.page.keyboard.press("Enter")
     s.page.wait_for_selector(f'.page[data-page="{second.page + 1}"]')
     s.settle()
+    expect(status).to_contain_text(f"Page {second.page + 1} of 6")
     assert focused_nav() == "next-page"
-    assert f"Page {second.page + 1} of 6" in status.text_content()
 
     s.page.fill(".page-input", "2")
     s.page.press(".page-input", "Enter")
     s.page.wait_for_selector('.page[data-page="2"]')
     s.settle()
+    expect(status).to_contain_text("Page 2 of 6")
     assert focused_nav() == "page-input"
-    assert "Page 2 of 6" in status.text_content()
 
 
 def test_the_review_page_text_is_readable_at_aa_contrast(signed_in, auditor, contract):
