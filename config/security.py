@@ -1,7 +1,6 @@
 """Security headers that Django does not set by itself."""
-from django.utils.cache import patch_cache_control
-
 from django.conf import settings
+from django.utils.cache import patch_cache_control
 
 # Scripts and styles come only from our own static files (htmx is vendored, no CDN);
 # no inline script, so contract text that contains HTML can never run.

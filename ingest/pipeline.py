@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import logging
 import time
+from datetime import timedelta
 from typing import Callable
 
 import numpy as np
@@ -36,6 +37,7 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
+from config.celery import lost_after_s
 from ingest import embeddings
 from ingest.chunker import chunk_document
 from ingest.convert import convert_file
@@ -154,18 +156,13 @@ def fail_at_time_limit(document_id: int, name: str) -> None:
     _fail(document, stage, "timed_out", _time_limit_message(name, settings.CELERY_TASK_TIME_LIMIT))
 
 
-def fail_stalled(now=None) -> int:
-    """Fail the documents left showing a running stage that nothing will finish: a message lost by the broker,
-    or the next stage never sent (the broker down just as a stage ended). Their row said "embedding 40%" for
-    ever, and neither an upload of the same bytes nor a replace could retry them ("still being processed");
-    failed with code ``worker_lost``, an upload of the same bytes retries them, once unchanged for
-    ``config.celery.lost_after_s``. A document still queued is left alone: it may wait its turn behind a large
-    batch for hours. Returns how many were failed."""
-    from datetime import timedelta
-
-    from config.celery import lost_after_s
-
-    cutoff = (now or timezone.now()) - timedelta(seconds=lost_after_s())
+def fail_stalled() -> int:
+    """Fail the documents left showing a running stage that nothing will finish (a task message the broker
+    lost, or the next stage never sent because the broker was down just as a stage ended), once unchanged for
+    ``config.celery.lost_after_s``. They showed "embedding 40%" for ever and could not be retried; failed with
+    code ``worker_lost``, an upload of the same bytes retries them. A queued document is left alone: it may
+    wait its turn behind a large batch for hours. Returns how many were failed."""
+    cutoff = timezone.now() - timedelta(seconds=lost_after_s())
     stage_of = {status: name for name, status in RUNNING.items()}
     failed = 0
     for document_id in Document.objects.filter(status__in=RUNNING.values(), updated_at__lt=cutoff).values_list(
