@@ -206,9 +206,10 @@ class _Reporter:
         fields = {"progress": percent}
         if detail is not None:
             fields["detail"] = detail[:300]
-        DocumentStage.objects.filter(pk=self.stage_id).update(**fields)
-        Document.objects.filter(pk=self.document_id, status=RUNNING[self.name]).update(
-            progress=_overall(self.name, percent), updated_at=timezone.now())
+        with transaction.atomic():  # a reader sees the stage and the document at the same point
+            DocumentStage.objects.filter(pk=self.stage_id).update(**fields)
+            Document.objects.filter(pk=self.document_id, status=RUNNING[self.name]).update(
+                progress=_overall(self.name, percent), updated_at=timezone.now())
         if self.callback:
             self.callback(percent)
 
