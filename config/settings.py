@@ -122,6 +122,8 @@ LOGOUT_REDIRECT_URL = "login"
 # Failed logins allowed per (username, client address) within LOGIN_THROTTLE_WINDOW seconds.
 LOGIN_THROTTLE_LIMIT = int(os.environ.get("LOGIN_THROTTLE_LIMIT", "5"))
 LOGIN_THROTTLE_WINDOW = int(os.environ.get("LOGIN_THROTTLE_WINDOW", "300"))
+# Proxies in front that append to X-Forwarded-For (0: served straight); see config/client_address.py.
+TRUSTED_PROXY_COUNT = int(os.environ.get("TRUSTED_PROXY_COUNT", "0"))
 
 SESSION_COOKIE_HTTPONLY = True
 SESSION_COOKIE_SAMESITE = "Lax"

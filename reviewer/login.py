@@ -21,12 +21,13 @@ from django.shortcuts import resolve_url
 from django.utils.decorators import method_decorator
 from django.views.decorators.debug import sensitive_post_parameters
 
+from config.client_address import client_address
 from reviewer.htmx import is_fragment
 
 
 def _throttle_key(request) -> str:
     username = (request.POST.get("username") or "").strip().lower()
-    address = request.META.get("REMOTE_ADDR", "")
+    address = client_address(request.META, settings.TRUSTED_PROXY_COUNT)
     return f"login-failures:{username}:{address}"
 
 

@@ -133,6 +133,25 @@ def test_login_is_throttled_after_repeated_failures(client, make_member, engagem
 
 
 @pytest.mark.django_db
+def test_behind_a_proxy_the_throttle_counts_each_clients_address_and_ignores_what_a_client_forges(
+        client, make_member, engagement, settings):
+    # every request reaches web from the proxy's address; the proxy appends the client's to X-Forwarded-For
+    settings.TRUSTED_PROXY_COUNT = 1
+    user = make_member(engagement, "auditor")
+    proxy = {"REMOTE_ADDR": "10.0.0.2"}
+
+    def sign_in(client_says: str, password: str):
+        return client.post(reverse("login"), {"username": user.username, "password": password},
+                           HTTP_X_FORWARDED_FOR=client_says, **proxy)
+
+    for forged in ("1.1.1.1", "2.2.2.2", "3.3.3.3", "4.4.4.4", "5.5.5.5"):  # a guesser rotating a forged header
+        assert sign_in(f"{forged}, 203.0.113.7", "wrong").status_code == 200
+    assert sign_in("9.9.9.9, 203.0.113.7", "pw-for-tests-1").status_code == 429  # still throttled
+    # ... while the same user signing in from another address is not locked out by the guesser
+    assert sign_in("198.51.100.4", "pw-for-tests-1").status_code == 302
+
+
+@pytest.mark.django_db
 def test_the_admin_sites_sign_in_is_throttled_like_ours(client, make_member, engagement):
     # the admin site has its own sign-in form; it must not be a way round the throttle for the staff
     # accounts, the ones most worth guessing, and failures on either form count on both

@@ -1,0 +1,22 @@
+"""The address a request came from, for the sign-in throttle.
+
+Served straight (``TRUSTED_PROXY_COUNT`` 0, the default) it is ``REMOTE_ADDR``. Behind TLS proxies every
+request's ``REMOTE_ADDR`` is the nearest proxy's, so all users would share one throttle counter per
+username; with N trusted proxies in front, each appending the address it saw to ``X-Forwarded-For``, the
+client is the Nth entry from the right. Entries further left were written by the client and are not
+believed (a client cannot step round the throttle by sending its own header). A request that did not pass
+through all N proxies (too few entries) is taken at ``REMOTE_ADDR``.
+"""
+from __future__ import annotations
+
+from typing import Mapping
+
+
+def client_address(meta: Mapping[str, str], trusted_proxies: int) -> str:
+    remote = meta.get("REMOTE_ADDR", "")
+    if trusted_proxies <= 0:
+        return remote
+    hops = [hop.strip() for hop in meta.get("HTTP_X_FORWARDED_FOR", "").split(",") if hop.strip()]
+    if len(hops) < trusted_proxies:
+        return remote
+    return hops[-trusted_proxies]
