@@ -148,6 +148,10 @@ STATIC_ROOT.mkdir(parents=True, exist_ok=True)
 WHITENOISE_USE_FINDERS = True  # serve straight from static/ (small app; no collectstatic step needed)
 MEDIA_ROOT = Path(os.environ.get("MEDIA_ROOT", BASE_DIR / "var" / "media"))
 MEDIA_URL = "media/"  # never served directly: downloads go through scoped views
+# Uploaded contracts are client data: readable by the app's own user and group (web, workers, backups), not
+# by every account on the host (Django's default is 0o644 and the umask's directories).
+FILE_UPLOAD_PERMISSIONS = 0o640
+FILE_UPLOAD_DIRECTORY_PERMISSIONS = 0o750
 MAX_UPLOAD_BYTES = int(os.environ.get("MAX_UPLOAD_BYTES", str(100 * 1024 * 1024)))
 DATA_UPLOAD_MAX_NUMBER_FILES = int(os.environ.get("MAX_UPLOAD_FILES", "200"))  # files in one upload (Django: 100)
 DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024

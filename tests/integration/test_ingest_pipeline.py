@@ -482,6 +482,17 @@ def test_a_document_deleted_while_a_stage_runs_ends_the_stage_quietly(engagement
     assert not any(pipeline.run_stage(document.pk, later) for later in pipeline.STAGES[pipeline.STAGES.index(name):])
 
 
+def test_an_uploaded_contract_is_not_readable_by_other_accounts_on_the_host(engagement, tmp_path, settings):
+    settings.MEDIA_ROOT = str(tmp_path / "media")  # a fresh media folder: every directory below it is new
+    source = tmp_path / "terms.md"
+    source.write_text("# Terms\n\nThe Supplier shall deliver within 8 days.\n", encoding="utf-8")
+    stored = Path(intake_file(engagement, source, filename="terms.md", enqueue=False).document.file.path)
+    assert stored.is_relative_to(tmp_path / "media")
+    assert stored.stat().st_mode & 0o777 == 0o640
+    for folder in stored.relative_to(tmp_path / "media").parents[:-1]:  # documents/, documents/YYYY/, …/MM/
+        assert (tmp_path / "media" / folder).stat().st_mode & 0o777 == 0o750, folder
+
+
 def test_a_deleted_document_leaves_no_file_behind(engagement, tmp_path):
     """Deleting a document (or its whole engagement) removes its uploaded file from MEDIA_ROOT once the
     deletion commits; a deletion rolled back keeps it."""
