@@ -24,6 +24,7 @@ QUICK_ARGS = {
     "bench_bulk": ["--docs", "20", "--lines", "2000", "--cuad-limit", "2", "--workers", "1"],
     "bench_chunking": ["--sample", "3", "--every", "30", "--repeat", "1"],
     "bench_embeddings": ["--chunks", "64", "--docs", "3"],
+    "bench_export": ["--docs", "5", "20"],
     "bench_extraction": ["--docs", "1"],
     "bench_ingest": ["--pages", "30"],
     "bench_retrieval": ["--docs", "3"],

@@ -8,13 +8,18 @@ CSV and XLSX, one decision a line), not only the one that stands; so is why the 
 ``unverified`` (``verification_errors``: a list in JSON, one reason a line in CSV and XLSX). Cells that a
 spreadsheet would run as a formula are neutralised (contracts are untrusted text): in CSV with a
 leading apostrophe, in XLSX by writing every text as a string cell, which keeps the exact text.
+
+An engagement of a thousand contracts exports tens of thousands of clauses, so nothing here holds them
+all: :func:`iter_records` reads the rows a batch at a time, CSV and JSON are produced as a stream of
+byte chunks (:func:`csv_chunks`, :func:`json_chunks`), and XLSX is written row by row into a temporary
+file (:func:`write_xlsx`). ``bench/bench_export.py`` measures the memory this holds.
 """
 from __future__ import annotations
 
 import csv
 import io
 import json
-from typing import Any, Iterable
+from typing import IO, Any, Iterable, Iterator
 
 from django.db.models import Prefetch, QuerySet
 
@@ -51,38 +56,44 @@ def load(extractions: QuerySet) -> QuerySet:
     )
 
 
-def export_records(extractions: Iterable[Any]) -> list[dict]:
-    records = []
-    for ex in extractions:
-        reviews = list(ex.reviews.all())
-        state = derive_state(ex.clause_text, reviews)
-        latest = reviews[0] if reviews else None
-        records.append({
-            "document_id": ex.document_id,
-            "document": ex.document.title,
-            "document_type": ex.document.doc_type,
-            "extraction_id": ex.id,
-            "run_id": ex.run_id,  # each run extracts again: a repeated answer is told apart by its run
-            "clause": state.text,
-            "engine_text": ex.clause_text,
-            "type": ex.clause_type.name,
-            "status": ex.status,
-            "verification_errors": list(ex.verification_errors or []),  # why it is flagged unverified
-            "engine": ex.engine,
-            "model": ex.model,
-            "extraction_version": ex.version,
-            "citations": [
-                {"citation_id": c.id, "ordinal": c.ordinal, "chunk_id": c.chunk.chunk_id, "page": c.page,
-                 "span": [c.start, c.end], "quote": c.quote}
-                for c in ex.citations.all()
-            ],
-            "current_decision": STATE_LABELS[state.decision],
-            "reviewer": state.reviewer,
-            "decided_at": state.at.isoformat() if state.at else None,
-            "reason": latest.reason if latest else "",
-            "decisions": [decision_record(r) for r in reversed(reviews)],  # the audit trail, oldest first
-        })
-    return records
+BATCH = 200  # extractions read (with their citations and reviews) per round trip while exporting
+CHUNK_BYTES = 64 * 1024  # a streamed export is sent in pieces of about this size
+
+
+def iter_records(extractions: QuerySet) -> Iterator[dict]:
+    """The export record of each extraction of a :func:`load`-ed queryset, read ``BATCH`` at a time."""
+    return (export_record(ex) for ex in extractions.iterator(chunk_size=BATCH))
+
+
+def export_record(ex: Any) -> dict:
+    reviews = list(ex.reviews.all())
+    state = derive_state(ex.clause_text, reviews)
+    latest = reviews[0] if reviews else None
+    return {
+        "document_id": ex.document_id,
+        "document": ex.document.title,
+        "document_type": ex.document.doc_type,
+        "extraction_id": ex.id,
+        "run_id": ex.run_id,  # each run extracts again: a repeated answer is told apart by its run
+        "clause": state.text,
+        "engine_text": ex.clause_text,
+        "type": ex.clause_type.name,
+        "status": ex.status,
+        "verification_errors": list(ex.verification_errors or []),  # why it is flagged unverified
+        "engine": ex.engine,
+        "model": ex.model,
+        "extraction_version": ex.version,
+        "citations": [
+            {"citation_id": c.id, "ordinal": c.ordinal, "chunk_id": c.chunk.chunk_id, "page": c.page,
+             "span": [c.start, c.end], "quote": c.quote}
+            for c in ex.citations.all()
+        ],
+        "current_decision": STATE_LABELS[state.decision],
+        "reviewer": state.reviewer,
+        "decided_at": state.at.isoformat() if state.at else None,
+        "reason": latest.reason if latest else "",
+        "decisions": [decision_record(r) for r in reversed(reviews)],  # the audit trail, oldest first
+    }
 
 
 def decision_record(review: Any) -> dict:
@@ -134,29 +145,80 @@ def safe_cell(value: Any) -> Any:
     return value
 
 
-def to_csv(records: list[dict]) -> bytes:
-    out = io.StringIO()
-    writer = csv.DictWriter(out, fieldnames=COLUMNS)
-    writer.writeheader()
-    for row in flat_rows(records):
-        writer.writerow({k: safe_cell(v) for k, v in row.items()})
-    return ("\ufeff" + out.getvalue()).encode("utf-8")  # BOM: Excel reads UTF-8 correctly
+def _in_pieces(texts: Iterable[str]) -> Iterator[bytes]:
+    """UTF-8 bytes of the joined ``texts``, in pieces of about ``CHUNK_BYTES`` (one write each)."""
+    pending, size = [], 0
+    for text in texts:
+        pending.append(text)
+        size += len(text)
+        if size >= CHUNK_BYTES:
+            yield "".join(pending).encode("utf-8")
+            pending, size = [], 0
+    if pending:
+        yield "".join(pending).encode("utf-8")
 
 
-def to_json(records: list[dict], **meta: Any) -> bytes:
-    return json.dumps({**meta, "clauses": records}, ensure_ascii=False, indent=2).encode("utf-8")
+def csv_chunks(records: Iterable[dict]) -> Iterator[bytes]:
+    def lines() -> Iterator[str]:
+        out = io.StringIO()
+        writer = csv.DictWriter(out, fieldnames=COLUMNS)
+        out.write("\ufeff")  # BOM: Excel reads UTF-8 correctly
+        writer.writeheader()
+        for record in records:
+            for row in flat_rows([record]):
+                writer.writerow({k: safe_cell(v) for k, v in row.items()})
+            yield out.getvalue()
+            out.seek(0)
+            out.truncate()
+        yield out.getvalue()  # the header alone when there is no record
+
+    return _in_pieces(lines())
 
 
-def to_xlsx(records: list[dict]) -> bytes:
+def json_chunks(records: Iterable[dict], **meta: Any) -> Iterator[bytes]:
+    """``{**meta, "clauses": [records]}`` as indented JSON, one record at a time."""
+    def indented(value: Any, level: int) -> str:
+        # json.dumps escapes every newline inside a string, so each line it writes can be indented
+        return json.dumps(value, ensure_ascii=False, indent=2).replace("\n", "\n" + " " * level)
+
+    def parts() -> Iterator[str]:
+        yield "{"
+        for key, value in meta.items():
+            yield f"\n  {json.dumps(key)}: {indented(value, 2)},"
+        yield '\n  "clauses": ['
+        separator, empty = "\n    ", True
+        for record in records:
+            yield separator + indented(record, 4)
+            separator, empty = ",\n    ", False
+        yield "]\n}" if empty else "\n  ]\n}"
+
+    return _in_pieces(parts())
+
+
+def write_xlsx(records: Iterable[dict], file: IO[bytes]) -> None:
+    """The sheet, written row by row (openpyxl's write-only mode) into ``file``."""
     from openpyxl import Workbook
 
     wb = Workbook(write_only=True)
     ws = wb.create_sheet("clauses")
     ws.append(list(COLUMNS))
-    for row in flat_rows(records):
-        ws.append([_xlsx_cell(ws, row[k]) for k in COLUMNS])
+    for record in records:
+        for row in flat_rows([record]):
+            ws.append([_xlsx_cell(ws, row[k]) for k in COLUMNS])
+    wb.save(file)
+
+
+def to_csv(records: Iterable[dict]) -> bytes:
+    return b"".join(csv_chunks(records))
+
+
+def to_json(records: Iterable[dict], **meta: Any) -> bytes:
+    return b"".join(json_chunks(records, **meta))
+
+
+def to_xlsx(records: Iterable[dict]) -> bytes:
     buf = io.BytesIO()
-    wb.save(buf)
+    write_xlsx(records, buf)
     return buf.getvalue()
 
 
@@ -180,13 +242,3 @@ def _xlsx_cell(sheet, value: Any) -> Any:
     cell = WriteOnlyCell(sheet, value=text)
     cell.data_type = "s"
     return cell
-
-
-def render(fmt: str, records: list[dict], **meta: Any) -> bytes:
-    if fmt == "csv":
-        return to_csv(records)
-    if fmt == "json":
-        return to_json(records, **meta)
-    if fmt == "xlsx":
-        return to_xlsx(records)
-    raise ValueError(f"unknown export format {fmt!r}")

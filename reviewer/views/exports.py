@@ -1,7 +1,14 @@
-"""Exports of a document or a whole engagement (CSV, JSON, XLSX), scoped like every page."""
+"""Exports of a document or a whole engagement (CSV, JSON, XLSX), scoped like every page.
+
+CSV and JSON stream as they are read from the database; XLSX is written into a temporary file first (a
+zip cannot be sent before it is finished) and sent from it. Neither holds the engagement in memory.
+"""
 from __future__ import annotations
 
-from django.http import Http404, HttpResponse
+import tempfile
+
+from django.db.models import QuerySet
+from django.http import FileResponse, Http404, StreamingHttpResponse
 from django.utils import timezone
 from django.utils.text import slugify
 
@@ -9,24 +16,33 @@ from extraction.models import Extraction
 from reviewer import access, exports
 
 
-def _response(fmt: str, records: list[dict], stem: str, **meta) -> HttpResponse:
+def _response(fmt: str, extractions: QuerySet, stem: str, **meta):
     if fmt not in exports.CONTENT_TYPES:
         raise Http404("Unknown export format.")
-    body = exports.render(fmt, records, exported_at=timezone.now().isoformat(), **meta)
-    response = HttpResponse(body, content_type=exports.CONTENT_TYPES[fmt])
-    response["Content-Disposition"] = f'attachment; filename="{slugify(stem) or "export"}.{fmt}"'
+    filename = f"{slugify(stem) or 'export'}.{fmt}"
+    records = exports.iter_records(exports.load(extractions))
+    if fmt == "xlsx":
+        file = tempfile.TemporaryFile()  # closed (and so removed) by the response once sent
+        exports.write_xlsx(records, file)
+        file.seek(0)
+        response = FileResponse(file, as_attachment=True, filename=filename,
+                                content_type=exports.CONTENT_TYPES[fmt])
+    else:
+        chunks = (exports.csv_chunks(records) if fmt == "csv"
+                  else exports.json_chunks(records, exported_at=timezone.now().isoformat(), **meta))
+        response = StreamingHttpResponse(chunks, content_type=exports.CONTENT_TYPES[fmt])
+        response["Content-Disposition"] = f'attachment; filename="{filename}"'
     response["Cache-Control"] = "private, no-store"
     return response
 
 
 def document_export(request, document_id: int, fmt: str):
     doc = access.document_for(request.user, document_id)
-    records = exports.export_records(exports.load(Extraction.objects.filter(document_id=doc.pk)))
-    return _response(fmt, records, f"{doc.title}-clauses", document={"id": doc.pk, "title": doc.title})
+    return _response(fmt, Extraction.objects.filter(document_id=doc.pk), f"{doc.title}-clauses",
+                     document={"id": doc.pk, "title": doc.title})
 
 
 def engagement_export(request, engagement_id: int, fmt: str):
     engagement = access.engagement_for(request.user, engagement_id)
-    records = exports.export_records(exports.load(Extraction.objects.filter(document__engagement_id=engagement.pk)))
-    return _response(fmt, records, f"{engagement.name}-clauses",
-                     engagement={"id": engagement.pk, "name": engagement.name})
+    return _response(fmt, Extraction.objects.filter(document__engagement_id=engagement.pk),
+                     f"{engagement.name}-clauses", engagement={"id": engagement.pk, "name": engagement.name})

@@ -190,7 +190,7 @@ def test_exports_in_three_formats(client, auditor, contract):
     ex = contract.extractions["Governing Law"]
     _decide(client, ex, "accept", reason="checked")
     doc = contract.document
-    data = json.loads(client.get(reverse("document-export", args=[doc.pk, "json"])).content)
+    data = json.loads(client.get(reverse("document-export", args=[doc.pk, "json"])).getvalue())
     rec = next(r for r in data["clauses"] if r["extraction_id"] == ex.pk)
     cit = contract.citations["Governing Law"][0]
     assert rec["type"] == "Governing Law" and rec["status"] == "found" and rec["engine"] == "offline"
@@ -199,7 +199,7 @@ def test_exports_in_three_formats(client, auditor, contract):
                                  "page": cit.page, "span": [cit.start, cit.end], "quote": cit.quote}]
     assert rec["current_decision"] == "accepted" and rec["reviewer"] == auditor.username and rec["decided_at"]
     assert rec["run_id"] == ex.run_id  # a later run's repeat of the clause is told apart by its run
-    csv_text = client.get(reverse("document-export", args=[doc.pk, "csv"])).content.decode("utf-8-sig")
+    csv_text = client.get(reverse("document-export", args=[doc.pk, "csv"])).getvalue().decode("utf-8-sig")
     assert csv_text.splitlines()[0].startswith(
         "document_id,document,document_type,extraction_id,run_id,clause,type,status,engine")
     assert cit.quote in csv_text
@@ -209,12 +209,55 @@ def test_exports_in_three_formats(client, auditor, contract):
 
     from openpyxl import load_workbook
 
-    rows = list(load_workbook(BytesIO(xlsx.content)).active.iter_rows(values_only=True))
+    rows = list(load_workbook(BytesIO(xlsx.getvalue())).active.iter_rows(values_only=True))
     header = rows[0]
     assert "quote" in header and "current_decision" in header
     n_citations = sum(len(v) for v in contract.citations.values())
     n_uncited = len(contract.extractions) - len(contract.citations)
     assert len(rows) - 1 == n_citations + n_uncited
+
+
+def test_an_engagement_export_streams_every_clause_of_every_document_with_its_own_citations(
+        client, auditor, contract, engagement, monkeypatch):
+    # read a few extractions at a time (as a thousand-contract engagement is): no clause lost or doubled
+    # at a batch's edge, and each keeps its own citations and decisions
+    import csv
+    from io import BytesIO, StringIO
+
+    from openpyxl import load_workbook
+
+    import reviewer.exports as exports
+    from extraction.models import Citation, Extraction
+
+    second = make_reviewable(engagement, title="Supply Agreement", seed=2)
+    _decide(client, second.extractions["Payment"], "reject", reason="wrong page")
+    monkeypatch.setattr(exports, "BATCH", 2)
+    url = lambda fmt: reverse("engagement-export", args=[engagement.pk, fmt])  # noqa: E731
+    expected = {ex.pk: sorted(Citation.objects.filter(extraction=ex).values_list("pk", flat=True))
+                for ex in Extraction.objects.filter(document__engagement=engagement)}
+    assert len(expected) == len(contract.extractions) + len(second.extractions)
+
+    response = client.get(url("json"))
+    assert response.streaming and response["Content-Disposition"] == 'attachment; filename="acme-audit-2026-clauses.json"'
+    data = json.loads(response.getvalue())
+    assert data["engagement"] == {"id": engagement.pk, "name": engagement.name}
+    assert {r["extraction_id"]: sorted(c["citation_id"] for c in r["citations"]) for r in data["clauses"]} == expected
+    assert len(data["clauses"]) == len(expected)
+    rejected = next(r for r in data["clauses"] if r["extraction_id"] == second.extractions["Payment"].pk)
+    assert rejected["current_decision"] == "rejected" and rejected["reason"] == "wrong page"
+
+    response = client.get(url("csv"))
+    assert response.streaming
+    rows = list(csv.DictReader(StringIO(response.getvalue().decode("utf-8-sig"))))
+    assert {int(r["extraction_id"]) for r in rows} == set(expected)
+    assert len(rows) == sum(max(1, len(c)) for c in expected.values())  # one row a citation
+
+    response = client.get(url("xlsx"))
+    body = response.getvalue()
+    assert int(response["Content-Length"]) == len(body)  # sent from a finished file: its size is known
+    assert response["Content-Disposition"] == 'attachment; filename="acme-audit-2026-clauses.xlsx"'
+    sheet = list(load_workbook(BytesIO(body)).active.iter_rows(values_only=True))
+    assert len(sheet) - 1 == len(rows)
 
 
 def test_exports_carry_every_decision_with_its_reviewer_and_time(client, auditor, contract, engagement, make_member):
@@ -229,7 +272,7 @@ def test_exports_carry_every_decision_with_its_reviewer_and_time(client, auditor
              for r in Review.objects.filter(extraction=ex).order_by("id")]
     assert [d for d, _, _ in trail] == ["reject", "correct", "accept"]
 
-    data = json.loads(client.get(reverse("document-export", args=[ex.document_id, "json"])).content)
+    data = json.loads(client.get(reverse("document-export", args=[ex.document_id, "json"])).getvalue())
     rec = next(r for r in data["clauses"] if r["extraction_id"] == ex.pk)
     assert [(d["decision"], d["reviewer"], d["decided_at"]) for d in rec["decisions"]] == [
         ("rejected", auditor.username, trail[0][2]), ("corrected", "bob", trail[1][2]), ("accepted", "bob", trail[2][2])]
@@ -242,9 +285,9 @@ def test_exports_carry_every_decision_with_its_reviewer_and_time(client, auditor
     from openpyxl import load_workbook
 
     rows = list(csv.DictReader(StringIO(client.get(reverse("document-export", args=[ex.document_id, "csv"]))
-                                        .content.decode("utf-8-sig"))))
+                                        .getvalue().decode("utf-8-sig"))))
     history = next(r["history"] for r in rows if r["extraction_id"] == str(ex.pk)).splitlines()
-    sheet = list(load_workbook(BytesIO(client.get(reverse("document-export", args=[ex.document_id, "xlsx"])).content))
+    sheet = list(load_workbook(BytesIO(client.get(reverse("document-export", args=[ex.document_id, "xlsx"])).getvalue()))
                  .active.iter_rows(values_only=True))
     col = sheet[0].index("history")
     assert next(r[col] for r in sheet[1:] if r[0 + sheet[0].index("extraction_id")] == ex.pk).splitlines() == history
@@ -268,12 +311,12 @@ def test_exports_say_why_a_clause_was_flagged_unverified(client, auditor, contra
     ex.save(update_fields=["verification_errors"])
     url = lambda fmt: reverse("document-export", args=[ex.document_id, fmt])  # noqa: E731
 
-    records = json.loads(client.get(url("json")).content)["clauses"]
+    records = json.loads(client.get(url("json")).getvalue())["clauses"]
     assert next(r for r in records if r["extraction_id"] == ex.pk)["verification_errors"] == reasons
     assert next(r for r in records if r["status"] == "found")["verification_errors"] == []
-    rows = list(csv.DictReader(StringIO(client.get(url("csv")).content.decode("utf-8-sig"))))
+    rows = list(csv.DictReader(StringIO(client.get(url("csv")).getvalue().decode("utf-8-sig"))))
     assert next(r for r in rows if r["extraction_id"] == str(ex.pk))["verification_errors"].splitlines() == reasons
-    sheet = list(load_workbook(BytesIO(client.get(url("xlsx")).content)).active.iter_rows(values_only=True))
+    sheet = list(load_workbook(BytesIO(client.get(url("xlsx")).getvalue())).active.iter_rows(values_only=True))
     row = next(r for r in sheet[1:] if r[sheet[0].index("extraction_id")] == ex.pk)
     assert row[sheet[0].index("verification_errors")].splitlines() == reasons
 

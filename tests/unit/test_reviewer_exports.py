@@ -68,3 +68,21 @@ def test_xlsx_cuts_a_text_past_excels_cell_limit_and_keeps_page_broken_words_apa
     assert long_clause.startswith(clause[:32_000])
     assert quote == "fee of $247.83 per unit"  # the page break was dropped: "fee of$247.83"
     assert json.loads(to_json(records))["clauses"][0]["clause"] == long_clause  # whole in JSON
+
+
+def test_streamed_json_and_csv_are_the_same_bytes_whatever_the_piece_size(monkeypatch):
+    import reviewer.exports as exports
+
+    meta = {"exported_at": "2026-11-28T07:00:00+00:00", "engagement": {"id": 1, "name": "Acme “audit”"}}
+    whole_json, whole_csv = to_json(RECORDS, **meta), to_csv(RECORDS)
+    assert whole_json == json.dumps({**meta, "clauses": RECORDS}, ensure_ascii=False, indent=2).encode()
+    monkeypatch.setattr(exports, "CHUNK_BYTES", 7)  # many small pieces: none may lose or repeat a byte
+    pieces = list(exports.json_chunks(iter(RECORDS), **meta))
+    assert len(pieces) > 1 and b"".join(pieces) == whole_json
+    assert b"".join(exports.csv_chunks(iter(RECORDS))) == whole_csv
+
+
+def test_an_export_with_no_clauses_is_a_valid_empty_file():
+    assert json.loads(to_json([], engagement={"id": 1})) == {"engagement": {"id": 1}, "clauses": []}
+    assert to_csv([]).decode("utf-8-sig").splitlines() == [",".join(COLUMNS)]
+    assert list(load_workbook(io.BytesIO(to_xlsx([]))).active.iter_rows(values_only=True)) == [COLUMNS]
