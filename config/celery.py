@@ -22,5 +22,11 @@ def lost_after_s() -> int:
     run again is cut. The beat's sweeps of stalled documents and abandoned clause tasks wait this long."""
     from django.conf import settings
 
-    visibility = settings.CELERY_BROKER_TRANSPORT_OPTIONS.get("visibility_timeout", 3600)
-    return settings.CELERY_TASK_TIME_LIMIT + visibility + 10 * 60
+    return settings.CELERY_TASK_TIME_LIMIT + visibility_timeout_s() + 10 * 60
+
+
+def visibility_timeout_s() -> int:
+    """Seconds after its delivery that the broker hands an unacknowledged task out again (its worker died)."""
+    from django.conf import settings
+
+    return settings.CELERY_BROKER_TRANSPORT_OPTIONS.get("visibility_timeout", 3600)

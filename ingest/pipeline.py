@@ -43,6 +43,7 @@ from ingest.chunker import chunk_document
 from ingest.convert import convert_file
 from ingest.convert_errors import ConversionError
 from ingest.doctype import classify as classify_doc_type
+from ingest.durations import in_words
 from ingest.models import Chunk, Document, DocumentStage, Page
 from ingest.pages import PageSpan
 
@@ -185,7 +186,7 @@ def fail_stalled() -> int:
 
 
 def _time_limit_message(name: str, seconds: int) -> str:
-    return (f"Processing stopped: the {name} stage ran past its time limit ({round(seconds / 60)} minutes). Upload "
+    return (f"Processing stopped: the {name} stage ran past its time limit ({in_words(seconds)}). Upload "
             "the file again to retry; if it stops again, the file may be too large to process here in one piece "
             "(split it).")
 

@@ -7,6 +7,7 @@ from django.shortcuts import render
 
 from engagements.models import Engagement
 from engagements.scoping import scoped
+from ingest import stall
 from ingest.models import Document
 from reviewer import access, clauses
 from reviewer.htmx import render_page
@@ -22,7 +23,9 @@ def home(request):
 
 
 def _documents(engagement) -> list[Document]:
-    return clauses.counted(Document.objects.filter(engagement=engagement).defer("text").order_by("title", "id"))
+    documents = clauses.counted(Document.objects.filter(engagement=engagement).defer("text").order_by("title", "id"))
+    stall.notices_for(documents)
+    return documents
 
 
 def engagement_detail(request, engagement_id: int):

@@ -307,7 +307,7 @@ def test_a_stage_killed_at_the_hard_time_limit_says_so_and_is_tried_again_on_upl
     tasks.embed_document.on_failure(TimeLimitExceeded(3600), "task-id", (document.pk,), {}, None)
     document.refresh_from_db()
     assert (document.status, document.error_code) == ("failed", "timed_out")
-    assert "embed stage ran past its time limit (60 minutes)" in document.error
+    assert "embed stage ran past its time limit (1 h)" in document.error
     assert stage(document, "embed").status == "failed" and not document.chunks.exists()
     again = intake_file(engagement, truth.path, filename="paper.md", enqueue=False)
     assert again.retried and again.document.pk == document.pk

@@ -321,6 +321,35 @@ def test_exports_say_why_a_clause_was_flagged_unverified(client, auditor, contra
     assert row[sheet[0].index("verification_errors")].splitlines() == reasons
 
 
+def test_documents_table_says_when_a_document_in_the_pipeline_has_not_moved(client, auditor, contract, engagement):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from ingest.models import Document
+    from tests.factories import make_document
+
+    url = reverse("engagement-documents", args=[engagement.pk])
+    stuck, _, _ = make_document(engagement, title="Stuck embedding", seed=3, status="embedding", progress=34)
+    waiting, _, _ = make_document(engagement, title="Waiting its turn", seed=4, status="queued")
+    moving, _, _ = make_document(engagement, title="Moving along", seed=5, status="converting", progress=5)
+    Document.objects.filter(pk=stuck.pk).update(updated_at=timezone.now() - timedelta(minutes=25))
+    Document.objects.filter(pk=waiting.pk).update(updated_at=timezone.now() - timedelta(hours=2))
+    Document.objects.filter(pk=contract.document.pk).update(updated_at=timezone.now() - timedelta(days=3))  # ready
+
+    html = client.get(url, **HX).content.decode()
+
+    def notice_of(document) -> str:
+        start = html.index(f'data-document-id="{document.pk}"')
+        found = re.search(r'class="[^"]*stall-notice[^"]*" role="note">([^<]*)<', html[start:html.index("</tr>", start)])
+        return found.group(1) if found else ""
+
+    notices = {d.pk: notice_of(d) for d in (stuck, waiting, moving, contract.document)}
+    assert notices[stuck.pk].startswith("No progress for 25 min.") and "marked failed" in notices[stuck.pk]
+    assert notices[waiting.pk].startswith("Waiting for a worker for 2 h:")
+    assert notices[moving.pk] == notices[contract.document.pk] == ""
+
+
 def test_documents_table_polls_only_while_a_document_is_in_the_pipeline(client, auditor, contract, engagement):
     from tests.factories import make_document
 

@@ -1,0 +1,38 @@
+"""The word the documents table gives of a document in the pipeline that has not moved for a while."""
+from datetime import datetime, timedelta, timezone
+
+import pytest
+
+from ingest.durations import in_words
+from ingest.stall import notice
+
+NOW = datetime(2026, 11, 28, 7, 0, tzinfo=timezone.utc)
+LIMITS = dict(redelivered_after_s=3700, failed_after_s=7900)
+
+
+@pytest.mark.parametrize("seconds, words", [
+    (0, "0 s"), (3, "3 s"), (59.9, "59 s"), (60, "1 min"), (3599, "59 min"), (3600, "1 h"), (3700, "1 h 1 min"),
+    (7900, "2 h 11 min"), (-5, "0 s"),
+])
+def test_in_words(seconds, words):
+    assert in_words(seconds) == words
+
+
+def quiet_for(minutes: float, status: str) -> str:
+    return notice(status, NOW - timedelta(minutes=minutes), NOW, **LIMITS)
+
+
+def test_a_document_that_moved_lately_or_has_ended_gets_no_notice():
+    assert quiet_for(9.9, "embedding") == quiet_for(9.9, "queued") == ""
+    assert quiet_for(600, "ready") == quiet_for(600, "failed") == quiet_for(600, "needs_ocr") == ""
+
+
+def test_a_stage_without_progress_says_when_it_comes_back_and_when_it_fails():
+    text = quiet_for(14, "embedding")
+    assert text.startswith("No progress for 14 min.")
+    assert "handed out again 1 h 1 min after it started" in text and "not moved after 2 h 11 min" in text
+    assert quiet_for(14, "converting") == text
+
+
+def test_a_queued_document_waits_for_a_worker():
+    assert quiet_for(75, "queued").startswith("Waiting for a worker for 1 h 15 min:")
