@@ -25,9 +25,9 @@ def notice(status: str, updated_at: datetime, now: datetime, *, redelivered_afte
     if status == Document.Status.QUEUED:
         return (f"Waiting for a worker for {in_words(quiet)}: other documents may be ahead of it; if none is "
                 "moving, check that the workers are running.")
-    return (f"No progress for {in_words(quiet)}. If its worker stopped, the stage is handed out again "
-            f"{in_words(redelivered_after_s)} after it started and goes on from where it was; if the document has "
-            f"not moved after {in_words(failed_after_s)}, it is marked failed and an upload of the file retries it.")
+    return (f"No progress for {in_words(quiet)}. If its worker stopped, the stage starts again by itself "
+            f"{in_words(redelivered_after_s)} after it began; after {in_words(failed_after_s)} without progress the "
+            "document is marked failed (upload it again to retry).")
 
 
 def notices_for(documents) -> None:

@@ -30,7 +30,7 @@ def test_a_document_that_moved_lately_or_has_ended_gets_no_notice():
 def test_a_stage_without_progress_says_when_it_comes_back_and_when_it_fails():
     text = quiet_for(14, "embedding")
     assert text.startswith("No progress for 14 min.")
-    assert "handed out again 1 h 1 min after it started" in text and "not moved after 2 h 11 min" in text
+    assert "starts again by itself 1 h 1 min after it began" in text and "after 2 h 11 min without progress" in text
     assert quiet_for(14, "converting") == text
 
 
