@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from itertools import groupby
 
-from django.db.models import Count, F, Func, OuterRef, Q, QuerySet, Subquery, TextField, Value
+from django.db.models import Count, F, Func, Max, OuterRef, Q, QuerySet, Subquery, TextField, Value
 from django.db.models.functions import MD5, Cast, Concat, Lower, Trim
 
 from extraction.models import ClauseTask, Extraction, ExtractionRun
@@ -147,10 +147,15 @@ def counted(documents: QuerySet) -> list:
         n_unverified=n(extractions__status="unverified"),
         n_reviewed=n(extractions__reviews__isnull=False),
     ))
-    open_tasks = dict(_open_tasks().filter(document_id__in=[d.pk for d in rows])
-                      .values_list("document_id").annotate(n=Count("pk")).order_by())
+    open_tasks = {document_id: (n, running) for document_id, n, running in
+                  _open_tasks().filter(document_id__in=[d.pk for d in rows]).values_list("document_id")
+                  .annotate(n=Count("pk"), running=Count("pk", filter=Q(status=ClauseTask.Status.RUNNING))).order_by()}
+    # when the extraction last moved: a clause type started or ended (done ones included)
+    changed = dict(ClauseTask.objects.filter(run__mode=ExtractionRun.Mode.SYNC, document_id__in=list(open_tasks))
+                   .values_list("document_id").annotate(last=Max("updated_at")).order_by())
     for row in rows:
-        row.n_extracting = open_tasks.get(row.pk, 0)
+        row.n_extracting, running = open_tasks.get(row.pk, (0, 0))
+        row.extracting_running, row.extracting_changed_at = running > 0, changed.get(row.pk)
     return rows
 
 

@@ -7,9 +7,8 @@ from django.shortcuts import render
 
 from engagements.models import Engagement
 from engagements.scoping import scoped
-from ingest import stall
 from ingest.models import Document
-from reviewer import access, clauses
+from reviewer import access, clauses, stall
 from reviewer.htmx import render_page
 
 

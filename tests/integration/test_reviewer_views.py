@@ -321,6 +321,13 @@ def test_exports_say_why_a_clause_was_flagged_unverified(client, auditor, contra
     assert row[sheet[0].index("verification_errors")].splitlines() == reasons
 
 
+def _stall_notice(html: str, document) -> str:
+    """The "has not moved" notice in the documents table's row of ``document`` ("" when it has none)."""
+    start = html.index(f'data-document-id="{document.pk}"')
+    found = re.search(r'class="[^"]*stall-notice[^"]*" role="note">([^<]*)<', html[start:html.index("</tr>", start)])
+    return found.group(1) if found else ""
+
+
 def test_documents_table_says_when_a_document_in_the_pipeline_has_not_moved(client, auditor, contract, engagement):
     from datetime import timedelta
 
@@ -339,15 +346,36 @@ def test_documents_table_says_when_a_document_in_the_pipeline_has_not_moved(clie
 
     html = client.get(url, **HX).content.decode()
 
-    def notice_of(document) -> str:
-        start = html.index(f'data-document-id="{document.pk}"')
-        found = re.search(r'class="[^"]*stall-notice[^"]*" role="note">([^<]*)<', html[start:html.index("</tr>", start)])
-        return found.group(1) if found else ""
-
-    notices = {d.pk: notice_of(d) for d in (stuck, waiting, moving, contract.document)}
+    notices = {d.pk: _stall_notice(html, d) for d in (stuck, waiting, moving, contract.document)}
     assert notices[stuck.pk].startswith("No progress for 25 min.") and "marked failed" in notices[stuck.pk]
     assert notices[waiting.pk].startswith("Waiting for a worker for 2 h:")
     assert notices[moving.pk] == notices[contract.document.pk] == ""
+
+
+def test_documents_table_says_when_an_extraction_has_not_moved(client, auditor, engagement):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from extraction.models import ClauseTask, ExtractionRun
+    from tests.factories import ensure_clause_types
+
+    types = list(ensure_clause_types().values())
+    stuck, waiting, moving = (make_reviewable(engagement, title=t, seed=i).document
+                              for i, t in enumerate(("Stuck", "Waiting", "Moving")))
+    run = ExtractionRun.objects.create(engagement=engagement, engine="offline", status="running")
+    long_ago = timezone.now() - timedelta(minutes=40)
+    for document, statuses in ((stuck, ["done", "running", "pending"]), (waiting, ["pending", "pending", "pending"]),
+                               (moving, ["done", "running", "pending"])):
+        ClauseTask.objects.bulk_create([ClauseTask(run=run, document=document, clause_type=t, status=status)
+                                        for t, status in zip(types, statuses)])
+        if document is not moving:  # Moving finished a clause type just now
+            ClauseTask.objects.filter(document=document).update(updated_at=long_ago)
+    html = client.get(reverse("engagement-documents", args=[engagement.pk]), **HX).content.decode()
+
+    assert _stall_notice(html, stuck).startswith("No clause finished for 40 min.")
+    assert _stall_notice(html, waiting).startswith("Waiting for a worker for 40 min:")
+    assert _stall_notice(html, moving) == ""
 
 
 def test_documents_table_polls_only_while_a_document_is_in_the_pipeline(client, auditor, contract, engagement):

@@ -4,7 +4,7 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 from ingest.durations import in_words
-from ingest.stall import notice
+from reviewer.stall import extraction_notice, notice
 
 NOW = datetime(2026, 11, 28, 7, 0, tzinfo=timezone.utc)
 LIMITS = dict(redelivered_after_s=3700, failed_after_s=7900)
@@ -36,3 +36,14 @@ def test_a_stage_without_progress_says_when_it_comes_back_and_when_it_fails():
 
 def test_a_queued_document_waits_for_a_worker():
     assert quiet_for(75, "queued").startswith("Waiting for a worker for 1 h 15 min:")
+
+
+def test_an_extraction_without_a_finished_clause_says_so_and_one_waiting_its_turn_waits():
+    def extraction_quiet_for(minutes: float, running: bool) -> str:
+        return extraction_notice(running, NOW - timedelta(minutes=minutes), NOW, **LIMITS)
+
+    assert extraction_quiet_for(9, True) == extraction_quiet_for(9, False) == ""
+    text = extraction_quiet_for(30, True)
+    assert text.startswith("No clause finished for 30 min.") and "goes on from its checkpoint" in text
+    assert "after 2 h 11 min without progress the clause types left are marked failed" in text
+    assert extraction_quiet_for(30, False).startswith("Waiting for a worker for 30 min:")
