@@ -39,9 +39,10 @@ def extraction_notice(running: bool, changed_at: datetime, now: datetime, *, red
         return ""
     if not running:
         return _waiting(quiet)
-    return (f"No clause finished for {in_words(quiet)}. If its worker stopped, the extraction starts again by "
-            f"itself {in_words(redelivered_after_s)} after it began and goes on from its checkpoint; after "
-            f"{in_words(failed_after_s)} without progress the clause types left are marked failed (extract them "
+    # (a Find a clause killed with its web process is never handed out again: the sweep alone ends it)
+    return (f"No clause finished for {in_words(quiet)}. If its worker stopped, an extraction run in the background "
+            f"starts again by itself {in_words(redelivered_after_s)} after it began, from its checkpoint; after "
+            f"{in_words(failed_after_s)} without progress the clause types left are marked failed (ask for them "
             "again).")
 
 
