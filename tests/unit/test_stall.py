@@ -44,6 +44,6 @@ def test_an_extraction_without_a_finished_clause_says_so_and_one_waiting_its_tur
 
     assert extraction_quiet_for(9, True) == extraction_quiet_for(9, False) == ""
     text = extraction_quiet_for(30, True)
-    assert text.startswith("No clause finished for 30 min.") and "goes on from its checkpoint" in text
+    assert text.startswith("No clause finished for 30 min.") and "in the background starts again by itself 1 h 1 min after it began, from its checkpoint" in text
     assert "after 2 h 11 min without progress the clause types left are marked failed" in text
     assert extraction_quiet_for(30, False).startswith("Waiting for a worker for 30 min:")
