@@ -8,8 +8,8 @@ and dropped as it comes, as a browser saving it to disk would.
 
 * ``peak_mib``: the most memory Python held at once while the export was built and read
   (``tracemalloc``: Python objects, the query rows included; not the C heaps of libpq or zlib);
-* ``body_mib``: the size of the file the user gets; ``seconds``: wall time, under ``tracemalloc``
-  (which slows Python several times over: compare seconds between rows, not with a browser's wait).
+* ``body_mib``: the size of the file the user gets; ``seconds`` and ``first_byte_s``: wall time to the last
+  and to the first byte, in a fetch of its own before the measured one (``tracemalloc`` slows Python down).
 
 Baseline: the smallest engagement in the same run. ``peak_growth_vs_smallest`` is a size's peak over the
 smallest's peak, next to ``body_growth_vs_smallest``, the same for the file: an export held whole in
@@ -73,23 +73,30 @@ def seed(name: str, docs: int) -> int:
     return engagement.pk
 
 
+def fetch(client, url: str) -> tuple[int, float, float, bool]:
+    """Bytes, seconds to the first byte, seconds to the last, and whether it streamed."""
+    started = time.perf_counter()
+    response = client.get(url)
+    assert response.status_code == 200, (url, response.status_code)
+    size, first = 0, None
+    for part in (response.streaming_content if response.streaming else [response.content]):
+        first = first if first is not None else time.perf_counter() - started
+        size += len(part)
+    response.close()
+    return size, first, time.perf_counter() - started, response.streaming
+
+
 def measure(client, engagement_id: int, fmt: str) -> dict:
     from django.urls import reverse
 
     url = reverse("engagement-export", args=[engagement_id, fmt])
+    size, first, seconds, streamed = fetch(client, url)  # timed without tracemalloc, which slows Python down
     tracemalloc.start()
-    started = time.perf_counter()
-    response = client.get(url)
-    assert response.status_code == 200, (url, response.status_code)
-    size = 0
-    for part in (response.streaming_content if response.streaming else [response.content]):
-        size += len(part)
-    response.close()
-    seconds = time.perf_counter() - started
+    fetch(client, url)
     _, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
     return {"peak_mib": round(peak / 2**20, 2), "body_mib": round(size / 2**20, 2), "seconds": round(seconds, 2),
-            "streamed": response.streaming}
+            "first_byte_s": round(first, 2), "streamed": streamed}
 
 
 def main() -> None:
