@@ -15,9 +15,26 @@ def _latest(field: str):
     return Subquery(Review.objects.filter(extraction=OuterRef("pk")).order_by("-id").values(field)[:1])
 
 
+# Whitespace when answers are compared: PostgreSQL's \s and the no-break spaces it leaves out (U+00A0, U+2007, U+202F)
+SPACES = "[\\s\u00a0\u2007\u202f]+"
+
+
+def folded_text(field: str = "clause_text"):
+    """The one definition of "the same text" for two answers of a clause type, whitespace runs and case
+    aside, worked out by the database (an MD5 of it): the documents table counts distinct answers by it and
+    the clause list folds repeats by it (``answer_key``), so the two never disagree. (Two definitions, one
+    in SQL and one in Python, differed on "ß" and ligatures, and the table said "2 found" beside one
+    listed item.)"""
+    spaced = Func(F(field), Value(SPACES), Value(" "), Value("g"), function="regexp_replace",
+                  output_field=TextField())
+    return MD5(Lower(Trim(spaced)))
+
+
 def with_review_state(extractions: QuerySet) -> QuerySet:
-    """Annotate each extraction with its latest decision and corrected text (one query)."""
+    """Annotate each extraction with its latest decision and corrected text, and the folded text its answer
+    is told apart by (one query)."""
     return extractions.annotate(
+        folded_text=folded_text(),
         latest_decision=_latest("decision"),
         latest_correction=Subquery(
             Review.objects.filter(extraction=OuterRef("pk"), decision="correct").order_by("-id").values("corrected_text")[:1]
@@ -34,8 +51,8 @@ def decorate(extraction) -> None:
 
 def answer_key(extraction) -> tuple[str, str]:
     """What makes two extractions of one clause type the same answer: status and the text the engine
-    found (whitespace and case aside)."""
-    return extraction.status, " ".join(extraction.clause_text.split()).casefold()
+    found, whitespace and case aside (``folded_text``, annotated by ``with_review_state``)."""
+    return extraction.status, extraction.folded_text
 
 
 def fold_repeats(items: list) -> list:
@@ -119,9 +136,6 @@ def _listed_in(mine, rows: list) -> int:
     return next(ex.pk for ex in fold_repeats(rows) if answer_key(ex) == answer_key(mine))
 
 
-# What str.split() splits on: PostgreSQL's \s leaves out the no-break spaces (U+00A0, U+2007, U+202F)
-SPACES = "[\\s\u00a0\u2007\u202f]+"
-
 
 def counted(documents: QuerySet) -> list:
     """The documents with clause counts by status (distinct answers, as the clause list shows
@@ -133,10 +147,8 @@ def counted(documents: QuerySet) -> list:
     each time over every run, a second a poll of the documents table in a large engagement."""
     # distinct answers, as the clause list shows them (``fold_repeats``, ``answer_key``: status and text,
     # whitespace and case aside): a repeat counts once
-    spaced = Func(F("extractions__clause_text"), Value(SPACES), Value(" "), Value("g"), function="regexp_replace",
-                  output_field=TextField())
     answer = Concat(Cast("extractions__clause_type_id", TextField()), Value("|"), F("extractions__status"),
-                    Value("|"), MD5(Lower(Trim(spaced))), output_field=TextField())
+                    Value("|"), folded_text("extractions__clause_text"), output_field=TextField())
 
     def n(**where):
         return Count(answer, filter=Q(**where), distinct=True)

@@ -492,6 +492,24 @@ def test_a_repeat_differing_only_by_no_break_spaces_is_counted_once_as_it_is_lis
     assert f"{len(nbsp)} found" in table  # and the documents table counts what the list shows
 
 
+@pytest.mark.parametrize("first, again", [
+    ("Payment to Müller Straße GmbH within 30 days.", "PAYMENT TO MÜLLER STRASSE GMBH WITHIN 30 DAYS."),  # ß, SS
+    ("Profits of the ﬁrm are shared.", "Profits of the firm are shared."),  # a ligature, the letters
+], ids=["sharp s", "ligature"])
+def test_the_documents_table_counts_the_answers_the_clause_list_shows(client, auditor, contract, engagement,
+                                                                       first, again):
+    # whether two wordings are one answer or two, the table's count and the list's items say the same
+    from extraction.models import Extraction
+
+    Extraction.objects.filter(pk=contract.extractions["Payment"].pk).update(clause_text=first)
+    _rerun(contract, {"Payment": again})
+    html = client.get(reverse("document", args=[contract.document.pk])).content.decode()
+    shown = len(_listed(html)) - (len(contract.extractions) - 1)  # the Payment items
+    found = sum(ex.status == "found" for ex in contract.extractions.values()) - 1 + shown
+    table = client.get(reverse("engagement", args=[engagement.pk])).content.decode()
+    assert f"{found} found" in table, (shown, re.findall(r"\d+ found", table))
+
+
 def test_a_decision_on_a_repeat_another_reviewer_decided_is_refused_not_hidden(client, auditor, contract, engagement,
                                                                                make_member):
     first = contract.extractions["Payment"]
