@@ -12,6 +12,9 @@ from config.client_address import client_address
     ("6.6.6.6, 203.0.113.7, 10.0.0.9", 2, "203.0.113.7"),  # two proxies: the outer one's view
     ("203.0.113.7", 2, "10.0.0.2"),                        # fewer hops than proxies: not via them all
     (" 203.0.113.7 ,", 1, "203.0.113.7"),                  # spaces and an empty entry
+    ("203.0.113.7:51234", 1, "203.0.113.7"),               # a port, new with each connection, is dropped
+    ("[2001:db8::7]:51234", 1, "2001:db8::7"),
+    ("2001:db8::7", 1, "2001:db8::7"),                     # a bare IPv6 address is whole
 ])
 def test_client_address(forwarded, proxies, expected):
     meta = {"REMOTE_ADDR": "10.0.0.2", "HTTP_X_FORWARDED_FOR": forwarded}
