@@ -88,6 +88,12 @@ _MARKDOWNIFY = {
 }
 # Word superscripts ordinals by default: "15<sup>th</sup>" is written "15th", not "15^th^".
 _SUPERSCRIPT_ORDINAL = re.compile(r"(?<=\d)\^(st|nd|rd|th)\^")
+# A footnote reference came out as a superscript link to its note, "^^[[1]](#footnote-1)^^" (mammoth's
+# <sup> inside Word's own superscript; an HTML one "^[[1]](#fn1)^"), and a Word note ended with a link
+# back, "[↑](#footnote-ref-1)". The reference is written as the mark the reader sees, "^1^" (as any
+# superscript is), and the link back goes: neither target is a word of the contract.
+_FOOTNOTE_REFERENCE = re.compile(r"\^+\[\[([^\[\]\s]{1,12})\]\]\(#[^\s()]*\)\^+")
+_FOOTNOTE_BACKLINK = re.compile(r" ?\[↑\]\(#[^\s()]*\)")
 _LETTER_OR_DIGIT = re.compile(r"[^\W_]")
 _PAGE_SENTINEL = "\ue000"  # private-use character standing in for "\f" while MarkItDown runs
 _DECLARATION_BYTES = 2048
@@ -413,8 +419,12 @@ def _mostly_utf8(valid: int, bad: int) -> bool:
 
 
 def _tidy(markdown: str, *, raw_html: bool) -> str:
-    """Converted Markdown made safe (:func:`_neutralise_markup`), superscript ordinals written plainly."""
-    return _SUPERSCRIPT_ORDINAL.sub(r"\1", _neutralise_markup(markdown, raw_html=raw_html))
+    """Converted Markdown made safe (:func:`_neutralise_markup`), superscript ordinals written plainly, and
+    (in what a converter wrote, not in a Markdown file's own text) footnote references as their marks."""
+    markdown = _SUPERSCRIPT_ORDINAL.sub(r"\1", _neutralise_markup(markdown, raw_html=raw_html))
+    if not raw_html:
+        markdown = _FOOTNOTE_BACKLINK.sub("", _FOOTNOTE_REFERENCE.sub(r"^\1^", markdown))
+    return markdown
 
 
 def _neutralise_markup(markdown: str, *, raw_html: bool) -> str:

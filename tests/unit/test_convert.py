@@ -900,6 +900,56 @@ def test_a_superscript_never_joins_the_number_before_it(tmp_path):
         assert "payable" in text and "per cent" in text
 
 
+def docx_with_footnote(before: str, after: str, note: str) -> bytes:
+    """A Word file of one paragraph, ``before`` + a footnote reference + ``after``, and the footnote ``note``
+    (python-docx writes no footnotes: the part is added to its package by hand)."""
+    import docx
+
+    document = docx.Document()
+    document.add_paragraph(before + "\ue001" + after)
+    w = 'xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"'
+    sup = '<w:rPr><w:vertAlign w:val="superscript"/></w:rPr>'
+    footnotes = (f'<?xml version="1.0" encoding="UTF-8" standalone="yes"?><w:footnotes {w}>'
+                 '<w:footnote w:type="separator" w:id="-1"><w:p><w:r><w:separator/></w:r></w:p></w:footnote>'
+                 f'<w:footnote w:id="1"><w:p><w:r>{sup}<w:footnoteRef/></w:r><w:r><w:t xml:space="preserve"> {note}'
+                 '</w:t></w:r></w:p></w:footnote></w:footnotes>')
+    edits = {
+        "word/document.xml": ("\ue001", f'</w:t></w:r><w:r>{sup}<w:footnoteReference w:id="1"/></w:r><w:r>'
+                                        '<w:t xml:space="preserve">'),
+        "[Content_Types].xml": ("</Types>", '<Override PartName="/word/footnotes.xml" ContentType="application/'
+                                            'vnd.openxmlformats-officedocument.wordprocessingml.footnotes+xml"/></Types>'),
+        "word/_rels/document.xml.rels": ("</Relationships>", '<Relationship Id="rIdFootnotes" Type="http://schemas.'
+                                         'openxmlformats.org/officeDocument/2006/relationships/footnotes" '
+                                         'Target="footnotes.xml"/></Relationships>'),
+    }
+    source, out = zipfile.ZipFile(io.BytesIO(docx_bytes(document))), io.BytesIO()
+    with zipfile.ZipFile(out, "w") as package:
+        for item in source.infolist():
+            data = source.read(item.filename)
+            if item.filename in edits:
+                data = data.decode().replace(*edits[item.filename]).encode()
+            package.writestr(item, data)
+        package.writestr("word/footnotes.xml", footnotes)
+    return out.getvalue()
+
+
+def test_a_footnote_reference_reads_as_its_mark_not_as_a_link(tmp_path):
+    # it was stored "per month.^^[[1]](#footnote-1)^^ Notices", the note "… 20%. [↑](#footnote-ref-1)"
+    word = docx_with_footnote("The Licensee shall pay a fee of $5,000 per month.", " Notices go to cust_4711.",
+                              "Fees exclude VAT of 20%.")
+    html = (b'<html><body><p>A fee of $5,000 per month.<sup><a href="#fn1" id="ref1">[1]</a></sup> Notices go to '
+            b'cust_4711. See <a href="#schedule-b">Schedule B</a>.</p><ol><li id="fn1">Fees exclude VAT of 20%.</li>'
+            b'</ol></body></html>')
+    texts = {"docx": convert_file(write(tmp_path, "fee.docx", word)).text,
+             "html": convert_file(write(tmp_path, "fee.html", html)).text}
+    for kind, text in texts.items():
+        assert "$5,000 per month.^1^ Notices go to cust_4711." in text, (kind, text)
+        assert "Fees exclude VAT of 20%." in text and "footnote" not in text and "↑" not in text, (kind, text)
+    assert "[Schedule B](#schedule-b)" in texts["html"]  # a link that is no footnote mark stays as written
+    markdown = "A fee.^[[1]](#fn1)^\n\n[1]: the note\n"  # a Markdown file's own text is its author's
+    assert convert_file(write(tmp_path, "fee.md", markdown.encode())).text.startswith("A fee.^[[1]](#fn1)^")
+
+
 def test_bold_italic_and_underline_leave_no_marks_inside_values_and_defined_terms(tmp_path):
     # a value or defined term formatted in part was stored as "$<u>247</u>.83", "**cust**_4711",
     # "“**Effective Date**” means": a reviewer's or Claude's plain quote of it could not be found
