@@ -135,6 +135,20 @@ def test_runs_of_other_engagements_are_404_and_hidden(client, engagement, people
     assert document
 
 
+def test_every_member_reaches_the_bulk_runs_from_the_header_the_morning_after(client, engagement, people):
+    # the list was linked only from the form that starts a run: an auditor waiting for results had no way there
+    make_contract(engagement)
+    clause_types(NAMES)
+    run = start_bulk(engagement, clause_types=NAMES, engine="offline", enqueue=False)
+    for user in people.values():
+        client.force_login(user)
+        header = client.get(reverse("home")).content.decode()
+        nav = re.search(r'<nav aria-label="Main">(.*?)</nav>', header, re.S).group(1)
+        assert f'href="{reverse("bulk:runs")}"' in nav and "Bulk runs" in nav
+        listed = client.get(reverse("bulk:runs")).content.decode()
+        assert f'href="{reverse("bulk:run", args=[run.pk])}"' in listed
+
+
 @pytest.mark.parametrize("role", ["auditor", "manager"])
 def test_only_admins_start_a_bulk_run(client, engagement, people, role):
     make_contract(engagement)
