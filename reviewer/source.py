@@ -13,6 +13,9 @@ from django.utils.safestring import SafeString, mark_safe
 
 CONTEXT_CHARS = 320  # neighbouring context shown from the previous / next page
 _MD_HEADING = re.compile(r"^(#{1,6}[ \t]+)\S.*$", re.M)
+_TABLE_ROW = re.compile(r"^[ \t]*\|[^\n]*\|[ \t]*$", re.M)  # a line of a Markdown table
+_TABLE_RULE = re.compile(r"[ \t]*\|(?:[ \t]*:?-{3,}:?[ \t]*\|)+[ \t]*$")  # | --- | :---: |
+_CELL_BAR = re.compile(r"(?<!\\)\|")  # a "|" between cells (a "\|" is one inside a cell's text)
 
 
 @dataclass(frozen=True)
@@ -32,28 +35,98 @@ class Span:
 
 def highlight(page: PageText, spans: list[Span] | tuple[Span, ...] = ()) -> SafeString:
     """The page text as HTML, each span (clipped to the page) wrapped in ``<mark data-citation-id>``;
-    Markdown heading lines (what DOCX, HTML and Markdown convert to) in ``<strong class="md-h">``."""
+    Markdown heading lines (what DOCX, HTML and Markdown convert to) in ``<strong class="md-h">``, and
+    Markdown tables (what XLSX and the tables of DOCX, HTML and PPTX convert to) as tables: a fee schedule
+    reads in rows and columns, not as lines of "|". A span across cells is marked in each."""
     headings = _heading_lines(page.text)
+    spans = sorted(spans, key=lambda s: (s.start, s.end))
+    emitted: set[int] = set()  # citations whose mark carrying the id is out (ids are unique in a page)
     parts: list[str] = []
     pos = page.start
-    for span in sorted(spans, key=lambda s: (s.start, s.end)):
-        a, b = max(span.start, page.start, pos), min(span.end, page.end)
-        if a >= b:
-            continue
-        parts.append(_text(page, pos, a, headings))
-        parts.append(_mark(span, page, _text(page, a, b, headings)))
-        pos = b
-    parts.append(_text(page, pos, page.end, headings))
+    for table in _tables(page.text):
+        start, end = page.start + table.start, page.start + table.end
+        parts.append(_marked(page, pos, start, spans, headings, emitted))
+        parts.append(_table(page, table, spans, emitted))
+        pos = end
+    parts.append(_marked(page, pos, page.end, spans, headings, emitted))
     return mark_safe("".join(parts))
 
 
-def _mark(span: Span, page: PageText, inner: SafeString) -> SafeString:
-    """A span's ``<mark>`` on ``page``. A quote across a page break is marked on each page, and the pages
-    are shown together: only the half where it starts carries its id (ids are unique in a page)."""
-    if span.start < page.start:
+def _marked(page: PageText, a: int, b: int, spans: list[Span], headings, emitted: set[int]) -> SafeString:
+    """Escaped text of ``page`` between absolute offsets ``a`` and ``b``, the spans in it marked."""
+    parts: list[str] = []
+    pos = a
+    for span in spans:
+        s, e = max(span.start, pos), min(span.end, b)
+        if s >= e:
+            continue
+        parts.append(_text(page, pos, s, headings))
+        parts.append(_mark(span, page, _text(page, s, e, headings), emitted))
+        pos = e
+    parts.append(_text(page, pos, b, headings))
+    return mark_safe("".join(parts))
+
+
+def _mark(span: Span, page: PageText, inner: SafeString, emitted: set[int]) -> SafeString:
+    """A span's ``<mark>`` on ``page``. A quote across a page break (or across table cells) is marked in
+    each part: only the first part where it starts on this page carries its id."""
+    if span.start < page.start or span.citation_id in emitted:
         return format_html('<mark data-citation-id="{}">{}</mark>', span.citation_id, inner)
+    emitted.add(span.citation_id)
     return format_html('<mark data-citation-id="{}" id="cite-{}" tabindex="-1">{}</mark>',
                        span.citation_id, span.citation_id, inner)
+
+
+@dataclass(frozen=True)
+class _Table:
+    start: int  # page-relative: the first row's first character ...
+    end: int  # ... to past the newline after the last row
+    rows: tuple[tuple[int, int], ...]  # (start, end) of each row line
+    header: bool  # its second line is the rule under a header row
+
+
+def _tables(text: str) -> list[_Table]:
+    """The Markdown tables of page-relative ``text``: two or more consecutive lines that start and end
+    with "|" (a table continued from the page before has no header row)."""
+    tables, run = [], []
+    for m in _TABLE_ROW.finditer(text):
+        if run and m.start() != run[-1][1] + 1:
+            tables.append(run)
+            run = []
+        run.append((m.start(), m.end()))
+    tables.append(run)
+    out = []
+    for rows in tables:
+        if len(rows) < 2:
+            continue
+        end = rows[-1][1] + (1 if text[rows[-1][1]:rows[-1][1] + 1] == "\n" else 0)
+        header = bool(_TABLE_RULE.match(text, rows[1][0], rows[1][1]))
+        out.append(_Table(rows[0][0], end, tuple(rows), header))
+    return out
+
+
+def _table(page: PageText, table: _Table, spans: list[Span], emitted: set[int]) -> SafeString:
+    """``table`` as an HTML table, each cell's text (spaces around it aside) escaped and marked; the rule
+    under the header row is not shown, nor are the "|" between cells."""
+    rows = []
+    for index, (line_start, line_end) in enumerate(table.rows):
+        if table.header and index == 1:
+            continue
+        tag = "th" if table.header and index == 0 else "td"
+        line = page.text[line_start:line_end]
+        bars = [line_start + m.start() for m in _CELL_BAR.finditer(line)]
+        cells = []
+        for left, right in zip(bars, bars[1:]):
+            a, b = left + 1, right
+            while a < b and page.text[a] in " \t":
+                a += 1
+            while b > a and page.text[b - 1] in " \t":
+                b -= 1
+            # a "|" inside a cell's text is stored escaped ("\|"): shown as the reader wrote it
+            inner = mark_safe(_marked(page, page.start + a, page.start + b, spans, (), emitted).replace("\\|", "|"))
+            cells.append(format_html("<{}>{}</{}>", tag, inner, tag))
+        rows.append(format_html("<tr>{}</tr>", mark_safe("".join(cells))))
+    return format_html('<div class="md-table"><table>{}</table></div>', mark_safe("".join(rows)))
 
 
 def _heading_lines(text: str) -> list[tuple[int, int, int]]:

@@ -1,4 +1,6 @@
 """The source viewer's highlighting: exact spans, always escaped, clipped to the page."""
+import re
+
 from django.utils.html import escape
 
 from reviewer.source import PageText, Span, head, highlight, pages_of_span, tail
@@ -85,3 +87,37 @@ def test_a_mark_across_a_heading_line_nests_and_keeps_every_character_once():
     assert mark.count("<strong") == mark.count("</strong>") == 1  # the heading's tags open and close inside
     assert _strip_tags(mark) == "terms.\n\n# 11. Governing &lt;Law&gt;\n\nThis"
     assert _strip_tags(html) == escape(MD)
+
+
+FEES = ("## Fee Schedule\n| Code | Item | Fee (USD) |\n| --- | :--- | ---: |\n| FS-001 | <b>Standard</b> unit | $247.83 |\n"
+        "| FS-002 | Rush \\| same day | $312.40 |\n\nNotes follow.")
+
+
+def test_a_markdown_table_is_shown_as_a_table_with_every_word_of_its_cells():
+    html = highlight(PageText(1, 0, len(FEES), FEES))
+    rows = re.findall(r"<tr>(.*?)</tr>", html)
+    assert [re.findall(r"<t([hd])>(.*?)</t[hd]>", row) for row in rows] == [
+        [("h", "Code"), ("h", "Item"), ("h", "Fee (USD)")],  # the header row; the rule under it is not shown
+        [("d", "FS-001"), ("d", "&lt;b&gt;Standard&lt;/b&gt; unit"), ("d", "$247.83")],  # escaped, as ever
+        [("d", "FS-002"), ("d", "Rush | same day"), ("d", "$312.40")],  # a "|" inside a cell is the reader's
+    ]
+    assert html.startswith('<strong class="md-h">') and html.endswith("</table></div>\nNotes follow.")
+    assert "---" not in html
+
+
+def test_a_span_across_table_cells_is_marked_in_each_with_its_id_once():
+    start, end = FEES.index("$247.83"), FEES.index("Rush") + len("Rush")
+    html = highlight(PageText(1, 0, len(FEES), FEES), [Span(9, start, end)])
+    marked = re.findall(r"<mark ([^>]*)>(.*?)</mark>", html)
+    assert [text for _, text in marked] == ["$247.83", "FS-002", "Rush"]
+    assert [attrs.count('id="cite-9"') for attrs, _ in marked] == [1, 0, 0]
+
+
+def test_rows_continued_from_the_page_before_are_a_table_and_one_row_of_bars_is_text():
+    rows = "| FS-003 | Onboarding | $18,500.00 |\n| FS-004 | Report | $1,275.00 |\nEnd."
+    html = highlight(PageText(2, 100, 100 + len(rows), rows))
+    assert "<th>" not in html and html.count("<tr>") == 2 and "<td>$18,500.00</td>" in html
+    one = "Options: | A | B |"
+    assert highlight(PageText(1, 0, len(one), one)) == "Options: | A | B |"
+    alone = "| just one line |"
+    assert highlight(PageText(1, 0, len(alone), alone)) == alone
