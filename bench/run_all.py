@@ -30,6 +30,7 @@ QUICK_ARGS = {
     "bench_retrieval": ["--docs", "3"],
     "bench_review_fragment": ["--reviewers", "5", "--seconds", "3", "--pages", "20", "--extra-clauses", "5",
                               "--think-ms", "0"],
+    "bench_source_tables": ["--rows", "2000", "--repeat", "5"],
     "bench_search": ["--one-doc", "2000", "--table-rows", "20000", "--doc-chunks", "500", "--wide-docs", "10",
                      "--queries", "30"],
 }

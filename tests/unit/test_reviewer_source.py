@@ -96,13 +96,13 @@ FEES = ("## Fee Schedule\n| Code | Item | Fee (USD) |\n| --- | :--- | ---: |\n| 
 def test_a_markdown_table_is_shown_as_a_table_with_every_word_of_its_cells():
     html = highlight(PageText(1, 0, len(FEES), FEES))
     rows = re.findall(r"<tr>(.*?)</tr>", html)
-    assert [re.findall(r"<t([hd])>(.*?)</t[hd]>", row) for row in rows] == [
+    assert [re.findall(r'<t([hd])(?: scope="col")?>(.*?)</t[hd]>', row) for row in rows] == [
         [("h", "Code"), ("h", "Item"), ("h", "Fee (USD)")],  # the header row; the rule under it is not shown
         [("d", "FS-001"), ("d", "&lt;b&gt;Standard&lt;/b&gt; unit"), ("d", "$247.83")],  # escaped, as ever
         [("d", "FS-002"), ("d", "Rush | same day"), ("d", "$312.40")],  # a "|" inside a cell is the reader's
     ]
     assert html.startswith('<strong class="md-h">') and html.endswith("</table></div>\nNotes follow.")
-    assert "---" not in html
+    assert "---" not in html and html.count('<th scope="col">') == 3  # a screen reader names each column
 
 
 def test_a_span_across_table_cells_is_marked_in_each_with_its_id_once():
