@@ -33,6 +33,7 @@ urlpatterns = [
     path("documents/<int:document_id>/find/", find.find, name="find"),
     path("documents/<int:document_id>/summary/", summary.summary, name="document-summary"),
     path("documents/<int:document_id>/export.<fmt:fmt>", exports.document_export, name="document-export"),
+    path("runs/<int:run_id>/export.<fmt:fmt>", exports.run_export, name="run-export"),
     path("documents/<int:document_id>/clauses/<int:extraction_id>/", review.clause, name="clause"),
     path("documents/<int:document_id>/clauses/<int:extraction_id>/pages/<int:number>/", review.clause_page,
          name="clause-page"),

@@ -12,7 +12,8 @@ from django.http import FileResponse, Http404, StreamingHttpResponse
 from django.utils import timezone
 from django.utils.text import slugify
 
-from extraction.models import Extraction
+from engagements.scoping import get_scoped_or_404
+from extraction.models import Extraction, ExtractionRun
 from reviewer import access, exports
 
 
@@ -40,6 +41,14 @@ def document_export(request, document_id: int, fmt: str):
     doc = access.document_for(request.user, document_id)
     return _response(fmt, Extraction.objects.filter(document_id=doc.pk), f"{doc.title}-clauses",
                      document={"id": doc.pk, "title": doc.title})
+
+
+def run_export(request, run_id: int, fmt: str):
+    """The clauses one extraction run found (a night's bulk run, say), without the other runs' answers."""
+    run = get_scoped_or_404(ExtractionRun.objects.select_related("engagement"), request.user, pk=run_id)
+    return _response(fmt, Extraction.objects.filter(run_id=run.pk), f"{run.engagement.name}-run-{run.pk}-clauses",
+                     run={"id": run.pk, "engagement": {"id": run.engagement_id, "name": run.engagement.name},
+                          "engine": run.engine, "model": run.model, "started_at": run.created_at.isoformat()})
 
 
 def engagement_export(request, engagement_id: int, fmt: str):

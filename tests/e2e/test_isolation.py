@@ -28,7 +28,8 @@ def urls_of(contract, engagement):
         reverse("clause-page", args=[doc.pk, ex.pk, 3]),
     ]
     exports = [reverse(name, args=[pk, fmt]) for name, pk in (("document-export", doc.pk),
-                                                                ("engagement-export", engagement.pk))
+                                                                ("engagement-export", engagement.pk),
+                                                                ("run-export", ex.run_id))
                for fmt in ("csv", "json", "xlsx")]
     posts = [reverse("decide", args=[doc.pk, ex.pk]), reverse("find", args=[doc.pk]),
              reverse("engagement-upload", args=[engagement.pk]), reverse("engagement-members", args=[engagement.pk])]

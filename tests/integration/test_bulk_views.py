@@ -76,6 +76,34 @@ def test_batch_page_shows_each_batch_with_counts_retries_tokens_and_cost(client,
     assert f"Run {run.pk}" in listing and engagement.name in listing
 
 
+def test_a_bulk_runs_clauses_export_from_its_page_without_other_runs_answers(client, engagement, people,
+                                                                              make_member):
+    import json
+
+    from extraction.models import Extraction
+
+    document = make_contract(engagement)
+    run = _batched_run(engagement, document)
+    earlier = ExtractionRun.objects.create(engagement=engagement, engine="offline", status="done")
+    Extraction.objects.create(run=earlier, document=document, clause_type=ClauseType.objects.get(name="Payment"),
+                              status="not_found", engine="offline", dedupe_key="not_found")
+    client.force_login(people["auditor"])
+    page = client.get(reverse("bulk:run", args=[run.pk])).content.decode()
+    for fmt in ("csv", "json", "xlsx"):
+        assert f'href="{reverse("run-export", args=[run.pk, fmt])}"' in page
+
+    response = client.get(reverse("run-export", args=[run.pk, "json"]))
+    assert response["Content-Disposition"] == f'attachment; filename="acme-audit-2026-run-{run.pk}-clauses.json"'
+    data = json.loads(response.getvalue())
+    assert data["run"]["id"] == run.pk and data["run"]["engine"] == "anthropic"
+    assert sorted(r["extraction_id"] for r in data["clauses"]) == sorted(
+        Extraction.objects.filter(run=run).values_list("pk", flat=True))
+    assert data["clauses"] and {r["run_id"] for r in data["clauses"]} == {run.pk}
+
+    client.force_login(make_member(Engagement.objects.create(name="Other audit"), "admin"))
+    assert client.get(reverse("run-export", args=[run.pk, "csv"])).status_code == 404
+
+
 def test_each_progress_bar_says_what_it_counts(client, engagement, people):
     """A progress bar with no name is read as a bare "progress bar, 100%" (the documents table names theirs)."""
     run = _batched_run(engagement, make_contract(engagement))
