@@ -1,7 +1,8 @@
 """The source viewer's core: a page's text with cited spans highlighted, always escaped.
 
 Pure functions over plain data (no database): contracts may contain HTML, so every slice of
-document text goes through ``escape`` and only our own ``<mark>`` tags are trusted.
+document text goes through ``escape`` (Django's, or the standard library's ``html.escape`` it wraps, in
+table cells) and only our own tags (``<mark>``, a heading's ``<strong>``, a table's cells) are trusted.
 """
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Exports of a document or a whole engagement (CSV, JSON, XLSX), scoped like every page.
+"""Exports of a document, a whole engagement or one extraction run (CSV, JSON, XLSX), scoped like every page.
 
 CSV and JSON stream as they are read from the database; XLSX is written into a temporary file first (a
 zip cannot be sent before it is finished) and sent from it. Neither holds the engagement in memory.
