@@ -62,9 +62,11 @@ class Document(models.Model):
     def __str__(self):
         return self.title
 
+    TERMINAL = frozenset({Status.READY, Status.FAILED, Status.NEEDS_OCR})  # the pipeline is done with it
+
     @property
     def is_terminal(self) -> bool:
-        return self.status in {self.Status.READY, self.Status.FAILED, self.Status.NEEDS_OCR}
+        return self.status in self.TERMINAL
 
 
 class DocumentStage(models.Model):

@@ -136,7 +136,6 @@ def _listed_in(mine, rows: list) -> int:
     return next(ex.pk for ex in fold_repeats(rows) if answer_key(ex) == answer_key(mine))
 
 
-
 def counted(documents: QuerySet) -> list:
     """The documents with clause counts by status (distinct answers, as the clause list shows
     them), how many clauses have a decision, and how many clause types are still being extracted by

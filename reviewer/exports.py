@@ -162,15 +162,20 @@ def csv_chunks(records: Iterable[dict]) -> Iterator[bytes]:
     def lines() -> Iterator[str]:
         out = io.StringIO()
         writer = csv.DictWriter(out, fieldnames=COLUMNS)
+
+        def taken() -> str:
+            text = out.getvalue()
+            out.seek(0)
+            out.truncate()
+            return text
+
         out.write("\ufeff")  # BOM: Excel reads UTF-8 correctly
         writer.writeheader()
+        yield taken()
         for record in records:
             for row in flat_rows([record]):
                 writer.writerow({k: safe_cell(v) for k, v in row.items()})
-            yield out.getvalue()
-            out.seek(0)
-            out.truncate()
-        yield out.getvalue()  # the header alone when there is no record
+            yield taken()
 
     return _in_pieces(lines())
 
@@ -206,20 +211,6 @@ def write_xlsx(records: Iterable[dict], file: IO[bytes]) -> None:
         for row in flat_rows([record]):
             ws.append([_xlsx_cell(ws, row[k]) for k in COLUMNS])
     wb.save(file)
-
-
-def to_csv(records: Iterable[dict]) -> bytes:
-    return b"".join(csv_chunks(records))
-
-
-def to_json(records: Iterable[dict], **meta: Any) -> bytes:
-    return b"".join(json_chunks(records, **meta))
-
-
-def to_xlsx(records: Iterable[dict]) -> bytes:
-    buf = io.BytesIO()
-    write_xlsx(records, buf)
-    return buf.getvalue()
 
 
 XLSX_CELL_MAX = 32_767  # the most characters Excel holds in a cell (its documented limit)

@@ -11,17 +11,19 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from django.utils import timezone
+
+from config.celery import lost_after_s, visibility_timeout_s
 from ingest.durations import in_words
+from ingest.models import Document
 
 QUIET_AFTER_S = 10 * 60  # longer than any stage or clause goes between two writes on a healthy worker
 
 
 def notice(status: str, updated_at: datetime, now: datetime, *, redelivered_after_s: int, failed_after_s: int) -> str:
     """The notice for a document of pipeline ``status`` last changed at ``updated_at`` ("" when none is due)."""
-    from ingest.models import Document
-
     quiet = (now - updated_at).total_seconds()
-    if status in (Document.Status.READY, Document.Status.FAILED, Document.Status.NEEDS_OCR) or quiet < QUIET_AFTER_S:
+    if status in Document.TERMINAL or quiet < QUIET_AFTER_S:
         return ""
     if status == Document.Status.QUEUED:
         return _waiting(quiet)
@@ -54,10 +56,6 @@ def _waiting(quiet: float) -> str:
 def notices_for(documents) -> None:
     """Set ``stall_notice`` (pipeline) and ``extracting_notice`` on each document of :func:`reviewer.clauses.counted`
     (the table shows them under the progress bar and the clause counts)."""
-    from django.utils import timezone
-
-    from config.celery import lost_after_s, visibility_timeout_s
-
     now = timezone.now()
     limits = dict(redelivered_after_s=visibility_timeout_s(), failed_after_s=lost_after_s())
     for document in documents:

@@ -6,7 +6,21 @@ import zipfile
 
 from openpyxl import load_workbook
 
-from reviewer.exports import COLUMNS, flat_rows, safe_cell, to_csv, to_json, to_xlsx
+from reviewer.exports import COLUMNS, csv_chunks, flat_rows, json_chunks, safe_cell, write_xlsx
+
+
+def to_csv(records) -> bytes:
+    return b"".join(csv_chunks(records))
+
+
+def to_json(records, **meta) -> bytes:
+    return b"".join(json_chunks(records, **meta))
+
+
+def to_xlsx(records) -> bytes:
+    buf = io.BytesIO()
+    write_xlsx(records, buf)
+    return buf.getvalue()
 
 RECORDS = [
     {"document_id": 1, "document": "MSA", "document_type": "Service", "extraction_id": 10, "clause": "=HYPERLINK(\"http://x\")", "engine_text": "",
