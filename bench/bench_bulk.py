@@ -280,7 +280,7 @@ def bulk_run(n_docs: int, n_types: int):
     with the seconds spent writing the contracts."""
     from bulk.service import start_bulk
     from engagements.models import Engagement
-    from extraction.catalog_sync import ensure_catalog
+    from extraction.catalog.sync import ensure_catalog
 
     ensure_catalog()
     engagement = Engagement.objects.create(name="Bulk bench", policy_facts={"policy_cap": "$247.83"})
@@ -516,7 +516,7 @@ def bench_cuad(worker_counts: list[int], n_types: int, limit: int | None = None,
 
     from bulk.service import start_bulk
     from engagements.models import Engagement
-    from extraction.catalog_sync import ensure_catalog
+    from extraction.catalog.sync import ensure_catalog
     from extraction.models import ExtractionRun
     from ingest.models import Chunk, Document, EmbeddingCache
     from tests.worker import WorkerProcess

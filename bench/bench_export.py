@@ -39,7 +39,7 @@ def seed(name: str, docs: int) -> int:
     from django.contrib.auth import get_user_model
 
     from engagements.models import Engagement
-    from extraction.catalog_sync import ensure_catalog
+    from extraction.catalog.sync import ensure_catalog
     from extraction.models import Citation, ClauseType, Extraction, ExtractionRun
     from reviewer.models import Review
     from tests.factories import make_document

@@ -49,8 +49,8 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 
 def bench_agent(engagement, docs: int) -> dict:
-    from extraction import pipeline, runs
-    from extraction.engines.anthropic import AnthropicEngine
+    from extraction import launch, pipeline
+    from extraction.agent.engine import AnthropicEngine
     from tests.integration.extraction_fixtures import ANSWERS, clause_types, make_contract
     from tests.mock_anthropic import FakeClaude, MockAnthropic
 
@@ -60,7 +60,7 @@ def bench_agent(engagement, docs: int) -> dict:
     started = time.perf_counter()
     for i in range(docs):
         doc = make_contract(engagement, title=f"Bench supply {i}")
-        run = runs.create_run(engagement, documents=[doc], clause_types=types, engine="anthropic", enqueue=False)
+        run = launch.create_run(engagement, documents=[doc], clause_types=types, engine="anthropic", enqueue=False)
         pipeline.process_document(run.pk, doc.pk, engine=engine)
     wall = time.perf_counter() - started
     clauses = docs * len(types)
@@ -95,8 +95,8 @@ def bench_long(engagement) -> dict:
 
 def long_clause(engagement, window_tokens: int | None) -> dict:
     """One clause that takes 50 agent turns; ``window_tokens`` None: the engine's default window."""
-    from extraction import pipeline, runs
-    from extraction.engines.anthropic import AnthropicEngine
+    from extraction import launch, pipeline
+    from extraction.agent.engine import AnthropicEngine
     from tests.integration.extraction_fixtures import ANSWERS, clause_types, make_contract
     from tests.mock_anthropic import FakeClaude, MockAnthropic, message, tool_use_block
 
@@ -116,7 +116,7 @@ def long_clause(engagement, window_tokens: int | None) -> dict:
 
     api = MockAnthropic(explorer)
     engine = AnthropicEngine(client=api.client(), model="claude-sonnet-4-6", max_turns=60, window_tokens=window_tokens)
-    run = runs.create_run(engagement, documents=[doc], clause_types=clause_types(["Payment"]), engine="anthropic",
+    run = launch.create_run(engagement, documents=[doc], clause_types=clause_types(["Payment"]), engine="anthropic",
                           enqueue=False)
     started = time.perf_counter()
     pipeline.process_document(run.pk, doc.pk, engine=engine)
@@ -207,14 +207,14 @@ def bench_offline(engagement, tmp) -> dict:
 def bench_checkpoint(engagement) -> dict:
     from django.utils import timezone
 
-    from extraction import checkpoints, pipeline, runs
-    from extraction.engines.anthropic import AnthropicEngine
+    from extraction import checkpoints, launch, pipeline
+    from extraction.agent.engine import AnthropicEngine
     from extraction.models import Checkpoint
     from tests.integration.extraction_fixtures import ANSWERS, clause_types, make_contract
     from tests.mock_anthropic import FakeClaude, MockAnthropic
 
     doc = make_contract(engagement, title="Bench checkpoint")
-    run = runs.create_run(engagement, documents=[doc], clause_types=clause_types(), engine="anthropic", enqueue=False)
+    run = launch.create_run(engagement, documents=[doc], clause_types=clause_types(), engine="anthropic", enqueue=False)
     api = MockAnthropic(FakeClaude(dict(ANSWERS)))
     pipeline.process_document(run.pk, doc.pk, engine=AnthropicEngine(client=api.client(), model="claude-sonnet-4-6"))
     snap = checkpoints.snapshot_of(checkpoints.load(run, doc))
@@ -238,9 +238,9 @@ def bench_checkpoint(engagement) -> dict:
 
 def bench_cost(engagement, tmp) -> dict:
     from bench._cuad import CREDIT, CUAD
-    from extraction import pipeline, runs
-    from extraction.compaction import CompactionPolicy
-    from extraction.engines.anthropic import AnthropicEngine
+    from extraction import launch, pipeline
+    from extraction.agent.compaction import CompactionPolicy
+    from extraction.agent.engine import AnthropicEngine
     from extraction.models import ClauseType
     from ingest.intake import intake_file
     from ingest.pipeline import run_pipeline
@@ -258,7 +258,7 @@ def bench_cost(engagement, tmp) -> dict:
         api = MockAnthropic(FakeClaude({}))  # every answer not_found: one turn per clause type
         engine = AnthropicEngine(client=api.client(), model="claude-sonnet-4-6", max_turns=4,
                                  policy=CompactionPolicy(per_question=per_question))
-        run = runs.create_run(engagement, documents=[doc], clause_types=types, engine="anthropic", enqueue=False)
+        run = launch.create_run(engagement, documents=[doc], clause_types=types, engine="anthropic", enqueue=False)
         pipeline.process_document(run.pk, doc.pk, engine=engine)
         run.refresh_from_db()
         out[label] = {"requests": len(api.requests), "input_tokens": run.input_tokens,
@@ -281,7 +281,7 @@ def main(argv=None) -> dict:
     result: dict = {"bench": "extraction"}
     with bench_django("extraction") as folder:
         from engagements.models import Engagement
-        from extraction.catalog_sync import ensure_catalog
+        from extraction.catalog.sync import ensure_catalog
 
         ensure_catalog()
         engagement = Engagement.objects.create(name="bench extraction", policy_facts={"policy_cap": "$247.83"})

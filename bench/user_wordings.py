@@ -91,9 +91,9 @@ def main(argv: list[str] | None = None) -> dict:
     django.setup()
     from extraction import catalog
     from extraction.docview import load_document
-    from extraction.eval_runner import default_engagement_name
-    from extraction.engines.offline import QUESTION_THRESHOLD, OfflineEngine
-    from extraction.evaluation import PairRecord, is_hit
+    from extraction.evaluation.runner import default_engagement_name
+    from extraction.offline.engine import QUESTION_THRESHOLD, OfflineEngine
+    from extraction.evaluation.metrics import PairRecord, is_hit
     from extraction.retrieval import retrieve
     from ingest.models import Document
 

@@ -18,11 +18,11 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
-from extraction import checkpoints, retrieval, runs
-from extraction.catalog_sync import as_plain
+from extraction import checkpoints, launch, retrieval
+from extraction.catalog.sync import as_plain
 from extraction.doc_type import classify_for_run
 from extraction.docview import DocumentView, load_document
-from extraction.engines.anthropic import AnthropicEngine
+from extraction.agent.engine import AnthropicEngine
 
 from bulk.relay import NextRequest, Relay
 
@@ -82,7 +82,7 @@ class Builder:
         self.client = client  # the API's, for the one question not batched: an untyped contract's type
         self.model = run.model or None
         self.max_tokens = max_tokens
-        self.types = runs.types_for(run)
+        self.types = launch.types_for(run)
         self.retrieve = retrieve or retrieval.retrieve
         self.k = k
         self._views: OrderedDict[int, DocumentView] = OrderedDict()

@@ -111,7 +111,7 @@ def cancel_abandoned(batch_id: str, client=None) -> str:
     if still_wanted(batch_id):
         return KEPT
     if client is None:
-        from extraction.engines.anthropic import make_client
+        from extraction.agent.engine import make_client
 
         client = make_client()
     try:

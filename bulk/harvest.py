@@ -59,10 +59,10 @@ from bulk.custom_ids import parse
 from bulk.models import BatchItem, BatchJob
 from bulk.poll import api_error_text
 from bulk.relay import NextRequest, Relay
-from extraction import checkpoints, runs
-from extraction.case_facts import CaseFacts
-from extraction.catalog_sync import as_plain
-from extraction.engines import FAILED, Interrupted
+from extraction import checkpoints, run_status
+from extraction.agent.case_facts import CaseFacts
+from extraction.catalog.sync import as_plain
+from extraction.outcome import FAILED, Interrupted
 from extraction.models import ClauseTask, ExtractionRun
 from extraction.persist import save_outcome
 from extraction.usage import Usage, cost_usd
@@ -160,7 +160,7 @@ def harvest(job: BatchJob, *, client=None, results: Iterable | None = None, buil
     try:
         if results is None:
             if client is None:
-                from extraction.engines.anthropic import make_client
+                from extraction.agent.engine import make_client
 
                 client = make_client()
             results = result_file.stream(client, job.batch_id)
@@ -226,7 +226,7 @@ def _settle(job: BatchJob, run, lease: str, out: HarvestResult) -> None:
 
 
 def finish(run) -> None:
-    runs.refresh_status(ExtractionRun.objects.get(pk=run.pk))
+    run_status.refresh_status(ExtractionRun.objects.get(pk=run.pk))
 
 
 def _items_for_update(job: BatchJob):

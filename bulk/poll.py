@@ -18,7 +18,7 @@ from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
 
 from bulk.models import BatchItem, BatchJob
-from extraction import runs
+from extraction import run_status
 from extraction.models import ExtractionRun
 
 log = logging.getLogger(__name__)
@@ -116,7 +116,7 @@ def settle_idle() -> list[int]:
     """Refresh the status of the ``idle_runs`` (done, or failed with the reason); returns their ids."""
     ids = idle_runs()
     for run in ExtractionRun.objects.filter(pk__in=ids):
-        runs.refresh_status(run)
+        run_status.refresh_status(run)
     return ids
 
 
@@ -137,7 +137,7 @@ def poll_active(client=None) -> PollResult:
     active = list(BatchJob.objects.filter(state__in=[State.SUBMITTING, State.IN_PROGRESS, State.CANCELING])
                   .exclude(batch_id=""))
     if active and client is None:
-        from extraction.engines.anthropic import make_client
+        from extraction.agent.engine import make_client
 
         client = make_client()
     for job in active:

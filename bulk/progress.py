@@ -11,7 +11,7 @@ from decimal import Decimal
 from django.db.models import Count, Q
 
 from bulk.models import BatchItem, BatchJob
-from extraction import runs
+from extraction import run_status
 from extraction.models import ClauseTask
 
 
@@ -62,7 +62,7 @@ def run_summary(run) -> RunSummary:
     tasks = ClauseTask.objects.filter(run=run)
     docs = tasks.values("document_id").distinct().count()
     types = list(tasks.values_list("clause_type__name", flat=True).distinct().order_by("clause_type__name"))
-    return RunSummary(run, runs.counts(run), jobs, items, docs, types)
+    return RunSummary(run, run_status.counts(run), jobs, items, docs, types)
 
 
 def document_rows(run, limit: int = 200) -> list[dict]:

@@ -20,7 +20,7 @@ from bulk.custom_ids import custom_id
 from bulk.models import BatchItem
 from config.params import id_param
 from engagements.models import Engagement
-from extraction import runs
+from extraction import launch
 from extraction.engines import resolve_engine_name
 from extraction.models import ClauseTask, ClauseType, ExtractionRun
 from ingest.models import Document
@@ -99,10 +99,10 @@ def start_bulk(engagement: Engagement, *, clause_types: Iterable[str | ClauseTyp
     docs = resolve_documents(engagement, documents)
     name = resolve_engine_name(engine)
     if name == "offline":
-        return runs.create_run(engagement, documents=docs, clause_types=types, engine=name, user=user,
+        return launch.create_run(engagement, documents=docs, clause_types=types, engine=name, user=user,
                                enqueue=enqueue, mode=ExtractionRun.Mode.BATCH)
     with transaction.atomic():
-        run = runs.create_run(engagement, documents=docs, clause_types=types, engine=name, user=user,
+        run = launch.create_run(engagement, documents=docs, clause_types=types, engine=name, user=user,
                               enqueue=False, mode=ExtractionRun.Mode.BATCH)
         tasks = ClauseTask.objects.filter(run=run).values_list("id", "document_id", "clause_type_id")
         BatchItem.objects.bulk_create([BatchItem(run=run, task_id=pk, custom_id=custom_id(run.pk, doc, ct))

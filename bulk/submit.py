@@ -35,7 +35,7 @@ from bulk.build import Builder
 from bulk.models import BatchItem, BatchJob
 from bulk.poll import api_error_text, apply_batch
 from bulk.split import API_LIMITS, Limits, RequestTooLarge, Splitter, encode
-from extraction import runs
+from extraction import run_status
 from extraction.models import ClauseTask, ExtractionRun
 
 log = logging.getLogger(__name__)
@@ -145,11 +145,11 @@ def submit_pending(run, *, client=None, limits: Limits = API_LIMITS, builder: Bu
     A batch is sent when the next request would cross a limit, when building has filled it
     for ``send_after_s`` seconds, and at the end."""
     if not BatchItem.objects.filter(run=run, state=BatchItem.State.PENDING).exists():
-        runs.refresh_status(run)  # its documents may have been deleted, their requests with them
+        run_status.refresh_status(run)  # its documents may have been deleted, their requests with them
         return []
     if client is None:  # before claiming: a missing key leaves the items pending, not claimed for 30 minutes
-        from extraction.engines import EngineError
-        from extraction.engines.anthropic import make_client
+        from extraction.outcome import EngineError
+        from extraction.agent.engine import make_client
 
         try:
             client = make_client()
@@ -192,7 +192,7 @@ def submit_pending(run, *, client=None, limits: Limits = API_LIMITS, builder: Bu
             state=BatchItem.State.PENDING, claimed_at=None)
     run = ExtractionRun.objects.filter(pk=run.pk).first()
     if run is not None:  # (deleted after its last batch was sent)
-        runs.refresh_status(run)
+        run_status.refresh_status(run)
     return outbox.jobs
 
 
@@ -210,7 +210,7 @@ def send(run, group: list[Member], body: BatchBody, client) -> BatchJob:
                                                     batches=F("batches") + 1)
         ClauseTask.objects.filter(batch_item__job=job).update(status=ClauseTask.Status.RUNNING,
                                                               attempts=F("attempts") + 1)
-        runs.mark_running(run)
+        run_status.mark_running(run)
     try:
         # ``messages.batches.create`` takes the requests as dicts only; this is the same POST. Sent once:
         # the API has no idempotency key, so the SDK's retry of a POST that timed out could create a

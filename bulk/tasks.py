@@ -16,7 +16,7 @@ from celery import shared_task
 
 from bulk import cancel, harvest, poll, submit
 from bulk.models import BatchJob
-from extraction.engines import EngineError
+from extraction.outcome import EngineError
 from extraction.models import ExtractionRun
 
 

@@ -13,8 +13,7 @@ from django.utils import timezone
 from dashboards import conf
 from dashboards.charts import bound_pct, pct
 from dashboards.models import Alert, BenchmarkRun
-from extraction import stratify
-
+from extraction.evaluation import stratify
 log = logging.getLogger("dashboards.alerts")
 
 

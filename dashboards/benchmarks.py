@@ -1,6 +1,6 @@
 """Benchmark sets and runs: register a corpus, run ``evaluate`` on it, import its predictions.
 
-Thin glue: file reading is in :mod:`dashboards.corpus`, judging in :mod:`extraction.stratify`.
+Thin glue: file reading is in :mod:`dashboards.corpus`, judging in :mod:`extraction.evaluation.stratify`.
 """
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from dashboards import conf
 from dashboards.corpus import (CorpusError, gold_first_page, gold_span_texts, load_documents, load_gold,
                                read_jsonl, summarise, write_absent_only)
 from dashboards.models import BenchmarkOutcome, BenchmarkRun, BenchmarkSet
-from extraction.stratify import NOT_FOUND, NOT_RUN, benchmark_passes, best_jaccard
+from extraction.evaluation.stratify import NOT_FOUND, NOT_RUN, benchmark_passes, best_jaccard
 
 log = logging.getLogger(__name__)
 CLAUSE_TEXT_KEEP = 2000  # characters of an answer kept per outcome (enough to read an invented clause)

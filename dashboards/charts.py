@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from extraction.stratify import SECTION_LABELS, SECTIONS, Stratum
+from extraction.evaluation.stratify import SECTION_LABELS, SECTIONS, Stratum
 
 SOURCES = (("reviews", "Reviewer decisions"), ("benchmark", "Benchmark vs gold"))
 THIN_N = 5  # fewer rows than this: the cell is drawn hatched (a rate from very few rows)

@@ -5,7 +5,7 @@ from pathlib import Path
 
 from django.conf import settings
 
-from extraction.stratify import SectionBounds
+from extraction.evaluation.stratify import SectionBounds
 
 DEFAULTS = {
     "FRONT_MAX_PAGE": 30,  # front: first citation on page <= 30

@@ -10,9 +10,9 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from extraction import jsonl
-from extraction.eval_corpus import load_corpus
-from extraction.evaluation import corpus_credit
+from extraction.evaluation import jsonl
+from extraction.evaluation.corpus import load_corpus
+from extraction.evaluation.metrics import corpus_credit
 
 
 class CorpusError(ValueError):

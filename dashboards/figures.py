@@ -18,7 +18,7 @@ from django.utils import timezone
 
 from dashboards import conf
 from dashboards.models import BenchmarkOutcome, BenchmarkRun, BenchmarkSet, DashboardSnapshot
-from extraction import stratify
+from extraction.evaluation import stratify
 from extraction.models import Citation, Extraction
 from reviewer.models import Review
 

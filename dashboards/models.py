@@ -7,7 +7,7 @@ from django.conf import settings
 from django.db import models
 
 from engagements.models import Engagement
-from extraction.stratify import pass_rate, wilson_interval
+from extraction.evaluation.stratify import pass_rate, wilson_interval
 
 
 class BenchmarkSet(models.Model):

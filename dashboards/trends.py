@@ -7,8 +7,7 @@ from django.utils import timezone
 
 from dashboards import charts, conf
 from dashboards.models import BenchmarkRun, DashboardSnapshot
-from extraction import stratify
-
+from extraction.evaluation import stratify
 TREND_DAYS = 90
 
 

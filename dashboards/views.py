@@ -24,7 +24,7 @@ from dashboards.figures import (Filters, benchmark_figures, reviewer_figures, ru
 from dashboards.forms import FilterForm, ImportSetForm, RunForm
 from dashboards.models import Alert, BenchmarkRun
 from extraction.models import Extraction
-from extraction.stratify import Stratum, below_target, totals
+from extraction.evaluation.stratify import Stratum, below_target, totals
 from reviewer.posting import post_only
 
 TABLE_ROWS = 60

@@ -13,7 +13,7 @@ import logging
 
 from django.db import IntegrityError, transaction
 
-from extraction.case_facts import CaseFacts, parse_case_facts, render_case_facts, usable_key
+from extraction.agent.case_facts import CaseFacts, parse_case_facts, render_case_facts, usable_key
 from extraction.models import Checkpoint, Extraction
 
 log = logging.getLogger(__name__)

@@ -12,7 +12,7 @@ from typing import Mapping
 
 from django.db import IntegrityError, transaction
 
-from extraction.engines.base import FOUND, NOT_FOUND, UNVERIFIED, ClauseOutcome
+from extraction.outcome import FOUND, NOT_FOUND, UNVERIFIED, ClauseOutcome
 from extraction.models import Citation, Extraction
 from ingest.models import Chunk
 

@@ -17,14 +17,17 @@ from typing import Callable
 from django.db import transaction
 from django.db.models import F
 
-from extraction import checkpoints, retrieval, runs
-from extraction.catalog_sync import as_plain, catalog_order
+from extraction import checkpoints, retrieval
+from extraction.catalog.sync import as_plain, catalog_order
 from extraction.checkpoints import clause_id_for
 from extraction.doc_type import classify_for_run
 from extraction.docview import load_document
-from extraction.engines import FAILED, Engine, EngineError, Interrupted, TransientEngineError, get_engine
+from extraction.engines import get_engine
+from extraction.outcome import FAILED, Engine, EngineError, Interrupted, TransientEngineError
+from extraction.launch import types_for
 from extraction.models import ClauseTask, ExtractionRun
 from extraction.persist import save_outcome
+from extraction.run_status import OPEN, add_usage, fail_open_tasks, mark_running, refresh_status
 from extraction.usage import Usage
 from ingest.models import Document
 
@@ -32,9 +35,11 @@ log = logging.getLogger(__name__)
 DONE, INTERRUPTED = "done", "interrupted"
 # A clause started this many times without finishing is failed instead of started again: its worker
 # died on it each time (out of memory, a hard time limit) and acks_late would redeliver it forever.
-# A max_tokens stop is not such a start (it checkpoints; the task's MAX_RESUMES bounds those).
+# A max_tokens stop is not such a start (it checkpoints; MAX_RESUMES bounds those).
 MAX_ATTEMPTS = 5
-OPEN = (ClauseTask.Status.PENDING, ClauseTask.Status.RUNNING)
+# A document's session is resumed from its checkpoint at most this many times (max_tokens, the time
+# limit, an outage), in the Celery task and in-process alike; then its open clauses are failed.
+MAX_RESUMES = 8
 
 
 class _UsageMeter:
@@ -45,7 +50,7 @@ class _UsageMeter:
 
     def flush(self) -> None:
         total: Usage = self.session.usage
-        runs.add_usage(self.run, Usage(
+        add_usage(self.run, Usage(
             total.input_tokens - self.flushed.input_tokens, total.output_tokens - self.flushed.output_tokens,
             total.cache_write_tokens - self.flushed.cache_write_tokens,
             total.cache_read_tokens - self.flushed.cache_read_tokens))
@@ -79,9 +84,9 @@ def process_document(run_id: int, document_id: int, *, engine: Engine | None = N
     tasks = sorted(ClauseTask.objects.filter(run=run, document=document, status__in=OPEN).select_related("clause_type"),
                    key=lambda t: (catalog_order(t.clause_type.name), t.clause_type.name))
     if not tasks:
-        runs.refresh_status(run)
+        refresh_status(run)
         return DONE
-    runs.mark_running(run)
+    mark_running(run)
     engine = engine or get_engine(run.engine)
     retrieve = retrieve or retrieval.retrieve
     view = load_document(document)
@@ -97,7 +102,7 @@ def process_document(run_id: int, document_id: int, *, engine: Engine | None = N
             session_box["meter"].flush()
 
     session = engine.open_session(
-        view, facts=lambda: checkpoints.facts_for(run, document), types=runs.types_for(run),
+        view, facts=lambda: checkpoints.facts_for(run, document), types=types_for(run),
         search=retrieval.searcher(document), snapshot=checkpoints.snapshot_of(checkpoints.load(run, document)),
         on_checkpoint=on_checkpoint)
     meter = session_box["meter"] = _UsageMeter(run, session)
@@ -161,7 +166,7 @@ def process_document(run_id: int, document_id: int, *, engine: Engine | None = N
             observe({"task": task, "clause": clause, "retrieved": retrieved, "outcome": outcome, "extraction": ex,
                      "latency_ms": {"retrieval": round((t1 - t0) * 1000, 1),
                                     "extraction": round((t2 - t1) * 1000, 1)}})
-    runs.refresh_status(run)
+    refresh_status(run)
     return DONE
 
 
@@ -183,14 +188,26 @@ def gone(run_id: int, document_id: int) -> bool:
     if run is not None and Document.objects.filter(pk=document_id).exists():
         return False
     if run is not None:
-        runs.refresh_status(run)
+        refresh_status(run)
     log.info("run %s document %s: deleted while it was extracted; nothing left to do", run_id, document_id)
     return True
 
 
-def fail_open_tasks(run_id: int, document_id: int, error: str) -> int:
-    """Mark the open tasks of (run, document) failed (an unrecoverable error); returns how many."""
-    n = ClauseTask.objects.filter(run_id=run_id, document_id=document_id, status__in=OPEN).update(
-        status=ClauseTask.Status.FAILED, error=error[:4000])
-    runs.refresh_status(ExtractionRun.objects.get(pk=run_id))
-    return n
+def may_resume(run_id: int, document_id: int, resumes: int, reason: str) -> bool:
+    """Whether an interrupted (run, document) may be resumed once more after ``resumes`` resumes;
+    when not, its open clause tasks are failed saying why."""
+    if resumes < MAX_RESUMES:
+        return True
+    fail_open_tasks(run_id, document_id, f"interrupted {MAX_RESUMES} times ({reason})")
+    return False
+
+
+def process_until_done(run_id: int, document_id: int, **kwargs) -> str:
+    """``process_document`` in this process, a fresh session after each interruption, until done or
+    ``MAX_RESUMES`` resumes (then failed). For callers without a worker: Find a clause, ``--inline``."""
+    resumes = 0
+    while (result := process_document(run_id, document_id, **kwargs)) == INTERRUPTED:
+        if not may_resume(run_id, document_id, resumes, "max_tokens"):
+            return FAILED
+        resumes += 1
+    return result

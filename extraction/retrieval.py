@@ -143,7 +143,7 @@ def rrf(lists: Sequence[Sequence[int]], rrf_k: int = RRF_K,
 
 def _sentence_ranking(pks: Sequence[int], texts: dict[int, str], query_vec: Sequence[float]) -> list[int]:
     """``pks`` ordered by the best cosine of any of their sentences to the query."""
-    from extraction.offline_engine import split_sentences
+    from extraction.offline.reader import split_sentences
 
     owners, sentences = [], []
     for pk in pks:
@@ -224,7 +224,7 @@ def lexical_terms(text: str) -> list[str]:
     ("change of control" -> ``change_control``), so the phrase outscores its words scattered over
     a chunk (cuad-dev recall@5: first half 0.883 -> 0.886, held-out half 0.851 -> 0.855; stem
     triples as well: no change; pairs one word apart as well: 0.885 and 0.852)."""
-    from extraction.offline_engine import terms
+    from extraction.offline.reader import terms
 
     stems = terms(text)
     return stems + [f"{a}_{b}" for a, b in zip(stems, stems[1:])]

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import hashlib
 
-from extraction import catalog, pipeline, runs
-from extraction.catalog_sync import ensure_catalog
-from extraction.models import ClauseTask, ClauseType, Extraction
 from engagements.scoping import require_role
-
-MAX_RESUMES = 4
+from extraction import catalog, pipeline
+from extraction.catalog.sync import ensure_catalog
+from extraction.launch import create_run
+from extraction.models import ClauseTask, ClauseType, Extraction
+from extraction.run_status import fail_open_tasks
 
 
 class FindClauseError(Exception):
@@ -61,17 +61,13 @@ def find_clause(document, *, user, clause_type=None, question: str | None = None
         raise ValueError(f"The document is not ready ({document.status}).")
     ct = resolve_type(clause_type) if clause_type is not None else question_type(question)
     engine_name = getattr(engine, "name", engine)
-    run = runs.create_run(document.engagement, documents=[document], clause_types=[ct], engine=engine_name,
+    run = create_run(document.engagement, documents=[document], clause_types=[ct], engine=engine_name,
                           user=user, enqueue=False)
     engine_obj = engine if hasattr(engine, "open_session") else None
     try:
-        for _ in range(MAX_RESUMES + 1):
-            if pipeline.process_document(run.pk, document.pk, engine=engine_obj) == pipeline.DONE:
-                break
-        else:
-            pipeline.fail_open_tasks(run.pk, document.pk, f"interrupted {MAX_RESUMES} times (max_tokens)")
-    except BaseException as exc:  # the run must not stay "running" for ever
-        pipeline.fail_open_tasks(run.pk, document.pk, f"{type(exc).__name__}: {exc}")
+        pipeline.process_until_done(run.pk, document.pk, engine=engine_obj)
+    except BaseException as exc:  # the run must not stay "running"
+        fail_open_tasks(run.pk, document.pk, f"{type(exc).__name__}: {exc}")
         raise
     task = ClauseTask.objects.get(run=run, document=document, clause_type=ct)
     if task.status != ClauseTask.Status.DONE:

@@ -9,7 +9,7 @@ Two ways to one shape (:class:`Summary`, a tuple of :class:`Point`):
   comes with the reviewer's text).
 * :func:`ask_claude`: Claude reads the whole-document context (the whole text under 12,000
   characters, else the sections by priority, else the chunks retrieved for the summary's topics;
-  ``extraction.whole_document``) and answers with bullet points.
+  ``extraction.agent.whole_document``) and answers with bullet points.
 
 Either way the server then looks for every exact value of every point (amounts, dates, ids:
 :func:`extraction.verify.exact_values`) in the document text; a value it cannot find is listed
@@ -21,12 +21,12 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import Sequence
 
-from extraction.claude_call import ClaudeCallError, create_message
+from extraction.agent.claude_call import ClaudeCallError, create_message
 from extraction.docview import DocumentView
-from extraction.prompts import SUMMARY_SYSTEM, summary_question
+from extraction.agent.prompts import SUMMARY_SYSTEM, summary_question
 from extraction.usage import Usage
 from extraction.verify import ValueSource, exact_values
-from extraction.whole_document import SUMMARY_QUERIES, task_context
+from extraction.agent.whole_document import SUMMARY_QUERIES, task_context
 
 MAX_POINTS = 10
 MAX_TOKENS = 2048

@@ -5,22 +5,30 @@ soft time limit (a long document: the hard limit would kill the task with its cl
 running; the task also stops starting clauses ``STOP_BEFORE_LIMIT_S`` before it, since the SDK
 swallows the limit when it lands in an HTTP wait), a lost database connection and an API that stays
 overloaded or unreachable past the SDK's retries are resumed the same way, in a fresh task (after a
-back-off), at most ``MAX_RESUMES`` times; any other error fails the document's open clause tasks
+back-off), at most ``pipeline.MAX_RESUMES`` times; any other error fails the document's open clause tasks
 with its message, unless the document (or its engagement) was deleted meanwhile: the task then ends
 quietly, its run finished from the tasks left."""
 from __future__ import annotations
 
+import logging
 import time
+from datetime import timedelta
 
 from celery import shared_task
 from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 from django.db import InterfaceError, OperationalError
+from django.utils import timezone
 
+from config.celery import lost_after_s
 from extraction import pipeline
-from extraction.engines import TransientEngineError
+from extraction.launch import extract_ready_document
+from extraction.models import ClauseTask, ExtractionRun
+from extraction.outcome import TransientEngineError
+from extraction.pipeline import MAX_RESUMES
+from extraction.run_status import OPEN, fail_open_tasks
 
-MAX_RESUMES = 8
+log = logging.getLogger(__name__)
 # Resumed from the checkpoint rather than failed: the time limit, the database restarting, a dropped
 # connection, the API overloaded or unreachable for longer than the SDK's own retries.
 RESUMABLE = (SoftTimeLimitExceeded, OperationalError, InterfaceError, TransientEngineError)
@@ -43,11 +51,10 @@ def extract_document(self, run_id: int, document_id: int) -> str:
     except Exception as exc:
         if pipeline.gone(run_id, document_id):  # deleted mid-clause: its writes failed on the rows that went
             return "gone"
-        pipeline.fail_open_tasks(run_id, document_id, f"{type(exc).__name__}: {exc}")
+        fail_open_tasks(run_id, document_id, f"{type(exc).__name__}: {exc}")
         raise
     if result == pipeline.INTERRUPTED:
-        if self.request.retries >= MAX_RESUMES:
-            pipeline.fail_open_tasks(run_id, document_id, f"interrupted {MAX_RESUMES} times ({reason})")
+        if not pipeline.may_resume(run_id, document_id, self.request.retries, reason):
             return "failed"
         raise self.retry(countdown=countdown)  # a fresh session resumes from the checkpoint
     return result
@@ -65,8 +72,6 @@ def _deadline(task) -> float | None:
 def extract_when_ready(document_id: int, user_id: int | None = None, engine: str | None = None) -> str:
     """Chained after an upload's ingest pipeline: a run over the document and every active clause
     type when it became ready; nothing when it did not (failed, needs OCR) or is gone."""
-    from extraction.runs import extract_ready_document
-
     run = extract_ready_document(document_id, user_id=user_id, engine=engine)
     return f"run {run.pk}" if run is not None else "no run: not ready, or already extracted since it became ready"
 
@@ -75,19 +80,38 @@ def extract_when_ready(document_id: int, user_id: int | None = None, engine: str
 def fail_abandoned_tasks() -> str:
     """Fail the clause tasks of app-started runs left running by a process that died, so their
     documents stop showing "extracting" (and their pages stop refreshing) for ever."""
-    from datetime import timedelta
-
-    from django.utils import timezone
-
-    from config.celery import lost_after_s
-    from extraction.models import ClauseTask, ExtractionRun
-
     # still "running" this long after it last changed: lost with the process running it (a web worker killed
     # during Find a clause; a Celery message not redelivered), never a task still working or to be redelivered
     stale = ClauseTask.objects.filter(run__mode=ExtractionRun.Mode.SYNC, status=ClauseTask.Status.RUNNING,
                                       updated_at__lt=timezone.now() - timedelta(seconds=lost_after_s()))
     pairs = set(stale.values_list("run_id", "document_id"))
     for run_id, document_id in pairs:
-        pipeline.fail_open_tasks(run_id, document_id, "stopped without finishing: the process running it was "
+        fail_open_tasks(run_id, document_id, "stopped without finishing: the process running it was "
                                                       "lost; ask for it again with Find a clause")
     return f"{len(pairs)} abandoned"
+
+
+NOT_QUEUED = "The task queue could not be reached, so this run never started; start it again."
+
+
+def enqueue_run(run_id: int, *, queue: str | None = None) -> int:
+    """One ``extract_document`` task per document with open clause tasks; returns how many were sent."""
+    doc_ids = (ClauseTask.objects.filter(run_id=run_id, status__in=OPEN)
+               .values_list("document_id", flat=True).distinct().order_by("document_id"))
+    options = {"queue": queue} if queue else {}
+    n = 0
+    for doc_id in doc_ids:
+        extract_document.apply_async((run_id, doc_id), **options)
+        n += 1
+    return n
+
+
+def enqueue_or_say_so(run_id: int, queue: str | None = None) -> None:
+    """Queue the run; a broker that cannot be reached fails its clause tasks with a sentence saying
+    so: the run is saved, and does not stay queued."""
+    try:
+        enqueue_run(run_id, queue=queue)
+    except Exception:
+        log.exception("could not queue run %s", run_id)
+        for doc_id in set(ClauseTask.objects.filter(run_id=run_id).values_list("document_id", flat=True)):
+            fail_open_tasks(run_id, doc_id, NOT_QUEUED)

@@ -14,12 +14,12 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
-from extraction.stratify import NOT_FOUND, answer_is_absent
+from extraction.evaluation.stratify import NOT_FOUND, answer_is_absent
 
 ACCEPT, REJECT, CORRECT = "accept", "reject", "correct"
 DECISIONS = (ACCEPT, REJECT, CORRECT)
 # "Not in this contract": what a reviewer presses; it is recorded as a correction to "not_found", the answer
-# the figures read as absent (extraction.stratify.marks_absent). Typing "not_found" exactly was the only way.
+# the figures read as absent (extraction.evaluation.stratify.marks_absent). Typing "not_found" exactly was the only way.
 ABSENT = "absent"
 POSTED_DECISIONS = DECISIONS + (ABSENT,)
 CHOOSE = "Choose accept, reject, correct or not in this contract."
@@ -78,7 +78,7 @@ def validate(decision: str, corrected_text: str, reason: str, current_text: str,
     textarea with CRLF, so an untouched multi-line box must not read as an edit). The text box
     is posted with every decision: accept or reject with a text that differs from the current
     one is refused (UnsavedEdit) rather than recorded with the edit thrown away. ``absent``
-    becomes a correction to "not_found"; ``absent_now`` (``extraction.stratify.answer_is_absent``) refuses it when the
+    becomes a correction to "not_found"; ``absent_now`` (``extraction.evaluation.stratify.answer_is_absent``) refuses it when the
     answer already says so.
     """
     decision = (decision or "").strip().lower()

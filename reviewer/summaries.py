@@ -13,7 +13,7 @@ from django.db.models import OuterRef, Subquery
 
 from extraction.engines import resolve_engine_name
 from extraction.models import Citation, Extraction
-from extraction.stratify import NOT_FOUND
+from extraction.evaluation.stratify import NOT_FOUND
 from extraction.summary import Source, Summary, SummaryError, ask_claude, offline_summary
 from reviewer.clauses import answer_key, decorate, fold_repeats, with_review_state
 from reviewer.decisions import ACCEPT, CORRECT, PENDING
@@ -79,8 +79,8 @@ def make_summary(document, user, *, engine: str | None = None, client=None) -> C
 
 def _claude(document, client) -> Summary:
     from extraction.docview import load_document
-    from extraction.engines.anthropic import make_client
-    from extraction.engines.base import EngineError
+    from extraction.agent.engine import make_client
+    from extraction.outcome import EngineError
 
     try:
         client = client or make_client()

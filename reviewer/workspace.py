@@ -10,7 +10,7 @@ from django.db import connection
 from django.http import Http404
 
 from extraction.models import Citation, Extraction
-from extraction.stratify import answer_is_absent
+from extraction.evaluation.stratify import answer_is_absent
 from ingest.models import Document
 from reviewer import rows as rows_module
 from reviewer import source

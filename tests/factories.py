@@ -82,7 +82,7 @@ def ensure_clause_types(names=TYPES):
     """The catalog rows for ``names``: the seeded catalog, restored after a transactional test's flush."""
     from django.utils.text import slugify
 
-    from extraction.catalog_sync import ensure_catalog
+    from extraction.catalog.sync import ensure_catalog
     from extraction.models import ClauseType
 
     ensure_catalog()

@@ -38,7 +38,7 @@ from typing import Any, Callable
 import anthropic
 import httpx2
 
-from extraction.provenance import parse_blocks
+from extraction.agent.provenance import parse_blocks
 
 MODEL = "claude-sonnet-4-5-20250929"
 _ids = itertools.count(1)

@@ -3,7 +3,7 @@ from django.db import migrations
 
 
 def seed(apps, schema_editor):
-    from extraction.catalog_sync import ensure_catalog
+    from extraction.catalog.sync import ensure_catalog
 
     ensure_catalog(apps.get_model("extraction", "ClauseType"))
 

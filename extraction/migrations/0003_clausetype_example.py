@@ -3,7 +3,7 @@ from django.db import migrations, models
 
 
 def fill(apps, schema_editor):
-    from extraction.catalog_sync import fill_examples
+    from extraction.catalog.sync import fill_examples
 
     fill_examples(apps.get_model("extraction", "ClauseType"))
 

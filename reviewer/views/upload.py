@@ -82,7 +82,7 @@ def _intake(engagement, uploaded, doc_type: str, user, extract: bool) -> FileRes
     said = f"Already uploaded (same content) as “{result.document.title}”"
     if extract and result.document.status == "ready":  # asked to extract: do it unless it was already
         from extraction.models import ClauseTask
-        from extraction.runs import extract_ready_document
+        from extraction.launch import extract_ready_document
 
         if ClauseTask.objects.filter(document=result.document).exists():
             said += "; its clauses were extracted before (Bulk extract runs them again)"

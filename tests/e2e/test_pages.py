@@ -162,7 +162,7 @@ def test_case_summary_from_the_document_page_by_keyboard(signed_in, engagement, 
 
 def test_the_clause_list_fills_in_while_clauses_are_being_extracted(signed_in, engagement, make_member):
     from extraction.models import ClauseTask
-    from extraction.runs import create_run
+    from extraction.launch import create_run
     from tests.factories import ensure_clause_types
 
     document, _, _ = make_document(engagement)

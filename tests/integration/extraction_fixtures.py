@@ -87,7 +87,7 @@ def write_contract_pdf(path) -> None:
 
 
 def clause_types(names=TYPES):
-    from extraction.catalog_sync import ensure_catalog
+    from extraction.catalog.sync import ensure_catalog
     from extraction.models import ClauseType
 
     ensure_catalog()

@@ -16,7 +16,7 @@ from bulk.models import BatchItem, BatchJob
 from bulk.service import start_bulk
 from bulk.split import Limits
 from bulk.submit import submit_pending
-from extraction.case_facts import parse_case_facts
+from extraction.agent.case_facts import parse_case_facts
 from extraction.models import Checkpoint, Citation, ClauseTask, Extraction
 from tests.integration.extraction_fixtures import ANSWERS, PAGE_OF, clause_types, make_contract
 from tests.mock_anthropic import FakeClaude, MockAnthropic
@@ -87,13 +87,13 @@ def test_requests_are_the_synchronous_agents_forced_single_shot(engagement):
     assert len({r["params"]["system"][0]["text"] for r in requests}) == 1
 
     # the same question through the synchronous path sends the same prompt and tools
-    from extraction import runs as sync_runs
-    from extraction.engines.anthropic import AnthropicEngine
+    from extraction import launch
+    from extraction.agent.engine import AnthropicEngine
     from extraction.pipeline import process_document
     from tests.mock_anthropic import MockAnthropic
 
     sync = MockAnthropic(FakeClaude(dict(ANSWERS)))
-    sync_run = sync_runs.create_run(engagement, documents=[document], clause_types=clause_types(["Payment"]),
+    sync_run = launch.create_run(engagement, documents=[document], clause_types=clause_types(["Payment"]),
                                     engine="anthropic", enqueue=False)
     process_document(sync_run.pk, document.pk,
                      engine=AnthropicEngine(client=sync.client(), model=run.model, max_turns=1))
@@ -623,7 +623,7 @@ def test_a_creation_that_got_no_answer_takes_no_batch_that_may_be_another_ones(e
 
 
 def test_without_an_api_key_nothing_is_claimed(engagement, settings):
-    from extraction.engines import EngineError
+    from extraction.outcome import EngineError
 
     make_contract(engagement)
     run = _start(engagement)

@@ -8,7 +8,7 @@ import time
 import pytest
 
 from bulk.service import start_bulk
-from extraction import runs
+from extraction import run_status, tasks
 from extraction.models import Citation, ClauseTask, Extraction, ExtractionRun
 from taskstate.models import TaskState
 from tests.integration.extraction_fixtures import clause_types, make_contract
@@ -36,7 +36,7 @@ def _wait(run, timeout=240):
         if run.status in ("done", "failed"):
             return run
         time.sleep(0.5)
-    raise AssertionError(f"run {run.pk} still {run.status}: {runs.counts(run)}")
+    raise AssertionError(f"run {run.pk} still {run.status}: {run_status.counts(run)}")
 
 
 @pytest.mark.django_db(transaction=True)
@@ -44,7 +44,7 @@ def test_offline_bulk_run_is_spread_over_the_workers_and_idempotent(two_workers,
     docs = [make_contract(engagement, title=f"Supply agreement {n}") for n in range(6)]
     clause_types(NAMES)
     run = start_bulk(engagement, clause_types=NAMES, engine="offline", enqueue=False)
-    runs.enqueue_run(run.pk, queue=QUEUE)
+    tasks.enqueue_run(run.pk, queue=QUEUE)
     assert run.mode == ExtractionRun.Mode.BATCH and run.engine == "offline"
     _wait(run)
     logs = "\n".join(w.log_tail() for w in two_workers)
@@ -56,7 +56,7 @@ def test_offline_bulk_run_is_spread_over_the_workers_and_idempotent(two_workers,
     assert len(hosts) == 2, hosts  # both workers took documents
 
     before = (Extraction.objects.count(), Citation.objects.count())
-    assert runs.enqueue_run(run.pk) == 0  # nothing open: nothing is sent
+    assert tasks.enqueue_run(run.pk) == 0  # nothing open: nothing is sent
     from extraction.tasks import extract_document
 
     for d in docs[:3]:  # redelivered messages

@@ -118,7 +118,7 @@ def test_deleting_a_run_or_its_engagement_cancels_its_batches_once_the_deletion_
 
 def test_a_batch_is_canceled_when_the_last_document_it_works_for_is_deleted(engagement, api,
                                                                           django_capture_on_commit_callbacks):
-    from extraction.runs import NOTHING_LEFT
+    from extraction.run_status import NOTHING_LEFT
 
     first, second = (make_contract(engagement, title=f"Supply {n}") for n in range(2))
     run, job = _submitted(engagement, capture=django_capture_on_commit_callbacks)

@@ -291,7 +291,7 @@ def test_the_page_says_when_the_api_cannot_be_asked_about_a_batch(client, engage
 
 
 def test_a_run_that_cannot_be_sent_for_want_of_a_key_says_so_until_it_is_sent(client, engagement, people, settings):
-    from extraction.engines import EngineError
+    from extraction.outcome import EngineError
 
     make_contract(engagement)
     clause_types(NAMES)
@@ -311,7 +311,7 @@ def test_a_run_that_cannot_be_sent_for_want_of_a_key_says_so_until_it_is_sent(cl
 
 
 def test_a_bulk_run_whose_documents_were_deleted_says_so_and_stops_polling(client, engagement, people):
-    from extraction.runs import NOTHING_LEFT
+    from extraction.run_status import NOTHING_LEFT
 
     document = make_contract(engagement)
     clause_types(NAMES)

@@ -7,7 +7,7 @@ import threading
 import pytest
 from django.db import connection
 
-from extraction import checkpoints, runs
+from extraction import checkpoints, launch
 from extraction.models import Checkpoint
 from tests.integration.extraction_fixtures import clause_types, make_contract
 
@@ -15,7 +15,7 @@ from tests.integration.extraction_fixtures import clause_types, make_contract
 @pytest.mark.django_db(transaction=True)
 def test_two_workers_saving_a_documents_first_checkpoint_at_once_both_succeed(engagement, monkeypatch):
     document = make_contract(engagement)
-    run = runs.create_run(engagement, documents=[document], clause_types=clause_types(), engine="offline",
+    run = launch.create_run(engagement, documents=[document], clause_types=clause_types(), engine="offline",
                           enqueue=False)
     both_read = threading.Barrier(2, timeout=3)  # each found no checkpoint before either wrote one
     real_facts = checkpoints.facts_for

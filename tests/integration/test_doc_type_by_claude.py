@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from extraction import pipeline, runs
-from extraction.case_facts import parse_case_facts
-from extraction.engines.anthropic import AnthropicEngine
+from extraction import launch, pipeline
+from extraction.agent.case_facts import parse_case_facts
+from extraction.agent.engine import AnthropicEngine
 from extraction.models import Extraction
 from ingest.models import Document
 from tests.integration.extraction_fixtures import ANSWERS, clause_types, make_contract
@@ -19,7 +19,7 @@ TITLE = "MASTER SUPPLY AGREEMENT"
 
 
 def _run_once(engagement, document, api):
-    run = runs.create_run(engagement, documents=[document], clause_types=clause_types(TYPES), engine="anthropic",
+    run = launch.create_run(engagement, documents=[document], clause_types=clause_types(TYPES), engine="anthropic",
                           enqueue=False)
     engine = AnthropicEngine(client=api.client(max_retries=0), model="claude-sonnet-4-6", max_turns=4)
     assert pipeline.process_document(run.pk, document.pk, engine=engine) == "done"

@@ -8,13 +8,13 @@ import re
 
 import pytest
 
-from extraction import checkpoints, pipeline, runs
-from extraction.case_facts import parse_case_facts, render_case_facts
-from extraction.catalog_sync import catalog_order
-from extraction.compaction import estimate_tokens
-from extraction.engines.anthropic import AnthropicEngine
+from extraction import checkpoints, launch, pipeline, run_status
+from extraction.agent.case_facts import parse_case_facts, render_case_facts
+from extraction.catalog.sync import catalog_order
+from extraction.agent.compaction import estimate_tokens
+from extraction.agent.engine import AnthropicEngine
 from extraction.models import Checkpoint, Citation, ClauseTask, Extraction, ExtractionRun
-from extraction.tool_schemas import all_tools, validate_extract_clause
+from extraction.agent.tool_schemas import all_tools, validate_extract_clause
 from tests.integration.extraction_fixtures import ANSWERS, PAGE_OF, TYPES, clause_types, make_contract
 from tests.mock_anthropic import (FakeClaude, MockAnthropic, extract_call, message, text_block,
                                   tool_use_block)
@@ -23,7 +23,7 @@ pytestmark = pytest.mark.django_db
 
 
 def _run(engagement, document, names=TYPES):
-    return runs.create_run(engagement, documents=[document], clause_types=clause_types(names), engine="anthropic",
+    return launch.create_run(engagement, documents=[document], clause_types=clause_types(names), engine="anthropic",
                            enqueue=False)
 
 
@@ -331,7 +331,7 @@ def test_retryable_http_error_then_success(engagement, error):
 
 
 def test_529_past_the_retry_budget_leaves_the_clause_open_for_a_later_try(engagement):
-    from extraction.engines import TransientEngineError
+    from extraction.outcome import TransientEngineError
 
     document = make_contract(engagement)
     api = MockAnthropic(FakeClaude(dict(ANSWERS)))
@@ -526,7 +526,7 @@ def test_the_agent_loads_a_clause_types_guide_when_it_needs_it(engagement):
 
 
 def test_persisting_the_same_outcome_twice_creates_no_duplicate(engagement):
-    from extraction.engines.base import ClauseOutcome
+    from extraction.outcome import ClauseOutcome
     from extraction.persist import save_outcome
     from extraction.verify import verify_extraction
     from extraction.docview import load_document
@@ -669,7 +669,7 @@ def test_each_clause_question_starts_with_the_earlier_ones_compacted(engagement)
 
 
 def _results_without_compaction(engagement, document):
-    from extraction.compaction import CompactionPolicy
+    from extraction.agent.compaction import CompactionPolicy
 
     run = _run(engagement, document)
     api = MockAnthropic(FakeClaude(dict(ANSWERS), search_first={"Payment"}))
@@ -680,11 +680,11 @@ def _results_without_compaction(engagement, document):
 def test_run_status_is_derived_from_task_rows(engagement):
     document = make_contract(engagement)
     run = _run(engagement, document, ["Governing Law", "Payment"])
-    assert runs.refresh_status(run) == "queued"
+    assert run_status.refresh_status(run) == "queued"
     ClauseTask.objects.filter(run=run, clause_type__name="Payment").update(status="done")
-    assert runs.refresh_status(run) == "running"
+    assert run_status.refresh_status(run) == "running"
     ClauseTask.objects.filter(run=run).update(status="done")
-    assert runs.refresh_status(run) == "done"
+    assert run_status.refresh_status(run) == "done"
     assert ExtractionRun.objects.get(pk=run.pk).finished_at is not None
     assert checkpoints.facts_for(run, document).policy_cap == "$247.83"
 

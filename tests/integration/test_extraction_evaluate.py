@@ -143,14 +143,14 @@ def test_a_limit_below_one_is_refused_not_read_as_the_whole_corpus(cuad_dir, tmp
 
 
 def test_a_corpus_label_the_catalog_lacks_is_evaluated_without_joining_every_run():
-    from extraction import runs
-    from extraction.eval_runner import clause_type_rows
+    from extraction import launch
+    from extraction.evaluation.runner import clause_type_rows
 
     rows = clause_type_rows(["Confidentiality", "Governing Law"])
     assert rows["Governing Law"].source == "cuad" and rows["Confidentiality"].source == "custom"
     # searched for by its name in this evaluation, but not added to the catalog every run extracts
     assert not rows["Confidentiality"].active
-    assert "Confidentiality" not in {t.name for t in runs.active_types()}
+    assert "Confidentiality" not in {t.name for t in launch.active_types()}
     assert clause_type_rows(["Confidentiality"])["Confidentiality"].pk == rows["Confidentiality"].pk
 
 
@@ -215,7 +215,7 @@ def _fake_pdf_corpus(folder, gold_rows):
 def test_calibrating_on_a_half_with_one_kind_of_pair_is_refused_before_any_ingest(tmp_path):
     from django.core.management.base import CommandError
 
-    from extraction.engines.offline import CALIBRATION_FILE
+    from extraction.offline.engine import CALIBRATION_FILE
     from ingest.models import Document
 
     shipped = CALIBRATION_FILE.read_bytes()
@@ -228,7 +228,7 @@ def test_calibrating_on_a_half_with_one_kind_of_pair_is_refused_before_any_inges
 def test_calibrating_when_no_pair_got_an_answer_is_refused_and_the_shipped_calibration_kept(tmp_path):
     from django.core.management.base import CommandError
 
-    from extraction.engines.offline import CALIBRATION_FILE
+    from extraction.offline.engine import CALIBRATION_FILE
 
     shipped = CALIBRATION_FILE.read_bytes()
     corpus = _fake_pdf_corpus(tmp_path / "corpus", [("Governing Law", True), ("Non-Compete", False)])
@@ -241,8 +241,7 @@ def test_calibrating_when_no_pair_got_an_answer_is_refused_and_the_shipped_calib
 def test_a_run_that_fails_after_extraction_leaves_the_older_runs_files_as_they_were(tmp_path, monkeypatch):
     # predictions.jsonl was written before the figures were computed: a run that failed there (or was stopped)
     # left new predictions beside the older run's metrics.json, a pair of files that did not belong together
-    from extraction import evaluation
-
+    from extraction.evaluation import metrics as evaluation
     corpus = _fake_pdf_corpus(tmp_path / "corpus", [("Governing Law", True), ("Non-Compete", False)])
     out = tmp_path / "out"
     out.mkdir()

@@ -91,7 +91,7 @@ def test_an_admins_own_clause_type_is_found_like_the_catalog_type_it_restates(in
 
 
 def test_find_clause_with_claude_through_the_mock_api(ingested, make_member):
-    from extraction.engines.anthropic import AnthropicEngine
+    from extraction.agent.engine import AnthropicEngine
 
     auditor = make_member(ingested.engagement, "auditor")
     api = MockAnthropic(FakeClaude({"Governing Law": "governed by the laws of the State of Delaware"}))
@@ -117,7 +117,7 @@ def test_offline_engine_records_its_presence_signals_even_before_calibration(ing
     """``evaluate --calibrate`` fits the presence model on what an uncalibrated engine records."""
     from extraction.catalog import get
     from extraction.docview import load_document
-    from extraction.engines.offline import OfflineEngine
+    from extraction.offline.engine import OfflineEngine
     from extraction.retrieval import retrieve
 
     engine = OfflineEngine(calibration={"threshold": 0.0, "version": "uncalibrated"})
@@ -133,7 +133,7 @@ def test_offline_engine_records_its_presence_signals_even_before_calibration(ing
 
 
 def test_find_clause_during_an_api_outage_says_so_and_leaves_nothing_running(ingested, make_member):
-    from extraction.engines.anthropic import AnthropicEngine
+    from extraction.agent.engine import AnthropicEngine
     from extraction.models import ClauseTask, ExtractionRun
     from extraction.service import FindClauseError
 

@@ -8,7 +8,7 @@ import pytest
 from celery.exceptions import SoftTimeLimitExceeded
 from django.db import OperationalError
 
-from extraction import pipeline, runs
+from extraction import launch, pipeline, run_status
 from extraction.models import ClauseTask, Extraction
 from extraction.tasks import MAX_RESUMES, extract_document
 from tests.integration.extraction_fixtures import ANSWERS, TYPES, clause_types, make_contract
@@ -30,7 +30,7 @@ def claude(settings):
 
 def _run(engagement):
     document = make_contract(engagement)
-    run = runs.create_run(engagement, documents=[document], clause_types=clause_types(), engine="anthropic",
+    run = launch.create_run(engagement, documents=[document], clause_types=clause_types(), engine="anthropic",
                           enqueue=False)
     return run, document
 
@@ -133,7 +133,7 @@ def test_a_clause_left_running_by_a_lost_process_is_failed_in_words(engagement):
     from extraction.tasks import fail_abandoned_tasks
 
     run, document = _run(engagement)
-    other = runs.create_run(engagement, documents=[document], clause_types=clause_types(), engine="anthropic",
+    other = launch.create_run(engagement, documents=[document], clause_types=clause_types(), engine="anthropic",
                             enqueue=False)  # a second run whose process is alive and working
     lost = ClauseTask.objects.filter(run=run).first()
     ClauseTask.objects.filter(pk=lost.pk).update(status="running")
@@ -174,7 +174,7 @@ def test_a_clause_still_within_a_longer_configured_time_limit_is_not_failed(enga
 def test_a_clause_another_worker_finished_meanwhile_is_not_asked_again(engagement, claude):
     # a redelivered message can run the same document on a second worker: what the first one finishes
     # after this one listed its tasks must not be set running again, asked again (billed) and saved twice
-    from extraction.catalog_sync import catalog_order
+    from extraction.catalog.sync import catalog_order
 
     run, document = _run(engagement)
     tasks = sorted(ClauseTask.objects.filter(run=run).select_related("clause_type"),
@@ -229,7 +229,7 @@ def test_a_document_deleted_during_its_run_ends_the_task_quietly_and_the_run_fin
         assert not ExtractionRun.objects.filter(pk=run.pk).exists()
         return
     run.refresh_from_db()
-    assert run.status == "failed" and run.error == runs.NOTHING_LEFT and run.finished_at
+    assert run.status == "failed" and run.error == run_status.NOTHING_LEFT and run.finished_at
     assert not ClauseTask.objects.filter(run=run).exists()
 
 
@@ -239,7 +239,7 @@ def test_a_run_that_loses_one_of_its_documents_finishes_on_the_others(engagement
 
     first = make_contract(engagement)
     second = make_contract(engagement, "Second Supply Agreement")
-    run = runs.create_run(engagement, documents=[first, second], clause_types=clause_types(), engine="anthropic",
+    run = launch.create_run(engagement, documents=[first, second], clause_types=clause_types(), engine="anthropic",
                           enqueue=False)
     assert extract_document.apply(args=(run.pk, first.pk)).get() == "done"
     Document.objects.filter(pk=second.pk).delete()

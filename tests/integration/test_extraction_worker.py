@@ -9,7 +9,7 @@ import time
 import pytest
 from django.db.models import Count
 
-from extraction import runs
+from extraction import launch
 from extraction.models import ClauseTask, Extraction, ExtractionRun
 from tests.integration.extraction_fixtures import ANSWERS, TYPES, clause_types, make_contract, wait_until
 from tests.mock_anthropic import FakeClaude, MockAnthropic, serve
@@ -30,7 +30,7 @@ def test_worker_killed_mid_run_resumes_and_completes_without_duplicates(engageme
     second = None
     try:
         document = make_contract(engagement)
-        run = runs.create_run(engagement, documents=[document], clause_types=clause_types(), engine="anthropic",
+        run = launch.create_run(engagement, documents=[document], clause_types=clause_types(), engine="anthropic",
                               queue=queue)
         done = ClauseTask.objects.filter(run=run, status="done")
         wait_until(lambda: done.count() >= 2, 60, "two clauses done before the kill", first)

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from extraction.catalog_sync import as_plain, fill_examples
+from extraction.catalog.sync import as_plain, fill_examples
 from extraction.models import ClauseType
-from extraction.offline_engine import extract_offline
+from extraction.offline.reader import extract_offline
 from extraction.retrieval import embed_texts, retrieve
 
 pytestmark = pytest.mark.django_db

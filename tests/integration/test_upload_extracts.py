@@ -7,7 +7,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
 from extraction.models import ClauseTask, ClauseType, Extraction, ExtractionRun
-from extraction.runs import create_run, extract_ready_document
+from extraction.launch import create_run, extract_ready_document
 from ingest.models import Document
 from tests.factories import make_document
 from tests.integration.extraction_fixtures import wait_until

@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import pytest
 
-from extraction.agent_tools import ToolBox
+from extraction.agent.tools import ToolBox
 from extraction.docview import DocumentView, page_table_from_text
-from extraction.provenance import parse_blocks
+from extraction.agent.provenance import parse_blocks
 from extraction.types import ChunkView
 
 TEXT = ("1. Fees. Customer pays $247.83 per pallet.\f2. Law. Governed by the laws of Delaware.\n\n"

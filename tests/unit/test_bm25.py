@@ -1,6 +1,6 @@
 """BM25 over a document's chunks: rare words count more than words every chunk has."""
 from extraction.bm25 import Bm25Index
-from extraction.offline_engine import terms
+from extraction.offline.reader import terms
 
 CHUNKS = [
     (1, "The Company supplies the Company's products. The Company invoices the Company's customers."),

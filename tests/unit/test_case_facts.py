@@ -1,7 +1,7 @@
 """CASE_FACTS rendering: versioned, deterministic, verbatim, parseable."""
 import pytest
 
-from extraction.case_facts import SCHEMA, CaseFacts, parse_case_facts, render_case_facts
+from extraction.agent.case_facts import SCHEMA, CaseFacts, parse_case_facts, render_case_facts
 
 
 def facts():

@@ -4,7 +4,7 @@ import json
 import pytest
 
 from extraction import catalog
-from extraction.skills_loader import all_skills, list_skills, load_skill, parse_skill, skill_for_clause_type
+from extraction.agent.skill_loader import all_skills, list_skills, load_skill, parse_skill, skill_for_clause_type
 
 
 

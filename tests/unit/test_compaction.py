@@ -1,7 +1,8 @@
 """Compaction policy: tool pairs intact, history readable, case facts untouched."""
-from extraction import catalog, compaction
-from extraction.case_facts import CaseFacts, parse_case_facts
-from extraction.compaction import (
+from extraction import catalog
+from extraction.agent import compaction
+from extraction.agent.case_facts import CaseFacts, parse_case_facts
+from extraction.agent.compaction import (
     SUMMARY_MARKER,
     CompactionPolicy,
     compact,
@@ -10,7 +11,7 @@ from extraction.compaction import (
     safe_cut_points,
     should_compact,
 )
-from extraction.prompts import build_system
+from extraction.agent.prompts import build_system
 
 POLICY = CompactionPolicy(window_tokens=6_000, trigger=0.8, target=0.5, keep_last=4)
 

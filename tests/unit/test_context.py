@@ -1,7 +1,7 @@
 """Provenance tags and context assembly."""
 import pytest
 
-from extraction.context import (
+from extraction.agent.context import (
     WHOLE_DOC_MAX_CHARS,
     clause_context,
     headings,
@@ -10,7 +10,7 @@ from extraction.context import (
     turn_note,
     whole_document_context,
 )
-from extraction.provenance import ProvenanceTag, parse_blocks, parse_tag, render_block, render_tag
+from extraction.agent.provenance import ProvenanceTag, parse_blocks, parse_tag, render_block, render_tag
 from extraction.types import ChunkView, ScoredChunk, page_of, pages_of_span
 
 
@@ -202,9 +202,9 @@ def test_k_limits_blocks(k):
 
 def test_system_prompt_cached_prefix_then_case_facts():
     from extraction import catalog
-    from extraction.case_facts import CaseFacts
-    from extraction.prompts import build_system
-    from extraction.skills_loader import list_skills
+    from extraction.agent.case_facts import CaseFacts
+    from extraction.agent.prompts import build_system
+    from extraction.agent.skill_loader import list_skills
 
     f1 = CaseFacts("doc_1", "MSA", policy_cap="$247.83")
     f2 = f1.record_extraction("payment-1").with_decision("customer id is cust_4711")
@@ -222,7 +222,7 @@ def test_system_prompt_cached_prefix_then_case_facts():
 
 def test_clause_question_carries_tagged_context_and_rules():
     from extraction import catalog
-    from extraction.prompts import clause_question, rejected_results
+    from extraction.agent.prompts import clause_question, rejected_results
 
     doc, table, chunks = build(SECTIONS)
     pack = clause_context(chunks[:3], source="msa.pdf", pages=table)
@@ -243,10 +243,10 @@ def test_prompt_and_tools_go_through_the_real_sdk():
     import httpx2 as httpx  # the transport package anthropic 2.x uses
 
     from extraction import catalog
-    from extraction.case_facts import CaseFacts
-    from extraction.prompts import build_system, clause_question
-    from extraction.skills_loader import list_skills
-    from extraction.tool_schemas import all_tools
+    from extraction.agent.case_facts import CaseFacts
+    from extraction.agent.prompts import build_system, clause_question
+    from extraction.agent.skill_loader import list_skills
+    from extraction.agent.tool_schemas import all_tools
 
     seen = {}
 

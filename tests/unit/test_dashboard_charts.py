@@ -4,9 +4,7 @@ from __future__ import annotations
 import pytest
 
 from dashboards import charts
-from extraction import stratify as st
-
-
+from extraction.evaluation import stratify as st
 @pytest.mark.parametrize("passes, n, label", [
     (8995, 10000, "89%"), (8950, 10000, "89%"), (9496, 10000, "94%"), (9000, 10000, "90%"), (29, 100, "29%"),
     (999, 1000, "99%"), (1, 1, "100%"), (0, 3, "0%"),

@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from extraction.eval_corpus import load_corpus
+from extraction.evaluation.corpus import load_corpus
 
 DOC = {"doc": "c1", "pdf": "pdf/c1.pdf"}
 
@@ -44,9 +44,9 @@ def test_a_gold_line_without_a_needed_key_is_named(tmp_path):
 
 @pytest.mark.parametrize("k", [3, 8])  # the engine's own default is 5
 def test_claude_is_shown_the_k_chunks_that_evaluate_retrieves_and_scores(k):
-    from extraction.context import WHOLE_DOC_MAX_CHARS
-    from extraction.engines.anthropic import clause_pack
-    from extraction.eval_runner import engine_for
+    from extraction.agent.context import WHOLE_DOC_MAX_CHARS
+    from extraction.agent.engine import clause_pack
+    from extraction.evaluation.runner import engine_for
     from extraction.types import ChunkView, ScoredChunk
 
     engine = engine_for("anthropic", k=k)
@@ -116,7 +116,7 @@ def test_a_pdf_replaced_under_the_same_name_is_read_again(tmp_path):
     # under the same names (the worker lives on) had its citations' pages checked against the old ones
     from fpdf import FPDF
 
-    from extraction.eval_runner import pdf_page_texts
+    from extraction.evaluation.runner import pdf_page_texts
 
     def write(path, *pages):
         pdf = FPDF()

@@ -1,7 +1,7 @@
 """The evaluation maths behind metrics.json (pure; no database)."""
 from __future__ import annotations
 
-from extraction.evaluation import (PairRecord, calibrate_threshold, citation_is_valid, contains, is_hit,
+from extraction.evaluation.metrics import (PairRecord, calibrate_threshold, citation_is_valid, contains, is_hit,
                                    latency_stats, metrics, norm_text, page_judgements, parts_retrieved,
                                    summarise, with_threshold)
 

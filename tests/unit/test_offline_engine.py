@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from extraction import catalog
-from extraction.offline_engine import (
+from extraction.offline.reader import (
     DEFAULT_THRESHOLD,
     LEXICAL_THRESHOLD,
     default_threshold,
@@ -15,7 +15,7 @@ from extraction.offline_engine import (
     split_sentences,
     terms,
 )
-from extraction.tool_schemas import validate_extract_clause
+from extraction.agent.tool_schemas import validate_extract_clause
 from extraction.types import ChunkView, ScoredChunk, page_of
 from extraction.verify import verify_extraction
 
@@ -358,7 +358,7 @@ def test_dates_in_recitals_belong_to_other_documents():
 
 
 def test_section_match_reads_the_headings_of_what_was_retrieved():
-    from extraction.offline_engine import section_match
+    from extraction.offline.reader import section_match
 
     law = catalog.get("Governing Law")
     titled = [ChunkView("s1", 0, "This Agreement is governed by the laws of Delaware.", 0, 52, 1, 1, 1,

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import random
 
-from extraction.presence import FEATURES, PresenceModel, features, fit
+from extraction.offline.presence import FEATURES, PresenceModel, features, fit
 
 
 def _row(best, present, t="A"):
@@ -37,7 +37,7 @@ def test_fit_learns_that_higher_scores_mean_present_and_type_priors():
 def test_type_margin_says_which_type_a_sentence_resembles_most():
     import numpy as np
 
-    from extraction.presence import type_margin
+    from extraction.offline.presence import type_margin
 
     own = np.array([[1.0, 0.0, 0.0], [0.8, 0.6, 0.0]])      # this type's query and example
     others = np.array([[0.0, 1.0, 0.0], [0.0, 0.0, 1.0]])   # the other types' wordings

@@ -4,7 +4,7 @@ from types import SimpleNamespace as NS
 
 import pytest
 
-from extraction.stratify import answer_is_absent
+from extraction.evaluation.stratify import answer_is_absent
 from reviewer.decisions import (InvalidDecision, StaleDecision, UnsavedEdit, check_fresh, derive_state,
                                 validate)
 

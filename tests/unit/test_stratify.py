@@ -3,10 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from extraction import stratify as st
-
-
-# --------------------------------------------------------------------------- page sections
+from extraction.evaluation import stratify as st
 @pytest.mark.parametrize("page, section", [
     (1, "front"), (30, "front"), (31, "middle"), (150, "middle"), (151, "back"), (420, "back"), (None, "none"),
 ])

@@ -6,7 +6,7 @@ import jsonschema
 import pytest
 
 from extraction import catalog
-from extraction.tool_schemas import (
+from extraction.agent.tool_schemas import (
     READ_CHUNK,
     REGEX_DOCUMENT,
     SEARCH_DOCUMENT,

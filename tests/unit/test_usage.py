@@ -34,7 +34,7 @@ def test_current_models_are_priced_from_their_own_rows_and_an_unknown_one_is_log
 def test_a_large_output_budget_gets_a_longer_request_timeout():
     import anthropic
 
-    from extraction.agent import request_timeout
+    from extraction.agent.loop import request_timeout
 
     client = anthropic.Anthropic(api_key="sk-ant-test", timeout=120.0)
     assert request_timeout(client, 4096, 4096) == 120.0  # ANTHROPIC_TIMEOUT as configured

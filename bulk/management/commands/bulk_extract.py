@@ -24,7 +24,6 @@ from config.commands import DataCommand
 from engagements.models import Engagement
 from extraction import pipeline
 from extraction.models import ClauseTask, ExtractionRun
-from extraction.tasks import MAX_RESUMES
 
 
 class Command(DataCommand):
@@ -77,11 +76,7 @@ class Command(DataCommand):
         docs = list(ClauseTask.objects.filter(run=run).values_list("document_id", flat=True).distinct()
                     .order_by("document_id"))
         for n, doc_id in enumerate(docs, 1):
-            for _ in range(MAX_RESUMES + 1):  # a fresh session after each max_tokens interruption
-                if pipeline.process_document(run.pk, doc_id) == pipeline.DONE:
-                    break
-            else:
-                pipeline.fail_open_tasks(run.pk, doc_id, f"interrupted {MAX_RESUMES} times (max_tokens)")
+            pipeline.process_until_done(run.pk, doc_id)  # a fresh session after each interruption
             self.stdout.write(f"  [{n}/{len(docs)}] document {doc_id} done")
 
     def _follow(self, run) -> None:
@@ -98,7 +93,7 @@ class Command(DataCommand):
             time.sleep(1.0)
 
     def _follow_batches(self, run, seconds: float) -> None:
-        from extraction.engines.anthropic import make_client
+        from extraction.agent.engine import make_client
 
         client = make_client()
         while True:

@@ -2,9 +2,9 @@
 
 Ingests the corpus's PDFs (reusing documents already ingested), runs retrieval and extraction
 on every (doc, clause_type) line of gold.jsonl, and writes DIR/predictions.jsonl and
-DIR/metrics.json (see ``extraction.evaluation`` for the figures). ``--calibrate`` first fits the
+DIR/metrics.json (see ``extraction.evaluation.metrics`` for the figures). ``--calibrate`` first fits the
 offline engine's not_found threshold on the first half of documents.jsonl and saves it to
-extraction/offline_calibration.json. Credit: CUAD v1, The Atticus Project (CC BY 4.0).
+extraction/offline/calibration.json. Credit: CUAD v1, The Atticus Project (CC BY 4.0).
 """
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from pathlib import Path
 from django.core.management.base import CommandError
 
 from config.commands import DataCommand
-from extraction.eval_runner import evaluate
+from extraction.evaluation.runner import evaluate
 
 
 class Command(DataCommand):

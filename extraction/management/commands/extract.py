@@ -9,7 +9,7 @@ from django.core.management.base import CommandError
 
 from config.commands import DataCommand
 from engagements.models import Engagement
-from extraction import pipeline, runs
+from extraction import launch, pipeline
 from extraction.models import ClauseType, Extraction
 from ingest.models import Document
 
@@ -36,14 +36,14 @@ class Command(DataCommand):
             raise CommandError("no ready document to extract from")
         types = None
         if o["types"]:
-            runs.active_types()
+            launch.active_types()
             types = []
             for t in o["types"]:
                 row = ClauseType.objects.filter(name=t).first() or ClauseType.objects.filter(slug=t).first()
                 if row is None:
                     raise CommandError(f"unknown clause type {t!r}")
                 types.append(row)
-        run = runs.create_run(engagement, documents=docs, clause_types=types, engine=o["engine"],
+        run = launch.create_run(engagement, documents=docs, clause_types=types, engine=o["engine"],
                               enqueue=not o["wait"])
         self.stdout.write(f"run {run.pk}: {len(docs)} document(s), engine {run.engine}")
         if not o["wait"]:

@@ -81,7 +81,7 @@ class Command(DataCommand):
     def _extract_when_ready(self, engagement, wait_seconds: int) -> None:
         import time
 
-        from extraction.runs import create_run
+        from extraction.launch import create_run
         from ingest.models import Document
 
         if engagement.runs.exists():

@@ -21,11 +21,15 @@ from typing import Callable, Iterable
 
 from django.conf import settings
 
-from extraction import evaluation, pipeline, presence, runs
-from extraction.catalog_sync import ensure_catalog
-from extraction.eval_corpus import Corpus, load_corpus
+from extraction import launch, pipeline, run_status
+
+from extraction.evaluation import metrics as evaluation
+
+from extraction.offline import presence
+from extraction.catalog.sync import ensure_catalog
+from extraction.evaluation.corpus import Corpus, load_corpus
 from extraction.engines import get_engine, resolve_engine_name
-from extraction.engines.offline import CALIBRATION_FILE, OfflineEngine
+from extraction.offline.engine import CALIBRATION_FILE, OfflineEngine
 from extraction.models import ClauseTask, ClauseType, ExtractionRun
 from extraction.types import page_of
 
@@ -201,7 +205,7 @@ def run_pairs(corpus: Corpus, engagement, documents: dict, *, engine, k: int, sa
     gold = [g for g in corpus.gold if doc_names is None or g["doc"] in doc_names]
     types = clause_type_rows(sorted({g["clause_type"] for g in gold}))
     ready = {name: d for name, d in documents.items() if d.status == "ready"}
-    run = runs.create_run(engagement, documents=[], clause_types=[], engine=engine.name, enqueue=False)
+    run = launch.create_run(engagement, documents=[], clause_types=[], engine=engine.name, enqueue=False)
     ExtractionRun.objects.filter(pk=run.pk).update(model=engine.model[:100])
     run.model = engine.model
     ClauseTask.objects.bulk_create([ClauseTask(run=run, document=ready[g["doc"]], clause_type=types[g["clause_type"]])
@@ -228,7 +232,7 @@ def run_pairs(corpus: Corpus, engagement, documents: dict, *, engine, k: int, sa
             rec.pdf_pages = pdf_page_texts(pdf_paths[g["doc"]])
         preds.append(pred)
         recs.append(rec)
-    runs.refresh_status(run)
+    run_status.refresh_status(run)
     return run, preds, recs
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable, Protocol, Sequence
 
-from extraction.case_facts import CaseFacts
+from extraction.agent.case_facts import CaseFacts
 from extraction.catalog import ClauseType
 from extraction.docview import DocumentView
 from extraction.types import ChunkView, ScoredChunk

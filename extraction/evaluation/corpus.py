@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from extraction.jsonl import read_jsonl
+from extraction.evaluation.jsonl import read_jsonl
 
 
 @dataclass

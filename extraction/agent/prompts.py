@@ -11,9 +11,9 @@ from __future__ import annotations
 from typing import Sequence
 
 from extraction import catalog
-from extraction.case_facts import CaseFacts, render_case_facts
+from extraction.agent.case_facts import CaseFacts, render_case_facts
 from extraction.catalog import ClauseType
-from extraction.context import ContextPack
+from extraction.agent.context import ContextPack
 
 INSTRUCTIONS = """\
 You review commercial contracts for auditors. For each question you find one type of clause in ONE document
@@ -68,7 +68,7 @@ def build_system(case_facts: CaseFacts | str, *, types: Sequence[ClauseType] = c
     """System blocks for ``client.messages.create(system=...)``.
 
     ``[cached prefix, CASE_FACTS, (turn note)]``; only the first block carries
-    ``cache_control``. ``skills`` is ``skills_loader.list_skills()``.
+    ``cache_control``. ``skills`` is ``skill_loader.list_skills()``.
     """
     facts = render_case_facts(case_facts) if isinstance(case_facts, CaseFacts) else case_facts
     blocks = [

@@ -1,6 +1,6 @@
 """What a whole-document task (the doc-type question, the case summary) reads of one stored document.
 
-``extraction.context.whole_document_context`` decides: a short document whole, a long one by its
+``extraction.agent.context.whole_document_context`` decides: a short document whole, a long one by its
 sections when it has at least three headings. A long document with fewer headings is read through
 retrieval: the opening chunk, then the best chunks for the task's own queries (``DOC_TYPE_QUERIES``,
 ``SUMMARY_QUERIES``), each query's best in turn (``retrieval.task_chunks``, five in all). Before,
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from extraction.context import ContextPack, whole_document_context, whole_document_mode
+from extraction.agent.context import ContextPack, whole_document_context, whole_document_mode
 from extraction.docview import DocumentView
 
 DOC_TYPE_QUERIES = (

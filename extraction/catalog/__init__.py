@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from extraction.catalog_examples import EXAMPLES
+from extraction.catalog.examples import EXAMPLES
 
 TEXT = "text"
 VALUE = "value"

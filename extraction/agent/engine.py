@@ -12,13 +12,13 @@ from typing import Sequence
 import anthropic
 from django.conf import settings
 
-from extraction import skills_loader
-from extraction.agent import Agent, AgentState
+from extraction.agent import doc_type, skill_loader
+from extraction.agent.loop import Agent, AgentState
 from extraction.catalog import ClauseType
-from extraction.compaction import CompactionPolicy
-from extraction.context import WHOLE_DOC_MAX_CHARS, clause_context, segment_blocks, ContextPack
+from extraction.agent.compaction import CompactionPolicy
+from extraction.agent.context import WHOLE_DOC_MAX_CHARS, clause_context, segment_blocks, ContextPack
 from extraction.docview import DocumentView
-from extraction.engines.base import ClauseOutcome, EngineError
+from extraction.outcome import ClauseOutcome, EngineError
 from extraction.types import ScoredChunk
 
 
@@ -83,9 +83,7 @@ class AnthropicEngine:
         return not (len(document.text) < WHOLE_DOC_MAX_CHARS and document.chunks)
 
     def classify(self, document: DocumentView, choices: Sequence[str]):
-        """The document's contract type (``extraction.doc_type``); asked when its title named none."""
-        from extraction import doc_type
-
+        """The document's contract type (``extraction.agent.doc_type``); asked when its title named none."""
         return doc_type.ask_claude(document, choices, client=self.client, model=self.model)
 
     @property
@@ -95,9 +93,9 @@ class AnthropicEngine:
         return self._client
 
     def open_session(self, document, *, facts, types, search=None, snapshot=None, on_checkpoint=None):
-        skills = skills_loader.list_skills()
+        skills = skill_loader.list_skills()
         agent = Agent(self.client, model=self.model, document=document, facts=facts, types=types, search=search,
-                      skills=skills, skill_for=skills_loader.skill_for_clause_type, max_tokens=self.max_tokens,
+                      skills=skills, skill_for=skill_loader.skill_for_clause_type, max_tokens=self.max_tokens,
                       max_turns=self.max_turns, policy=self.policy,
                       state=AgentState.from_snapshot(snapshot, max_tokens=self.max_tokens),
                       on_checkpoint=on_checkpoint)

@@ -36,18 +36,18 @@ from typing import Callable, Sequence
 
 import anthropic
 
-from extraction import prompts
-from extraction.agent_tools import ToolBox
-from extraction.case_facts import CaseFacts
+from extraction.agent import prompts
+from extraction.agent.tools import ToolBox
+from extraction.agent.case_facts import CaseFacts
 from extraction.catalog import ClauseType
-from extraction.claude_call import plain_block, reraise_interruption
-from extraction.compaction import CompactionPolicy, compact, estimate_messages_tokens, estimate_tokens, should_compact
-from extraction.context import ContextPack, turn_note
+from extraction.agent.claude_call import plain_block, reraise_interruption
+from extraction.agent.compaction import CompactionPolicy, compact, estimate_messages_tokens, estimate_tokens, should_compact
+from extraction.agent.context import ContextPack, turn_note
 from extraction.docview import DocumentView
-from extraction.engines.base import (FAILED, NOT_FOUND, UNVERIFIED, CheckpointHook, ClauseOutcome, EngineError,
+from extraction.outcome import (FAILED, NOT_FOUND, UNVERIFIED, CheckpointHook, ClauseOutcome, EngineError,
                                      FactsProvider, Interrupted, Search, TransientEngineError,
                                      outcome_from_verification)
-from extraction.tool_schemas import all_tools, read_extract_clause, validate_extract_clause
+from extraction.agent.tool_schemas import all_tools, read_extract_clause, validate_extract_clause
 from extraction.usage import Usage
 from extraction.verify import VerificationResult, verify_extraction
 

@@ -1,4 +1,4 @@
-"""Skills: one guide per important clause type, in ``extraction/skills/<slug>/SKILL.md``.
+"""Skills: one guide per important clause type, in ``extraction/agent/skills/<slug>/SKILL.md``.
 
 Each file opens with front matter between ``---`` lines (``key: value``; at least
 name, description, version; optionally clause_type) followed by the guide.

@@ -8,7 +8,7 @@
     its date there; then priority Abstract, Summary, Conclusion, Results,
     Introduction, Discussion, Methods, Background, then document order, within a
     character budget), otherwise the opening chunk and the chunks the caller
-    retrieved for the task (``extraction.whole_document``), or with none the
+    retrieved for the task (``extraction.agent.whole_document``), or with none the
     document's opening alone (mode "opening");
   - a clause question uses the caller's top-K retrieved chunks (K=5), re-sorted
     to reading order.
@@ -24,7 +24,7 @@ import re
 from dataclasses import dataclass, replace
 from typing import Sequence
 
-from extraction.provenance import ProvenanceTag, join_blocks, render_block
+from extraction.agent.provenance import ProvenanceTag, join_blocks, render_block
 from extraction.types import ChunkView, PageTable, ScoredChunk, pages_of_span
 
 WHOLE_DOC_MAX_CHARS = 12_000

@@ -1,7 +1,7 @@
 """The offline engine behind the engine interface: no network.
 
 It picks verbatim sentence(s) from the retrieved chunks (``offline_engine``) and
-decides found / not_found with what ``offline_calibration.json`` holds (written by
+decides found / not_found with what ``offline/calibration.json`` holds (written by
 ``evaluate --calibrate``, fitted on one half of cuad-dev):
 
 - ``mode: "presence"``: a logistic presence model (``presence``) over the engine's
@@ -48,16 +48,16 @@ import numpy as np
 from extraction import catalog
 from extraction.catalog import ClauseType
 from extraction.docview import DocumentView
-from extraction.engines.base import ClauseOutcome, outcome_from_verification
-from extraction.offline_engine import DEFAULT_THRESHOLD, NOT_FOUND, extract_offline, section_match, unit_rows
-from extraction.presence import PresenceModel, features, type_margin
+from extraction.outcome import ClauseOutcome, outcome_from_verification
+from extraction.offline.reader import DEFAULT_THRESHOLD, NOT_FOUND, extract_offline, section_match, unit_rows
+from extraction.offline.presence import PresenceModel, features, type_margin
 from extraction.retrieval import clause_query
 from extraction.types import ScoredChunk
 from extraction.usage import Usage
 from extraction.verify import verify_extraction
 
 QUESTION_THRESHOLD = 0.45  # a free question's best-passage score to be answered (see the module docstring)
-CALIBRATION_FILE = Path(__file__).resolve().parent.parent / "offline_calibration.json"
+CALIBRATION_FILE = Path(__file__).resolve().parent / "calibration.json"
 
 
 def load_calibration(path: Path = CALIBRATION_FILE) -> dict:

@@ -111,7 +111,7 @@ OPERATIVE = re.compile(r"\b(?:shall|may|will|must|agrees?|hereby|can|cannot|enti
                        r"grants?|granted|acknowledges?|represents?|warrants?|covenants?|undertakes?)\b", re.I)
 # a right to end the contract for convenience needs no cause: a sentence that names one (breach, insolvency,
 # force majeure, a change of control) and says nothing like "without cause" is termination for cause
-# (extraction/skills/termination-for-convenience) and keeps CAUSE_DISCOUNT of its score. Every pair
+# (extraction/agent/skills/termination-for-convenience) and keeps CAUSE_DISCOUNT of its score. Every pair
 # answered, cuad-dev: Termination For Convenience first half 0.33 -> 0.42 (0.9, 0.8, 0.6 alike; 0.7 one
 # pair fewer), held-out half 0.61 -> 0.78; recalibrated, its hit rate on all 89 went 0.10 -> 0.23
 CAUSE_DISCOUNT = 0.8

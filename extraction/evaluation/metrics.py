@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Mapping, Sequence
 
-from extraction.stratify import NOT_RUN, best_jaccard, jaccard
+from extraction.evaluation.stratify import NOT_RUN, best_jaccard, jaccard
 
 HIT_JACCARD = 0.5
 CREDIT = "CUAD v1, The Atticus Project (CC BY 4.0)"

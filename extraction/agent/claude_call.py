@@ -3,7 +3,7 @@
 ``create_message`` makes the call (the SDK retries 429/500/529 itself) and turns what can go
 wrong into :class:`ClaudeCallError` with words for the user: an HTTP error with the API's own
 message, no connection, a refusal, a context that did not fit. The clause agent
-(``extraction.agent``) has its own loop; these tasks are one question, one answer. Both hand
+(``extraction.agent.loop``) has its own loop; these tasks are one question, one answer. Both hand
 Celery's time limit, when the SDK wrapped it as a connection error, back to the task
 (``reraise_interruption``). Both send Claude's reply back in the history as ``plain_block`` writes it.
 """

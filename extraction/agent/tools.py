@@ -15,11 +15,11 @@ from typing import Callable, Sequence
 
 import regex
 
-from extraction import skills_loader
-from extraction.compaction import read_archive
-from extraction.context import ContextPack, segment_blocks
+from extraction.agent import skill_loader
+from extraction.agent.compaction import read_archive
+from extraction.agent.context import ContextPack, segment_blocks
 from extraction.docview import DocumentView
-from extraction.provenance import ProvenanceTag, render_tag
+from extraction.agent.provenance import ProvenanceTag, render_tag
 from extraction.types import ChunkView, ScoredChunk, page_of
 
 Search = Callable[[str, int], Sequence["ChunkView | ScoredChunk"]]
@@ -207,8 +207,8 @@ class ToolBox:
     def _load_skill(self, name: str) -> str:
         try:
             if self.skills_dir:
-                return skills_loader.load_skill(str(name), self.skills_dir)
-            return skills_loader.load_skill(str(name))
+                return skill_loader.load_skill(str(name), self.skills_dir)
+            return skill_loader.load_skill(str(name))
         except KeyError as exc:
             raise ToolError(str(exc.args[0])) from None
 
