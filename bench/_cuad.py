@@ -3,6 +3,7 @@ of the clause types present in each, and the probes that say whether a chunk hol
 
 Data: CUAD v1, The Atticus Project (CC BY 4.0), read from ``../shared/eval/cuad-dev`` (never copied).
 """
+
 from __future__ import annotations
 
 import json
@@ -12,7 +13,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 CUAD = ROOT.parent / "shared" / "eval" / "cuad-dev"
 CREDIT = "CUAD v1, The Atticus Project (CC BY 4.0)"
-PROBE = 40           # characters of a gold part's start and end looked for in a chunk
+PROBE = 40  # characters of a gold part's start and end looked for in a chunk
 MIN_PART_CHARS = 12  # shorter parts (a bare date) would match by chance
 
 

@@ -3,6 +3,7 @@
 ``with bench_django("search") as folder:`` starts services under ``var/bench/search-<pid>``
 (unless ``DATABASE_URL`` is set), migrates, and removes the folder afterwards.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -43,8 +44,12 @@ def percentiles(samples_ms: list[float]) -> dict:
     """p50/p95/max of latencies in milliseconds (nearest-rank)."""
     ordered = sorted(samples_ms)
     pick = lambda q: ordered[min(len(ordered) - 1, max(0, math.ceil(q * len(ordered)) - 1))]  # noqa: E731
-    return {"p50_ms": round(pick(0.50), 2), "p95_ms": round(pick(0.95), 2), "max_ms": round(ordered[-1], 2),
-            "n": len(ordered)}
+    return {
+        "p50_ms": round(pick(0.50), 2),
+        "p95_ms": round(pick(0.95), 2),
+        "max_ms": round(ordered[-1], 2),
+        "n": len(ordered),
+    }
 
 
 def ratio(numerator: float | None, denominator: float | None, digits: int = 2) -> float | None:
@@ -59,4 +64,8 @@ def speedup(baseline: dict, ours: dict) -> dict:
     """How many times faster ``ours`` is than ``baseline`` (baseline ms / our ms; > 1: faster), for
     each of p50/p95 and, where both have it, CPU p50/p95, from two :func:`percentiles`-style dicts."""
     keys = ("p50_ms", "p95_ms", "cpu_p50_ms", "cpu_p95_ms")
-    return {key.replace("_ms", ""): ratio(baseline[key], ours[key]) for key in keys if key in baseline and key in ours}
+    return {
+        key.replace("_ms", ""): ratio(baseline[key], ours[key])
+        for key in keys
+        if key in baseline and key in ours
+    }

@@ -36,6 +36,7 @@ Usage: ``python -m bench.bench_bulk [--sections build harvest cuad project] [--d
 [--lines 100000] [--no-tracemalloc] [--group-lines N] [--cuad-types 5] [--results FILE]``.
 Heavy: run once, on a quiet machine.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -64,6 +65,7 @@ FIVE = ["Governing Law", "Cap On Liability", "Termination For Convenience", "Ant
 
 
 # --------------------------------------------------------------------------- measuring
+
 
 def rss_mb() -> float:
     with open("/proc/self/status") as f:
@@ -118,11 +120,17 @@ class Peak:
         self.peak_rss = max(self.peak_rss, rss_mb())
 
     def as_dict(self) -> dict:
-        out = {"seconds": round(self.seconds, 2), "rss_start_mb": round(self.start_rss, 1),
-               "rss_peak_mb": round(self.peak_rss, 1), "rss_growth_mb": round(self.peak_rss - self.start_rss, 1)}
+        out = {
+            "seconds": round(self.seconds, 2),
+            "rss_start_mb": round(self.start_rss, 1),
+            "rss_peak_mb": round(self.peak_rss, 1),
+            "rss_growth_mb": round(self.peak_rss - self.start_rss, 1),
+        }
         if self.trace:
-            out.update(tracemalloc_peak_mb=round(self.traced_peak_mb, 2),
-                       tracemalloc_end_mb=round(self.traced_end_mb, 2))
+            out.update(
+                tracemalloc_peak_mb=round(self.traced_peak_mb, 2),
+                tracemalloc_end_mb=round(self.traced_end_mb, 2),
+            )
             if self.samples:
                 out["tracemalloc_current_mb_by_lines"] = dict(self.samples)
         if self.rss_samples:
@@ -195,11 +203,15 @@ def save(section: str, data: dict) -> None:
 
 
 def machine() -> dict:
-    return {"cpus": os.cpu_count(), "loadavg_1m_at_start": round(os.getloadavg()[0], 2),
-            "python": sys.version.split()[0]}
+    return {
+        "cpus": os.cpu_count(),
+        "loadavg_1m_at_start": round(os.getloadavg()[0], 2),
+        "python": sys.version.split()[0],
+    }
 
 
 # --------------------------------------------------------------------------- synthetic contracts
+
 
 def make_documents(engagement, n: int, pages: int = 12, per_page: int = 4, seed: int = 7) -> list:
     """``n`` contracts written straight into the database: text with ``\\f`` page breaks, Page rows,
@@ -228,18 +240,43 @@ def make_documents(engagement, n: int, pages: int = 12, per_page: int = 4, seed:
                 text += para
             spans.append((number, start, len(text)))
         doc = Document.objects.create(
-            engagement=engagement, file="", original_name=f"contract-{i:04d}.pdf", title=f"Contract {i:04d}",
-            sha256=hashlib.sha256(f"bulk-bench:{i}".encode()).hexdigest(), size_bytes=len(text), kind="pdf",
-            doc_type="Service", doc_type_source=Document.TypeSource.UPLOAD,
-            status="ready", progress=100, text=text, page_count=pages)
-        Page.objects.bulk_create([Page(document=doc, number=p, char_start=s, char_end=e) for p, s, e in spans])
+            engagement=engagement,
+            file="",
+            original_name=f"contract-{i:04d}.pdf",
+            title=f"Contract {i:04d}",
+            sha256=hashlib.sha256(f"bulk-bench:{i}".encode()).hexdigest(),
+            size_bytes=len(text),
+            kind="pdf",
+            doc_type="Service",
+            doc_type_source=Document.TypeSource.UPLOAD,
+            status="ready",
+            progress=100,
+            text=text,
+            page_count=pages,
+        )
+        Page.objects.bulk_create(
+            [Page(document=doc, number=p, char_start=s, char_end=e) for p, s, e in spans]
+        )
         vectors = rng.standard_normal((len(paras), 384)).astype("float32")
         vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
-        Chunk.objects.bulk_create([
-            Chunk(document=doc, chunk_id=hashlib.sha1(f"{k}:{para}".encode()).hexdigest()[:16], ordinal=k,
-                  text=para, char_start=s, char_end=s + len(para), page_start=p, page_end=p, paragraph=k,
-                  section="", embedding=vectors[k].tolist())
-            for k, (p, s, para) in enumerate(paras)])
+        Chunk.objects.bulk_create(
+            [
+                Chunk(
+                    document=doc,
+                    chunk_id=hashlib.sha1(f"{k}:{para}".encode()).hexdigest()[:16],
+                    ordinal=k,
+                    text=para,
+                    char_start=s,
+                    char_end=s + len(para),
+                    page_start=p,
+                    page_end=p,
+                    paragraph=k,
+                    section="",
+                    embedding=vectors[k].tolist(),
+                )
+                for k, (p, s, para) in enumerate(paras)
+            ]
+        )
         docs.append(doc)
     return docs
 
@@ -260,20 +297,39 @@ class CountingTransport(httpx2.BaseTransport):
             size += len(piece)
             data = tail + piece
             n += data.count(self.MARK)
-            tail = data[-(len(self.MARK) - 1):]
+            tail = data[-(len(self.MARK) - 1) :]
         self.bodies.append(size)
         bid = f"msgbatch_bench{len(self.bodies):04d}"
-        return httpx2.Response(200, json={
-            "id": bid, "type": "message_batch", "processing_status": "in_progress",
-            "request_counts": {"processing": n, "succeeded": 0, "errored": 0, "canceled": 0, "expired": 0},
-            "ended_at": None, "created_at": "2026-01-01T00:00:00Z", "expires_at": "2026-01-02T00:00:00Z",
-            "archived_at": None, "cancel_initiated_at": None, "results_url": None})
+        return httpx2.Response(
+            200,
+            json={
+                "id": bid,
+                "type": "message_batch",
+                "processing_status": "in_progress",
+                "request_counts": {
+                    "processing": n,
+                    "succeeded": 0,
+                    "errored": 0,
+                    "canceled": 0,
+                    "expired": 0,
+                },
+                "ended_at": None,
+                "created_at": "2026-01-01T00:00:00Z",
+                "expires_at": "2026-01-02T00:00:00Z",
+                "archived_at": None,
+                "cancel_initiated_at": None,
+                "results_url": None,
+            },
+        )
 
     def client(self):
-        return anthropic.Anthropic(api_key="sk-ant-bench", max_retries=0, http_client=httpx2.Client(transport=self))
+        return anthropic.Anthropic(
+            api_key="sk-ant-bench", max_retries=0, http_client=httpx2.Client(transport=self)
+        )
 
 
 # --------------------------------------------------------------------------- build
+
 
 def bulk_run(n_docs: int, n_types: int):
     """A bulk run (anthropic engine, nothing enqueued) over ``n_docs`` synthetic contracts; returns it
@@ -292,9 +348,9 @@ def bulk_run(n_docs: int, n_types: int):
 
 def bench_build(n_docs: int, n_types: int) -> dict:
     from bulk.build import Builder
+    from bulk.models import BatchItem
     from bulk.split import encoded_size
     from bulk.submit import _items, claim_pending, submit_pending
-    from bulk.models import BatchItem
 
     run, setup_s = bulk_run(n_docs, n_types)
     types = FIVE[:n_types]
@@ -333,29 +389,44 @@ def bench_build(n_docs: int, n_types: int) -> dict:
         jobs = submit_pending(run, client=counting.client())
     built = len(sizes)
     return {
-        "documents": n_docs, "clause_types": types, "requests": len(ids),
+        "documents": n_docs,
+        "clause_types": types,
+        "requests": len(ids),
         "setup_seconds_documents": round(setup_s, 1),
         "first_request_seconds_incl_model_load": round(warm_s, 2),
-        "build_only": {"requests": built, "seconds": round(build_s, 2),
-                       "requests_per_s": round(built / build_s, 1),
-                       "retrieval_seconds": round(spent["retrieve"], 2),
-                       "requests_per_s_without_retrieval": round(built / max(1e-9, build_s - spent["retrieve"]), 1),
-                       "note": "cold: every sentence vector of the retrieval rerank computed (empty cache)",
-                       "request_bytes_mean": int(sum(sizes) / len(sizes)),
-                       "request_bytes_max": max(sizes)},
-        "build_only_warm": {"requests": warm, "seconds": round(warm_s, 2), "requests_per_s": round(warm / warm_s, 1),
-                            "note": "the baseline: the same requests built again, sentence vectors cached, "
-                                    "nothing written or sent"},
-        "submit_end_to_end": {"note": "a second pass: retrieval's sentence vectors now come from the cache",
-                              "requests": len(ids), "batches": len(jobs),
-                              "requests_per_s": round(len(ids) / peak.seconds, 1),
-                              "slowdown_vs_build_only": ratio(peak.seconds, warm_s),
-                              "body_bytes": counting.bodies, **peak.as_dict()},
-        "run_id": run.pk, "job_ids": [j.pk for j in jobs],
+        "build_only": {
+            "requests": built,
+            "seconds": round(build_s, 2),
+            "requests_per_s": round(built / build_s, 1),
+            "retrieval_seconds": round(spent["retrieve"], 2),
+            "requests_per_s_without_retrieval": round(built / max(1e-9, build_s - spent["retrieve"]), 1),
+            "note": "cold: every sentence vector of the retrieval rerank computed (empty cache)",
+            "request_bytes_mean": int(sum(sizes) / len(sizes)),
+            "request_bytes_max": max(sizes),
+        },
+        "build_only_warm": {
+            "requests": warm,
+            "seconds": round(warm_s, 2),
+            "requests_per_s": round(warm / warm_s, 1),
+            "note": "the baseline: the same requests built again, sentence vectors cached, "
+            "nothing written or sent",
+        },
+        "submit_end_to_end": {
+            "note": "a second pass: retrieval's sentence vectors now come from the cache",
+            "requests": len(ids),
+            "batches": len(jobs),
+            "requests_per_s": round(len(ids) / peak.seconds, 1),
+            "slowdown_vs_build_only": ratio(peak.seconds, warm_s),
+            "body_bytes": counting.bodies,
+            **peak.as_dict(),
+        },
+        "run_id": run.pk,
+        "job_ids": [j.pk for j in jobs],
     }
 
 
 # --------------------------------------------------------------------------- harvest
+
 
 def write_results_file(path: Path, run, job, lines_wanted: int, seed: int = 11) -> dict:
     """Add items up to ``lines_wanted`` (more clause types), then write one succeeded line each."""
@@ -365,25 +436,59 @@ def write_results_file(path: Path, run, job, lines_wanted: int, seed: int = 11) 
     from extraction.models import ClauseTask, ClauseType
     from ingest.models import Chunk
 
-    doc_ids = list(ClauseTask.objects.filter(run=run).values_list("document_id", flat=True).distinct()
-                   .order_by("document_id"))
+    doc_ids = list(
+        ClauseTask.objects.filter(run=run)
+        .values_list("document_id", flat=True)
+        .distinct()
+        .order_by("document_id")
+    )
     have = BatchItem.objects.filter(run=run).count()
     extra_types = max(0, -(-(lines_wanted - have) // len(doc_ids)))
-    new_types = [ClauseType.objects.get_or_create(slug=f"bench-type-{k}", defaults={
-        "name": f"Bench Type {k}", "description": f"A clause of bench kind {k}.", "query": f"bench {k}",
-        "source": "custom", "active": False})[0] for k in range(extra_types)]
+    new_types = [
+        ClauseType.objects.get_or_create(
+            slug=f"bench-type-{k}",
+            defaults={
+                "name": f"Bench Type {k}",
+                "description": f"A clause of bench kind {k}.",
+                "query": f"bench {k}",
+                "source": "custom",
+                "active": False,
+            },
+        )[0]
+        for k in range(extra_types)
+    ]
     for t in new_types:
-        tasks = ClauseTask.objects.bulk_create([ClauseTask(run=run, document_id=d, clause_type=t, status="running")
-                                                for d in doc_ids])
-        BatchItem.objects.bulk_create([
-            BatchItem(run=run, task=task, custom_id=custom_id(run.pk, task.document_id, t.pk), job=job,
-                      state="submitted", batches=1) for task in tasks])
-    items = list(BatchItem.objects.filter(run=run, state="submitted").values_list(
-        "custom_id", "task__document_id", "task__clause_type__name", "task__clause_type__slug")[:lines_wanted])
+        tasks = ClauseTask.objects.bulk_create(
+            [ClauseTask(run=run, document_id=d, clause_type=t, status="running") for d in doc_ids]
+        )
+        BatchItem.objects.bulk_create(
+            [
+                BatchItem(
+                    run=run,
+                    task=task,
+                    custom_id=custom_id(run.pk, task.document_id, t.pk),
+                    job=job,
+                    state="submitted",
+                    batches=1,
+                )
+                for task in tasks
+            ]
+        )
+    items = list(
+        BatchItem.objects.filter(run=run, state="submitted").values_list(
+            "custom_id", "task__document_id", "task__clause_type__name", "task__clause_type__slug"
+        )[:lines_wanted]
+    )
     BatchItem.objects.filter(run=run).update(job=job)
-    BatchJob.objects.filter(pk=job.pk).update(request_count=len(items), state="ended", processing_status="ended")
-    chunk = {d: (cid, p, text) for d, cid, p, text in Chunk.objects.filter(document_id__in=doc_ids, ordinal=5)
-             .values_list("document_id", "chunk_id", "page_start", "text")}
+    BatchJob.objects.filter(pk=job.pk).update(
+        request_count=len(items), state="ended", processing_status="ended"
+    )
+    chunk = {
+        d: (cid, p, text)
+        for d, cid, p, text in Chunk.objects.filter(document_id__in=doc_ids, ordinal=5).values_list(
+            "document_id", "chunk_id", "page_start", "text"
+        )
+    }
     rnd = random.Random(seed)
     rnd.shuffle(items)
     size = 0
@@ -391,14 +496,34 @@ def write_results_file(path: Path, run, job, lines_wanted: int, seed: int = 11) 
         for n, (cid, doc_id, type_name, slug) in enumerate(items):
             chunk_id, page, text = chunk[doc_id]
             quote = text[:160].rsplit(" ", 1)[0]
-            msg = {"id": f"msg_bench{n:07d}", "type": "message", "role": "assistant", "model": run.model,
-                   "content": [{"type": "tool_use", "id": f"toolu_bench{n:07d}", "name": "extract_clause",
-                                "input": {"clause_id": clause_id_for(doc_id, slug), "clause_type": type_name,
-                                          "clause_text": quote,
-                                          "citations": [{"chunk_id": chunk_id, "page": page, "quote": quote}]}}],
-                   "stop_reason": "tool_use", "stop_sequence": None,
-                   "usage": {"input_tokens": 5400, "output_tokens": 120, "cache_creation_input_tokens": 0,
-                             "cache_read_input_tokens": 6100, "service_tier": "batch"}}
+            msg = {
+                "id": f"msg_bench{n:07d}",
+                "type": "message",
+                "role": "assistant",
+                "model": run.model,
+                "content": [
+                    {
+                        "type": "tool_use",
+                        "id": f"toolu_bench{n:07d}",
+                        "name": "extract_clause",
+                        "input": {
+                            "clause_id": clause_id_for(doc_id, slug),
+                            "clause_type": type_name,
+                            "clause_text": quote,
+                            "citations": [{"chunk_id": chunk_id, "page": page, "quote": quote}],
+                        },
+                    }
+                ],
+                "stop_reason": "tool_use",
+                "stop_sequence": None,
+                "usage": {
+                    "input_tokens": 5400,
+                    "output_tokens": 120,
+                    "cache_creation_input_tokens": 0,
+                    "cache_read_input_tokens": 6100,
+                    "service_tier": "batch",
+                },
+            }
             line = json.dumps({"custom_id": cid, "result": {"type": "succeeded", "message": msg}}) + "\n"
             size += len(line)
             f.write(line)
@@ -426,18 +551,35 @@ class FileResults:
 
     def handle(self, request):
         if request.url.path.endswith("/results"):
-            return httpx2.Response(200, headers={"content-type": "application/binary"},
-                                   stream=FileStream(self.path, self.piece))
-        return httpx2.Response(200, json={
-            "id": self.batch_id, "type": "message_batch", "processing_status": "ended",
-            "request_counts": {"processing": 0, "succeeded": self.n, "errored": 0, "canceled": 0, "expired": 0},
-            "ended_at": "2026-01-01T01:00:00Z", "created_at": "2026-01-01T00:00:00Z",
-            "expires_at": "2026-01-02T00:00:00Z", "archived_at": None, "cancel_initiated_at": None,
-            "results_url": f"https://api.anthropic.com/v1/messages/batches/{self.batch_id}/results"})
+            return httpx2.Response(
+                200, headers={"content-type": "application/binary"}, stream=FileStream(self.path, self.piece)
+            )
+        return httpx2.Response(
+            200,
+            json={
+                "id": self.batch_id,
+                "type": "message_batch",
+                "processing_status": "ended",
+                "request_counts": {
+                    "processing": 0,
+                    "succeeded": self.n,
+                    "errored": 0,
+                    "canceled": 0,
+                    "expired": 0,
+                },
+                "ended_at": "2026-01-01T01:00:00Z",
+                "created_at": "2026-01-01T00:00:00Z",
+                "expires_at": "2026-01-02T00:00:00Z",
+                "archived_at": None,
+                "cancel_initiated_at": None,
+                "results_url": f"https://api.anthropic.com/v1/messages/batches/{self.batch_id}/results",
+            },
+        )
 
     def client(self):
-        return anthropic.Anthropic(api_key="sk-ant-bench", max_retries=0,
-                                   http_client=httpx2.Client(transport=self.transport))
+        return anthropic.Anthropic(
+            api_key="sk-ant-bench", max_retries=0, http_client=httpx2.Client(transport=self.transport)
+        )
 
 
 def harvest_setup(n_docs: int, n_types: int) -> dict:
@@ -450,11 +592,17 @@ def harvest_setup(n_docs: int, n_types: int) -> dict:
     job = BatchJob.objects.create(run=run, sequence=1, batch_id="msgbatch_bench_harvest")
     BatchItem.objects.filter(run=run).update(job=job, state="submitted", batches=1)
     ClauseTask.objects.filter(run=run).update(status="running")
-    return {"run_id": run.pk, "job_ids": [job.pk], "documents": n_docs,
-            "setup_seconds_documents": round(setup_s, 1)}
+    return {
+        "run_id": run.pk,
+        "job_ids": [job.pk],
+        "documents": n_docs,
+        "setup_seconds_documents": round(setup_s, 1),
+    }
 
 
-def bench_harvest(build: dict, lines: int, folder: Path, trace: bool = True, group: int | None = None) -> dict:
+def bench_harvest(
+    build: dict, lines: int, folder: Path, trace: bool = True, group: int | None = None
+) -> dict:
     from bulk import harvest as harvest_mod
     from bulk.models import BatchJob
     from extraction.models import Citation, Extraction, ExtractionRun
@@ -488,28 +636,52 @@ def bench_harvest(build: dict, lines: int, folder: Path, trace: bool = True, gro
             result = harvest_mod.harvest(BatchJob.objects.get(pk=job.pk), client=client)
     finally:
         harvest_mod.apply_line = real_apply
-    with Peak(trace=trace) as stream:  # the baseline: the same file through the same SDK call, nothing applied
+    with Peak(
+        trace=trace
+    ) as stream:  # the baseline: the same file through the same SDK call, nothing applied
         streamed = sum(1 for _ in client.messages.batches.results(job.batch_id))
     stored = Extraction.objects.filter(run=run).count()
     rate = "lines_per_s_under_tracemalloc" if trace else "lines_per_s"
     return {
-        "results_file": {**made, "megabytes": round(made["bytes"] / 1e6, 1), "seconds_to_write": round(gen_s, 1)},
-        "harvest": {"lines": result.lines, "outcomes": result.outcomes, "missing": result.missing,
-                    "group_lines": harvest_mod.GROUP_LINES, rate: round(result.lines / peak.seconds, 1),
-                    **peak.as_dict(), "loadavg_1m_after": round(os.getloadavg()[0], 2)},
-        "baseline_stream_only": {"lines": streamed, "seconds": round(stream.seconds, 2),
-                                 rate: round(streamed / stream.seconds, 1),
-                                 "note": "the same results streamed and decoded by the SDK, nothing verified or stored"},
-        "slowdown_vs_stream_only": ratio(peak.seconds / max(1, result.lines), stream.seconds / max(1, streamed)),
-        "stored_extractions": stored, "citations": Citation.objects.filter(extraction__run=run).count(),
-        "note": ("tracemalloc slows Python code ~2x: lines/s here is a lower bound" if trace
-                 else "RSS only (no tracemalloc): lines/s at full speed"),
+        "results_file": {
+            **made,
+            "megabytes": round(made["bytes"] / 1e6, 1),
+            "seconds_to_write": round(gen_s, 1),
+        },
+        "harvest": {
+            "lines": result.lines,
+            "outcomes": result.outcomes,
+            "missing": result.missing,
+            "group_lines": harvest_mod.GROUP_LINES,
+            rate: round(result.lines / peak.seconds, 1),
+            **peak.as_dict(),
+            "loadavg_1m_after": round(os.getloadavg()[0], 2),
+        },
+        "baseline_stream_only": {
+            "lines": streamed,
+            "seconds": round(stream.seconds, 2),
+            rate: round(streamed / stream.seconds, 1),
+            "note": "the same results streamed and decoded by the SDK, nothing verified or stored",
+        },
+        "slowdown_vs_stream_only": ratio(
+            peak.seconds / max(1, result.lines), stream.seconds / max(1, streamed)
+        ),
+        "stored_extractions": stored,
+        "citations": Citation.objects.filter(extraction__run=run).count(),
+        "note": (
+            "tracemalloc slows Python code ~2x: lines/s here is a lower bound"
+            if trace
+            else "RSS only (no tracemalloc): lines/s at full speed"
+        ),
     }
 
 
 # --------------------------------------------------------------------------- cuad-dev offline path
 
-def bench_cuad(worker_counts: list[int], n_types: int, limit: int | None = None, folder: Path | None = None) -> dict:
+
+def bench_cuad(
+    worker_counts: list[int], n_types: int, limit: int | None = None, folder: Path | None = None
+) -> dict:
     import subprocess
 
     from django.db import connection
@@ -540,8 +712,13 @@ def bench_cuad(worker_counts: list[int], n_types: int, limit: int | None = None,
     cpu.start(workers)
     load_before = os.getloadavg()[0]
     t0 = time.perf_counter()
-    proc = subprocess.run([sys.executable, "manage.py", "bulk_ingest", str(source), "--engagement",
-                           engagement.name, "--wait"], cwd=ROOT, capture_output=True, text=True, env=dict(os.environ))
+    proc = subprocess.run(
+        [sys.executable, "manage.py", "bulk_ingest", str(source), "--engagement", engagement.name, "--wait"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env=dict(os.environ),
+    )
     ingest_s = time.perf_counter() - t0
     ingest_cpu = cpu.stop(workers)
     for w in workers:
@@ -550,14 +727,22 @@ def bench_cuad(worker_counts: list[int], n_types: int, limit: int | None = None,
     ready = docs.filter(status="ready")
     pages = sum(ready.values_list("page_count", flat=True))
     out["bulk_ingest"] = {
-        "workers": 2, "files": docs.count(), "ready": ready.count(), "failed": docs.exclude(status="ready").count(),
-        "pages": pages, "chunks": Chunk.objects.filter(document__engagement=engagement).count(),
-        "seconds": round(ingest_s, 1), "pages_per_s": round(pages / ingest_s, 2),
+        "workers": 2,
+        "files": docs.count(),
+        "ready": ready.count(),
+        "failed": docs.exclude(status="ready").count(),
+        "pages": pages,
+        "chunks": Chunk.objects.filter(document__engagement=engagement).count(),
+        "seconds": round(ingest_s, 1),
+        "pages_per_s": round(pages / ingest_s, 2),
         "seconds_per_document": round(ingest_s / max(1, ready.count()), 2),
-        "cpu_seconds": round(ingest_cpu, 1), "cpu_seconds_per_page": round(ingest_cpu / max(1, pages), 3),
+        "cpu_seconds": round(ingest_cpu, 1),
+        "cpu_seconds_per_page": round(ingest_cpu / max(1, pages), 3),
         "cpu_counts_postgres": cpu.pg is not None,
-        "loadavg_1m_before": round(load_before, 2), "loadavg_1m_after": round(os.getloadavg()[0], 2),
-        "exit_status": proc.returncode, "summary": proc.stdout.strip().splitlines()[-3:],
+        "loadavg_1m_before": round(load_before, 2),
+        "loadavg_1m_after": round(os.getloadavg()[0], 2),
+        "exit_status": proc.returncode,
+        "summary": proc.stdout.strip().splitlines()[-3:],
     }
     save("cuad", out)
     baseline = EmbeddingCache.objects.order_by("-id").values_list("id", flat=True).first() or 0
@@ -582,11 +767,19 @@ def bench_cuad(worker_counts: list[int], n_types: int, limit: int | None = None,
             w.stop()
         tasks = run.tasks.count()
         out[f"offline_{n}_worker{'s' if n > 1 else ''}"] = {
-            "workers": n, "run_id": run.pk, "status": run.status, "documents": ready.count(), "clause_tasks": tasks,
-            "failed_tasks": run.tasks.filter(status="failed").count(), "seconds": round(wall, 1),
-            "clause_tasks_per_s": round(tasks / wall, 2), "seconds_per_document": round(wall / ready.count(), 2),
-            "cpu_seconds": round(used, 1), "cpu_seconds_per_clause_task": round(used / max(1, tasks), 3),
-            "loadavg_1m_before": round(load_before, 2), "loadavg_1m_after": round(os.getloadavg()[0], 2),
+            "workers": n,
+            "run_id": run.pk,
+            "status": run.status,
+            "documents": ready.count(),
+            "clause_tasks": tasks,
+            "failed_tasks": run.tasks.filter(status="failed").count(),
+            "seconds": round(wall, 1),
+            "clause_tasks_per_s": round(tasks / wall, 2),
+            "seconds_per_document": round(wall / ready.count(), 2),
+            "cpu_seconds": round(used, 1),
+            "cpu_seconds_per_clause_task": round(used / max(1, tasks), 3),
+            "loadavg_1m_before": round(load_before, 2),
+            "loadavg_1m_after": round(os.getloadavg()[0], 2),
         }
         save("cuad", out)
     one, two = out.get("offline_1_worker"), out.get("offline_2_workers")
@@ -597,6 +790,7 @@ def bench_cuad(worker_counts: list[int], n_types: int, limit: int | None = None,
 
 
 # --------------------------------------------------------------------------- projection
+
 
 def project(results: dict, docs: int = 1000, pages: int = 200, cores: int = 2, n_types: int = 5) -> dict:
     """1000 contracts of 200 pages on one 2-core machine (one worker per core), from measured figures.
@@ -636,30 +830,45 @@ def project(results: dict, docs: int = 1000, pages: int = 200, cores: int = 2, n
         f"  total {shared_h:.2f} h",
     ]
     if one and two:
-        lines.append(f"workers: offline extraction {one['seconds']} s with 1 worker, {two['seconds']} s with 2 "
-                     f"= x{one['seconds'] / two['seconds']:.2f} (x2.00 would be linear)")
+        lines.append(
+            f"workers: offline extraction {one['seconds']} s with 1 worker, {two['seconds']} s with 2 "
+            f"= x{one['seconds'] / two['seconds']:.2f} (x2.00 would be linear)"
+        )
     build = results.get("build") or {}
     if build:
         rate = build["build_only"]["requests_per_s"]
-        lines.append(f"batch path instead of offline extraction: building {tasks:,} requests at {rate} req/s "
-                     f"(cold, one process) = {tasks / rate:,.0f} s; the API then takes most batches under 1 h "
-                     "(24 h at most)")
+        lines.append(
+            f"batch path instead of offline extraction: building {tasks:,} requests at {rate} req/s "
+            f"(cold, one process) = {tasks / rate:,.0f} s; the API then takes most batches under 1 h "
+            "(24 h at most)"
+        )
     harvest = (results.get("harvest") or {}).get("harvest") or {}
     if harvest:
         rate = harvest.get("lines_per_s") or harvest["lines_per_s_under_tracemalloc"]
         lines.append(f"  harvesting {tasks:,} results at >= {rate} lines/s = {tasks / rate:,.0f} s")
     per_doc = ing["pages"] / max(1, ing["ready"])
-    return {"contracts": docs, "pages_each": pages, "cores": cores, "clause_types": n_types,
-            "dedicated_hours": round(dedicated_h, 2), "shared_machine_hours": round(shared_h, 2), "goal_hours": 8,
-            "met_on_a_dedicated_machine": dedicated_h <= 8, "arithmetic": lines,
-            "assumptions": [f"ingest cost is linear in pages (cuad-dev has {per_doc:.1f} pages per contract, so "
-                            "per-document overheads weigh more there than in 200-page contracts)",
-                            "offline extraction cost per clause task does not grow with the contract (top-5 "
-                            "retrieval from a 30-chunk candidate pool)",
-                            "linear in workers: one worker per core, CPU-bound"]}
+    return {
+        "contracts": docs,
+        "pages_each": pages,
+        "cores": cores,
+        "clause_types": n_types,
+        "dedicated_hours": round(dedicated_h, 2),
+        "shared_machine_hours": round(shared_h, 2),
+        "goal_hours": 8,
+        "met_on_a_dedicated_machine": dedicated_h <= 8,
+        "arithmetic": lines,
+        "assumptions": [
+            f"ingest cost is linear in pages (cuad-dev has {per_doc:.1f} pages per contract, so "
+            "per-document overheads weigh more there than in 200-page contracts)",
+            "offline extraction cost per clause task does not grow with the contract (top-5 "
+            "retrieval from a 30-chunk candidate pool)",
+            "linear in workers: one worker per core, CPU-bound",
+        ],
+    }
 
 
 # --------------------------------------------------------------------------- main
+
 
 def main(argv: list[str] | None = None) -> dict:
     global RESULTS
@@ -670,11 +879,19 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--lines", type=int, default=100_000)
     parser.add_argument("--cuad-types", type=int, default=5)
     parser.add_argument("--workers", type=int, nargs="+", default=[1, 2])
-    parser.add_argument("--cuad-limit", type=int, default=None, help="only the first N cuad-dev contracts (smoke)")
+    parser.add_argument(
+        "--cuad-limit", type=int, default=None, help="only the first N cuad-dev contracts (smoke)"
+    )
     parser.add_argument("--keep", action="store_true", help="keep the embedded database afterwards")
-    parser.add_argument("--no-tracemalloc", dest="trace", action="store_false",
-                        help="harvest: RSS only, lines/s at full speed")
-    parser.add_argument("--group-lines", type=int, default=None, help="harvest: lines per group (GROUP_LINES)")
+    parser.add_argument(
+        "--no-tracemalloc",
+        dest="trace",
+        action="store_false",
+        help="harvest: RSS only, lines/s at full speed",
+    )
+    parser.add_argument(
+        "--group-lines", type=int, default=None, help="harvest: lines per group (GROUP_LINES)"
+    )
     parser.add_argument("--results", type=Path, default=RESULTS, help="JSON file the figures are saved into")
     args = parser.parse_args(argv)
     RESULTS = args.results
@@ -694,8 +911,10 @@ def main(argv: list[str] | None = None) -> dict:
                 print(json.dumps({"build": build}, indent=2), flush=True)
             if "harvest" in args.sections:
                 source = build if "build" in args.sections else harvest_setup(args.docs, args.types)
-                harvest = {"machine": machine(), **bench_harvest(source, args.lines, folder, args.trace,
-                                                                 args.group_lines)}
+                harvest = {
+                    "machine": machine(),
+                    **bench_harvest(source, args.lines, folder, args.trace, args.group_lines),
+                }
                 results["harvest"] = harvest
                 save("harvest", harvest)
                 print(json.dumps({"harvest": harvest}, indent=2), flush=True)

@@ -19,6 +19,7 @@ Data: CUAD v1, The Atticus Project (CC BY 4.0) — contract PDFs from ../shared/
 Usage: ``python bench/bench_chunking.py [--corpus DIR] [--sample 10] [--every 9] [--repeat 3]
 [--no-baseline]``
 """
+
 from __future__ import annotations
 
 import argparse
@@ -30,9 +31,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from ingest.chunker import DEFAULT_MAX_CHARS, chunk_document  # noqa: E402
 from bench._cuad import CREDIT, CUAD  # noqa: E402
 from bench._django import ratio  # noqa: E402
+from ingest.chunker import DEFAULT_MAX_CHARS, chunk_document  # noqa: E402
 from ingest.convert import convert_file  # noqa: E402
 from ingest.pages import PageIndex  # noqa: E402
 
@@ -56,7 +57,7 @@ def bench_conversion(pdfs: list[Path], baseline: bool) -> dict:
     kept = 0
     ours_wall = ours_cpu = 0.0
     for pdf in pdfs:
-        converted, wall, cpu = _timed(lambda: convert_file(pdf))
+        converted, wall, cpu = _timed(lambda pdf=pdf: convert_file(pdf))
         ours_wall += wall
         ours_cpu += cpu
         per_document.append(len(converted.pages))
@@ -78,7 +79,7 @@ def bench_conversion(pdfs: list[Path], baseline: bool) -> dict:
         base_wall = base_cpu = 0.0
         base_kept = 0
         for pdf, physical in zip(pdfs, per_document):
-            text, wall, cpu = _timed(lambda: extract_text(str(pdf)))
+            text, wall, cpu = _timed(lambda pdf=pdf: extract_text(str(pdf)))
             base_wall += wall
             base_cpu += cpu
             base_kept += pages_kept(text, physical)
@@ -93,8 +94,9 @@ def bench_conversion(pdfs: list[Path], baseline: bool) -> dict:
     return result
 
 
-def fixed_size_chunks(text: str, pages, max_chars: int = DEFAULT_MAX_CHARS,
-                      overlap: float = 0.15) -> list[tuple[int, int, int, int]]:
+def fixed_size_chunks(
+    text: str, pages, max_chars: int = DEFAULT_MAX_CHARS, overlap: float = 0.15
+) -> list[tuple[int, int, int, int]]:
     """The baseline chunker: ``(start, end, first page, last page)`` windows of ``max_chars``
     characters, each repeating the last ``overlap`` share of the one before, cut wherever the
     count falls (mid-word, mid-sentence)."""
@@ -122,18 +124,23 @@ def _best_of(repeat: int, run) -> tuple[int, float, float]:
 def bench_chunking(pdfs: list[Path], repeat: int) -> dict:
     documents = [convert_file(pdf) for pdf in pdfs]
     chars = sum(len(d.text) for d in documents)
-    chunks, best_wall, best_cpu = _best_of(repeat, lambda: sum(len(chunk_document(d.text, d.pages))
-                                                                for d in documents))
-    base_chunks, base_wall, base_cpu = _best_of(repeat, lambda: sum(len(fixed_size_chunks(d.text, d.pages))
-                                                                    for d in documents))
+    chunks, best_wall, best_cpu = _best_of(
+        repeat, lambda: sum(len(chunk_document(d.text, d.pages)) for d in documents)
+    )
+    base_chunks, base_wall, base_cpu = _best_of(
+        repeat, lambda: sum(len(fixed_size_chunks(d.text, d.pages)) for d in documents)
+    )
     return {
         "documents": len(documents),
         "text_mb": round(chars / 1e6, 2),
         "chunks": chunks,
         "mb_per_s_cpu": round(chars / 1e6 / best_cpu, 2),
         "mb_per_s_wall": round(chars / 1e6 / best_wall, 2),
-        "baseline_fixed_size": {"chunks": base_chunks, "mb_per_s_cpu": round(chars / 1e6 / base_cpu, 2),
-                                "mb_per_s_wall": round(chars / 1e6 / base_wall, 2)},
+        "baseline_fixed_size": {
+            "chunks": base_chunks,
+            "mb_per_s_cpu": round(chars / 1e6 / base_cpu, 2),
+            "mb_per_s_wall": round(chars / 1e6 / base_wall, 2),
+        },
         "slowdown_vs_fixed_size_cpu": ratio(best_cpu, base_cpu, 1),
     }
 
@@ -147,7 +154,10 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--no-baseline", action="store_true")
     args = parser.parse_args(argv)
     if not (args.corpus / "documents.jsonl").exists():
-        result = {"bench": "chunking", "skipped": f"no corpus at {args.corpus} (the cuad-dev folder, see README.md)"}
+        result = {
+            "bench": "chunking",
+            "skipped": f"no corpus at {args.corpus} (the cuad-dev folder, see README.md)",
+        }
         print(json.dumps(result, indent=2))
         return result
 

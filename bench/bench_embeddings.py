@@ -15,6 +15,7 @@ Data: CUAD v1, The Atticus Project (CC BY 4.0).
 
 Usage: ``python -m bench.bench_embeddings [--chunks 256] [--docs 30] [--corpus DIR]``
 """
+
 from __future__ import annotations
 
 import argparse
@@ -60,9 +61,14 @@ def speed(texts: list[str], backend: str) -> dict:
     started, cpu_started = time.perf_counter(), _cpu_seconds()
     embedder.encode(texts)
     seconds, cpu = time.perf_counter() - started, _cpu_seconds() - cpu_started
-    return {"chunks": len(texts), "seconds": round(seconds, 2), "chunks_per_s": round(len(texts) / seconds, 1),
-            "cpu_seconds": round(cpu, 2), "chunks_per_cpu_s": round(len(texts) / cpu, 1),
-            "load_and_warmup_s": round(load_s, 2)}
+    return {
+        "chunks": len(texts),
+        "seconds": round(seconds, 2),
+        "chunks_per_s": round(len(texts) / seconds, 1),
+        "cpu_seconds": round(cpu, 2),
+        "chunks_per_cpu_s": round(len(texts) / cpu, 1),
+        "load_and_warmup_s": round(load_s, 2),
+    }
 
 
 def _cpu_seconds() -> float:
@@ -119,12 +125,17 @@ def quality(corpus: Path, docs: int) -> dict:
     cos = np.concatenate(cosines) if cosines else np.zeros(1)
     recall = {name: round(hits[name] / pairs, 4) if pairs else None for name in hits}
     return {
-        "documents": len(listed), "chunks": chunks_total, "query_doc_pairs": pairs,
+        "documents": len(listed),
+        "chunks": chunks_total,
+        "query_doc_pairs": pairs,
         "recall_at_5": recall,
         "recall_delta_points": round(100 * (recall["onnx"] - recall["torch"]), 2) if pairs else None,
         "top5_overlap_mean": round(float(np.mean(overlaps)), 4) if overlaps else None,
-        "cosine_torch_vs_onnx": {"mean": round(float(cos.mean()), 4), "p05": round(float(np.percentile(cos, 5)), 4),
-                                 "min": round(float(cos.min()), 4)},
+        "cosine_torch_vs_onnx": {
+            "mean": round(float(cos.mean()), 4),
+            "p05": round(float(np.percentile(cos, 5)), 4),
+            "min": round(float(cos.min()), 4),
+        },
         "corpus_chunks_per_s": {k: round(chunks_total / v, 1) for k, v in timing.items() if v},
         "corpus_onnx_over_torch": ratio(timing["torch"], timing["onnx"]),  # the same chunks: torch s / onnx s
         "credit": CREDIT,
@@ -141,15 +152,21 @@ def main(argv: list[str] | None = None) -> dict:
 
     texts = sample_chunks(args.chunks)
     result = {
-        "bench": "embeddings", "model": "all-MiniLM-L6-v2", "cores": os.cpu_count(), "torch_threads": torch.get_num_threads(),
+        "bench": "embeddings",
+        "model": "all-MiniLM-L6-v2",
+        "cores": os.cpu_count(),
+        "torch_threads": torch.get_num_threads(),
         "load_average_1m_at_start": round(os.getloadavg()[0], 2),
         "chunk_chars_mean": round(sum(map(len, texts)) / len(texts)),
         "torch_fp32": speed(texts, "torch"),
         "onnx_int8": speed(texts, "onnx"),
     }
-    result["onnx_over_torch"] = round(result["onnx_int8"]["chunks_per_s"] / result["torch_fp32"]["chunks_per_s"], 2)
+    result["onnx_over_torch"] = round(
+        result["onnx_int8"]["chunks_per_s"] / result["torch_fp32"]["chunks_per_s"], 2
+    )
     result["onnx_over_torch_per_cpu_s"] = round(
-        result["onnx_int8"]["chunks_per_cpu_s"] / result["torch_fp32"]["chunks_per_cpu_s"], 2)
+        result["onnx_int8"]["chunks_per_cpu_s"] / result["torch_fp32"]["chunks_per_cpu_s"], 2
+    )
     result["target_ratio"] = 2.0
     if args.docs and (args.corpus / "gold.jsonl").exists():
         result["quality"] = quality(args.corpus, args.docs)

@@ -17,6 +17,7 @@ memory grows its peak with the file; a streamed one stays flat.
 
 Usage: ``python -m bench.bench_export [--docs 50 400]``  (prints one JSON object)
 """
+
 from __future__ import annotations
 
 import argparse
@@ -51,23 +52,43 @@ def seed(name: str, docs: int) -> int:
     run = ExtractionRun.objects.create(engagement=engagement, engine="offline", status="done")
     for d in range(docs):
         document, _, chunks = make_document(engagement, title=f"Contract {d:04d}", pages=6, seed=d)
-        extractions = Extraction.objects.bulk_create([
-            Extraction(run=run, document=document, clause_type=ct, engine="offline",
-                       status="found" if i % 3 else "not_found", dedupe_key=f"k{i}",
-                       clause_text=chunks[i % len(chunks)].text if i % 3 else "")
-            for i, ct in enumerate(types)
-        ])
+        extractions = Extraction.objects.bulk_create(
+            [
+                Extraction(
+                    run=run,
+                    document=document,
+                    clause_type=ct,
+                    engine="offline",
+                    status="found" if i % 3 else "not_found",
+                    dedupe_key=f"k{i}",
+                    clause_text=chunks[i % len(chunks)].text if i % 3 else "",
+                )
+                for i, ct in enumerate(types)
+            ]
+        )
         citations, reviews = [], []
         for i, ex in enumerate(extractions):
             if ex.status == "found":
                 for ordinal in range(2):
                     chunk = chunks[(i + ordinal) % len(chunks)]
                     end = min(chunk.char_end, chunk.char_start + 300)
-                    citations.append(Citation(extraction=ex, chunk=chunk, ordinal=ordinal, page=chunk.page_start,
-                                              start=chunk.char_start, end=end,
-                                              quote=document.text[chunk.char_start:end]))
-            reviews += [Review(extraction=ex, reviewer=reviewer, decision=decision, reason="bench",
-                               extraction_version=1) for decision in ("reject", "accept")]
+                    citations.append(
+                        Citation(
+                            extraction=ex,
+                            chunk=chunk,
+                            ordinal=ordinal,
+                            page=chunk.page_start,
+                            start=chunk.char_start,
+                            end=end,
+                            quote=document.text[chunk.char_start : end],
+                        )
+                    )
+            reviews += [
+                Review(
+                    extraction=ex, reviewer=reviewer, decision=decision, reason="bench", extraction_version=1
+                )
+                for decision in ("reject", "accept")
+            ]
         Citation.objects.bulk_create(citations)
         Review.objects.bulk_create(reviews)
     return engagement.pk
@@ -79,7 +100,7 @@ def fetch(client, url: str) -> tuple[int, float, float, bool]:
     response = client.get(url)
     assert response.status_code == 200, (url, response.status_code)
     size, first = 0, None
-    for part in (response.streaming_content if response.streaming else [response.content]):
+    for part in response.streaming_content if response.streaming else [response.content]:
         first = first if first is not None else time.perf_counter() - started
         size += len(part)
     response.close()
@@ -95,8 +116,13 @@ def measure(client, engagement_id: int, fmt: str) -> dict:
     fetch(client, url)
     _, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
-    return {"peak_mib": round(peak / 2**20, 2), "body_mib": round(size / 2**20, 2), "seconds": round(seconds, 2),
-            "first_byte_s": round(first, 2), "streamed": streamed}
+    return {
+        "peak_mib": round(peak / 2**20, 2),
+        "body_mib": round(size / 2**20, 2),
+        "seconds": round(seconds, 2),
+        "first_byte_s": round(first, 2),
+        "streamed": streamed,
+    }
 
 
 def main() -> None:
@@ -113,22 +139,35 @@ def main() -> None:
         sizes = sorted(set(args.docs))
         engagements = {docs: seed(f"Bench export {docs}", docs) for docs in sizes}
         user = get_user_model().objects.create_user("bench-exporter", password="bench-password-1")
-        Membership.objects.bulk_create([Membership(user=user, engagement_id=pk, role="auditor")
-                                        for pk in engagements.values()])
+        Membership.objects.bulk_create(
+            [Membership(user=user, engagement_id=pk, role="auditor") for pk in engagements.values()]
+        )
         client = Client(HTTP_HOST="127.0.0.1")
         client.force_login(user)
         results = {}
         for docs in sizes:
             answers = Extraction.objects.filter(document__engagement_id=engagements[docs]).count()
-            results[str(docs)] = {"documents": docs, "answers": answers,
-                                  **{fmt: measure(client, engagements[docs], fmt) for fmt in FORMATS}}
+            results[str(docs)] = {
+                "documents": docs,
+                "answers": answers,
+                **{fmt: measure(client, engagements[docs], fmt) for fmt in FORMATS},
+            }
         smallest = results[str(sizes[0])]
         for row in results.values():
             for fmt in FORMATS:
                 row[fmt]["peak_growth_vs_smallest"] = ratio(row[fmt]["peak_mib"], smallest[fmt]["peak_mib"])
                 row[fmt]["body_growth_vs_smallest"] = ratio(row[fmt]["body_mib"], smallest[fmt]["body_mib"])
-        print(json.dumps({"bench": "export", "clause_types": ClauseType.objects.count(),
-                          "baseline": f"the {sizes[0]}-document engagement, same run", "sizes": results}, indent=2))
+        print(
+            json.dumps(
+                {
+                    "bench": "export",
+                    "clause_types": ClauseType.objects.count(),
+                    "baseline": f"the {sizes[0]}-document engagement, same run",
+                    "sizes": results,
+                },
+                indent=2,
+            )
+        )
 
 
 if __name__ == "__main__":

@@ -34,6 +34,7 @@ slower; ``X_ratio_vs_Y``: ours / Y's):
 
 Usage: ``python -m bench.bench_extraction [--docs 5] [--sections agent long verify offline checkpoint]``
 """
+
 from __future__ import annotations
 
 import argparse
@@ -60,16 +61,23 @@ def bench_agent(engagement, docs: int) -> dict:
     started = time.perf_counter()
     for i in range(docs):
         doc = make_contract(engagement, title=f"Bench supply {i}")
-        run = launch.create_run(engagement, documents=[doc], clause_types=types, engine="anthropic", enqueue=False)
+        run = launch.create_run(
+            engagement, documents=[doc], clause_types=types, engine="anthropic", enqueue=False
+        )
         pipeline.process_document(run.pk, doc.pk, engine=engine)
     wall = time.perf_counter() - started
     clauses = docs * len(types)
     ms_per_turn = 1000 * wall / len(api.requests)
     bare = bare_api_ms_per_request(api.requests)
-    return {"documents": docs, "clauses": clauses, "requests": len(api.requests),
-            "ms_per_clause": round(1000 * wall / clauses, 1), "ms_per_turn": round(ms_per_turn, 1),
-            "baseline_bare_api_ms_per_request": round(bare, 2),
-            "slowdown_vs_bare_api_calls": ratio(ms_per_turn, bare)}
+    return {
+        "documents": docs,
+        "clauses": clauses,
+        "requests": len(api.requests),
+        "ms_per_clause": round(1000 * wall / clauses, 1),
+        "ms_per_turn": round(ms_per_turn, 1),
+        "baseline_bare_api_ms_per_request": round(bare, 2),
+        "slowdown_vs_bare_api_calls": ratio(ms_per_turn, bare),
+    }
 
 
 def bare_api_ms_per_request(bodies: list[dict]) -> float:
@@ -88,9 +96,12 @@ def bare_api_ms_per_request(bodies: list[dict]) -> float:
 def bench_long(engagement) -> dict:
     ours = long_clause(engagement, window_tokens=12_000)
     base = long_clause(engagement, window_tokens=None)  # the default window: 50 turns fit, no compaction
-    return {**ours, "baseline_no_compaction": base,
-            "slowdown_vs_no_compaction": ratio(ours["ms_per_turn"], base["ms_per_turn"]),
-            "last_request_size_ratio_vs_no_compaction": ratio(ours["last_request_kb"], base["last_request_kb"])}
+    return {
+        **ours,
+        "baseline_no_compaction": base,
+        "slowdown_vs_no_compaction": ratio(ours["ms_per_turn"], base["ms_per_turn"]),
+        "last_request_size_ratio_vs_no_compaction": ratio(ours["last_request_kb"], base["last_request_kb"]),
+    }
 
 
 def long_clause(engagement, window_tokens: int | None) -> dict:
@@ -109,60 +120,99 @@ def long_clause(engagement, window_tokens: int | None) -> dict:
         n["turn"] += 1
         if n["turn"] < 50:
             if n["turn"] % 2:
-                return message([tool_use_block("read_chunk", {"chunk_id": ids[n["turn"] % len(ids)],
-                                                              "neighbours": 2})], "tool_use")
+                return message(
+                    [tool_use_block("read_chunk", {"chunk_id": ids[n["turn"] % len(ids)], "neighbours": 2})],
+                    "tool_use",
+                )
             return message([tool_use_block("regex_document", {"pattern": r"\$[\d,.]+"})], "tool_use")
         return answer(body)
 
     api = MockAnthropic(explorer)
-    engine = AnthropicEngine(client=api.client(), model="claude-sonnet-4-6", max_turns=60, window_tokens=window_tokens)
-    run = launch.create_run(engagement, documents=[doc], clause_types=clause_types(["Payment"]), engine="anthropic",
-                          enqueue=False)
+    engine = AnthropicEngine(
+        client=api.client(), model="claude-sonnet-4-6", max_turns=60, window_tokens=window_tokens
+    )
+    run = launch.create_run(
+        engagement, documents=[doc], clause_types=clause_types(["Payment"]), engine="anthropic", enqueue=False
+    )
     started = time.perf_counter()
     pipeline.process_document(run.pk, doc.pk, engine=engine)
     wall = time.perf_counter() - started
     cp = run.checkpoints.get()
-    return {"window_tokens": engine.window_tokens, "turns": len(api.requests),
-            "compactions": len(cp.position.get("history_files") or {}),
-            "ms_per_turn": round(1000 * wall / len(api.requests), 1),
-            "last_request_kb": round(len(json.dumps(api.requests[-1])) / 1024, 1)}
+    return {
+        "window_tokens": engine.window_tokens,
+        "turns": len(api.requests),
+        "compactions": len(cp.position.get("history_files") or {}),
+        "ms_per_turn": round(1000 * wall / len(api.requests), 1),
+        "last_request_kb": round(len(json.dumps(api.requests[-1])) / 1024, 1),
+    }
 
 
 def bench_verify() -> dict:
     import random
 
-    from extraction.types import ChunkView
     from extraction.verify import verify_extraction
+    from ingest.chunker import ChunkSpec
 
     rnd = random.Random(3)
-    words = "the supplier shall pay customer fees within thirty days of invoice including taxes".split()
+    words = [
+        "the",
+        "supplier",
+        "shall",
+        "pay",
+        "customer",
+        "fees",
+        "within",
+        "thirty",
+        "days",
+        "of",
+        "invoice",
+        "including",
+        "taxes",
+    ]
     pages, text, chunks = [], "", []
     for p in range(1, 201):
         start = len(text)
         for _ in range(6):
-            para = " ".join(rnd.choice(words) for _ in range(80)) + f" Amount ${rnd.randint(1, 99999)}.{rnd.randint(10, 99)}."
+            para = (
+                " ".join(rnd.choice(words) for _ in range(80))
+                + f" Amount ${rnd.randint(1, 99999)}.{rnd.randint(10, 99)}."
+            )
             s = len(text)
             text += para + "\n\n"
-            chunks.append(ChunkView(f"c{len(chunks)}", len(chunks), para, s, s + len(para), p, p, len(chunks), ""))
+            chunks.append(
+                ChunkSpec(f"c{len(chunks)}", len(chunks), para, s, s + len(para), p, p, len(chunks), "")
+            )
         pages.append((p, start, len(text)))
         text += "\f"
     by_id = {c.chunk_id: c for c in chunks}
     cits = []
     for _ in range(2000):
         c = rnd.choice(chunks)
-        a = c.text.index(" ", rnd.randint(0, len(c.text) - 120)) + 1  # whole words: the verifier refuses a cut one
-        cits.append({"chunk_id": c.chunk_id, "page": c.page_start, "quote": c.text[a:c.text.index(" ", a + 100)]})
+        a = (
+            c.text.index(" ", rnd.randint(0, len(c.text) - 120)) + 1
+        )  # whole words: the verifier refuses a cut one
+        cits.append(
+            {"chunk_id": c.chunk_id, "page": c.page_start, "quote": c.text[a : c.text.index(" ", a + 100)]}
+        )
     started = time.perf_counter()
     ok = sum(verify_extraction([cit], by_id, pages, cit["quote"], document_text=text).ok for cit in cits)
     wall = time.perf_counter() - started
     started = time.perf_counter()
     naive_ok = sum(naive_verify(cit, by_id) for cit in cits)
     naive_wall = time.perf_counter() - started
-    return {"document_pages": 200, "citations": len(cits), "verified": ok,
-            "citations_per_s": round(len(cits) / wall, 1), "ms_per_citation": round(1000 * wall / len(cits), 3),
-            "baseline_naive_substring": {"verified": naive_ok, "citations_per_s": round(len(cits) / naive_wall, 1),
-                                         "ms_per_citation": round(1000 * naive_wall / len(cits), 4)},
-            "slowdown_vs_naive_substring": ratio(wall, naive_wall, 1)}
+    return {
+        "document_pages": 200,
+        "citations": len(cits),
+        "verified": ok,
+        "citations_per_s": round(len(cits) / wall, 1),
+        "ms_per_citation": round(1000 * wall / len(cits), 3),
+        "baseline_naive_substring": {
+            "verified": naive_ok,
+            "citations_per_s": round(len(cits) / naive_wall, 1),
+            "ms_per_citation": round(1000 * naive_wall / len(cits), 4),
+        },
+        "slowdown_vs_naive_substring": ratio(wall, naive_wall, 1),
+    }
 
 
 def naive_verify(citation: dict, chunks: dict) -> bool:
@@ -198,10 +248,13 @@ def bench_offline(engagement, tmp) -> dict:
         t0 = time.perf_counter()
         find_clause(doc, user=None, clause_type=ct.name, engine="offline")
         times.append(1000 * (time.perf_counter() - t0))
-    return {"clauses": len(times), "per_clause": percentiles(times),
-            "note": "find_clause end to end: run + task rows, retrieval, offline pick, verification, persist",
-            "baseline_retrieval_alone": percentiles(base),
-            "slowdown_vs_retrieval": ratio(statistics.median(times), statistics.median(base))}
+    return {
+        "clauses": len(times),
+        "per_clause": percentiles(times),
+        "note": "find_clause end to end: run + task rows, retrieval, offline pick, verification, persist",
+        "baseline_retrieval_alone": percentiles(base),
+        "slowdown_vs_retrieval": ratio(statistics.median(times), statistics.median(base)),
+    }
 
 
 def bench_checkpoint(engagement) -> dict:
@@ -214,9 +267,13 @@ def bench_checkpoint(engagement) -> dict:
     from tests.mock_anthropic import FakeClaude, MockAnthropic
 
     doc = make_contract(engagement, title="Bench checkpoint")
-    run = launch.create_run(engagement, documents=[doc], clause_types=clause_types(), engine="anthropic", enqueue=False)
+    run = launch.create_run(
+        engagement, documents=[doc], clause_types=clause_types(), engine="anthropic", enqueue=False
+    )
     api = MockAnthropic(FakeClaude(dict(ANSWERS)))
-    pipeline.process_document(run.pk, doc.pk, engine=AnthropicEngine(client=api.client(), model="claude-sonnet-4-6"))
+    pipeline.process_document(
+        run.pk, doc.pk, engine=AnthropicEngine(client=api.client(), model="claude-sonnet-4-6")
+    )
     snap = checkpoints.snapshot_of(checkpoints.load(run, doc))
     times = []
     for _ in range(50):
@@ -224,16 +281,25 @@ def bench_checkpoint(engagement) -> dict:
         checkpoints.save(run, doc, snap, last_record={"bench": True})
         times.append(1000 * (time.perf_counter() - t0))
     row = checkpoints.load(run, doc)
-    same = {"case_facts": row.case_facts, "position": row.position, "history": row.history,
-            "last_record": row.last_record}
+    same = {
+        "case_facts": row.case_facts,
+        "position": row.position,
+        "history": row.history,
+        "last_record": row.last_record,
+    }
     base = []
     for _ in range(50):  # the same values written by one plain UPDATE: no lock, no CASE_FACTS rebuilt
         t0 = time.perf_counter()
         Checkpoint.objects.filter(pk=row.pk).update(**same, updated_at=timezone.now())
         base.append(1000 * (time.perf_counter() - t0))
-    return {"writes": len(times), "history_messages": len(snap["history"]), **percentiles(times),
-            "mean_ms": round(statistics.mean(times), 2), "baseline_plain_update": percentiles(base),
-            "slowdown_vs_plain_update": ratio(statistics.median(times), statistics.median(base))}
+    return {
+        "writes": len(times),
+        "history_messages": len(snap["history"]),
+        **percentiles(times),
+        "mean_ms": round(statistics.mean(times), 2),
+        "baseline_plain_update": percentiles(base),
+        "slowdown_vs_plain_update": ratio(statistics.median(times), statistics.median(base)),
+    }
 
 
 def bench_cost(engagement, tmp) -> dict:
@@ -256,15 +322,25 @@ def bench_cost(engagement, tmp) -> dict:
     out = {"contract": pdf.stem, "pages": doc.page_count, "clause_types": len(types), "credit": CREDIT}
     for label, per_question in (("baseline_history_carried", False), ("questions_compacted", True)):
         api = MockAnthropic(FakeClaude({}))  # every answer not_found: one turn per clause type
-        engine = AnthropicEngine(client=api.client(), model="claude-sonnet-4-6", max_turns=4,
-                                 policy=CompactionPolicy(per_question=per_question))
-        run = launch.create_run(engagement, documents=[doc], clause_types=types, engine="anthropic", enqueue=False)
+        engine = AnthropicEngine(
+            client=api.client(),
+            model="claude-sonnet-4-6",
+            max_turns=4,
+            policy=CompactionPolicy(per_question=per_question),
+        )
+        run = launch.create_run(
+            engagement, documents=[doc], clause_types=types, engine="anthropic", enqueue=False
+        )
         pipeline.process_document(run.pk, doc.pk, engine=engine)
         run.refresh_from_db()
-        out[label] = {"requests": len(api.requests), "input_tokens": run.input_tokens,
-                      "cache_read_tokens": run.cache_read_tokens, "cache_write_tokens": run.cache_write_tokens,
-                      "cost_usd": round(float(run.cost_usd), 3),
-                      "last_request_kb": round(len(json.dumps(api.requests[-1])) / 1024, 1)}
+        out[label] = {
+            "requests": len(api.requests),
+            "input_tokens": run.input_tokens,
+            "cache_read_tokens": run.cache_read_tokens,
+            "cache_write_tokens": run.cache_write_tokens,
+            "cost_usd": round(float(run.cost_usd), 3),
+            "last_request_kb": round(len(json.dumps(api.requests[-1])) / 1024, 1),
+        }
     base, ours = out["baseline_history_carried"], out["questions_compacted"]
     out["input_tokens_ratio"] = round(ours["input_tokens"] / base["input_tokens"], 3)
     out["cost_ratio"] = round(ours["cost_usd"] / base["cost_usd"], 3)
@@ -274,7 +350,9 @@ def bench_cost(engagement, tmp) -> dict:
 def main(argv=None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--docs", type=int, default=5)
-    parser.add_argument("--sections", nargs="*", default=["agent", "long", "verify", "offline", "checkpoint", "cost"])
+    parser.add_argument(
+        "--sections", nargs="*", default=["agent", "long", "verify", "offline", "checkpoint", "cost"]
+    )
     args = parser.parse_args(argv)
     from bench._django import bench_django
 
@@ -284,7 +362,9 @@ def main(argv=None) -> dict:
         from extraction.catalog.sync import ensure_catalog
 
         ensure_catalog()
-        engagement = Engagement.objects.create(name="bench extraction", policy_facts={"policy_cap": "$247.83"})
+        engagement = Engagement.objects.create(
+            name="bench extraction", policy_facts={"policy_cap": "$247.83"}
+        )
         if "agent" in args.sections:
             result["agent"] = bench_agent(engagement, args.docs)
         if "long" in args.sections:

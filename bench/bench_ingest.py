@@ -14,6 +14,7 @@ seconds per core is what the run needs from 2 idle cores).
 
 Usage: ``python -m bench.bench_ingest [--pages 200] [--no-baseline]``
 """
+
 from __future__ import annotations
 
 import argparse
@@ -48,8 +49,12 @@ def ingest_once(path: Path, backend: str, engagement) -> dict:
     stages = {s.name: (s.finished_at - s.started_at).total_seconds() for s in document.stages.all()}
     chunks = document.chunks.count()
     return {
-        "backend": backend, "pages": document.page_count, "characters": len(document.text), "chunks": chunks,
-        "seconds_total": round(total, 2), "stage_seconds": {k: round(v, 2) for k, v in stages.items()},
+        "backend": backend,
+        "pages": document.page_count,
+        "characters": len(document.text),
+        "chunks": chunks,
+        "seconds_total": round(total, 2),
+        "stage_seconds": {k: round(v, 2) for k, v in stages.items()},
         "convert_pages_per_s": round(document.page_count / stages["convert"], 1),
         "chunk_mb_per_s": round(len(document.text.encode()) / 1e6 / stages["chunk"], 2),
         "embed_chunks_per_s": round(chunks / stages["embed"], 1),
@@ -83,9 +88,15 @@ def main(argv: list[str] | None = None) -> dict:
         truth = make_contract_pdf(Path(folder) / "msa-200.pdf", pages=args.pages, seed=0)
         generate_s = time.perf_counter() - started
         engagement = Engagement.objects.create(name="bench")
-        result = {"bench": "ingest", "cores": os.cpu_count(), "pages": args.pages,
-                  "load_average_1m_at_start": round(os.getloadavg()[0], 2), "generate_pdf_s": round(generate_s, 2),
-                  "target_seconds": 30, "run": ingest_once(truth.path, backend, engagement)}
+        result = {
+            "bench": "ingest",
+            "cores": os.cpu_count(),
+            "pages": args.pages,
+            "load_average_1m_at_start": round(os.getloadavg()[0], 2),
+            "generate_pdf_s": round(generate_s, 2),
+            "target_seconds": 30,
+            "run": ingest_once(truth.path, backend, engagement),
+        }
         if not args.no_baseline and backend != "torch":
             copy = Path(folder) / "msa-200-copy.pdf"
             copy.write_bytes(truth.path.read_bytes() + b"\n%baseline copy\n")
@@ -93,7 +104,9 @@ def main(argv: list[str] | None = None) -> dict:
             run, base = result["run"], result["baseline_torch"]
             result["speedup_vs_torch"] = round(base["seconds_total"] / run["seconds_total"], 2)
             # The embed stage alone (the target's ≥ 2×), by wall time and by this process's CPU seconds.
-            result["embed_speedup_vs_torch"] = round(base["stage_seconds"]["embed"] / run["stage_seconds"]["embed"], 2)
+            result["embed_speedup_vs_torch"] = round(
+                base["stage_seconds"]["embed"] / run["stage_seconds"]["embed"], 2
+            )
             result["cpu_speedup_vs_torch"] = round(base["cpu_seconds"] / run["cpu_seconds"], 2)
         os.environ["EMBEDDING_BACKEND"] = backend
     result["load_average_1m_at_end"] = round(os.getloadavg()[0], 2)  # other work on the machine skews timings

@@ -18,6 +18,7 @@ Data: CUAD v1, The Atticus Project (CC BY 4.0).
 
 Usage: ``python -m bench.bench_retrieval [--docs 30] [--k 5] [--corpus DIR]``
 """
+
 from __future__ import annotations
 
 import argparse
@@ -48,10 +49,11 @@ def main(argv: list[str] | None = None) -> dict:
         from engagements.models import Engagement
         from extraction.catalog import CATALOG
         from ingest.embeddings import embed_query
+        from ingest.fusion import fuse
         from ingest.intake import intake_file
         from ingest.models import Chunk
         from ingest.pipeline import run_pipeline
-        from ingest.search import fuse, text_candidates, vector_candidates
+        from ingest.search import text_candidates, vector_candidates
 
         queries = {c.name: c.query for c in CATALOG}
         listed, gold = load(args.corpus, args.docs, set(queries))
@@ -74,7 +76,9 @@ def main(argv: list[str] | None = None) -> dict:
         for doc, document in documents.items():
             chunks = {c.pk: c for c in Chunk.objects.filter(document=document).defer("embedding", "search")}
             normalised = {pk: norm(c.text) for pk, c in chunks.items()}
-            for name in list(queries)[:1]:  # warm both sides on this document: no first-call cost in one side's figures
+            for name in list(queries)[
+                :1
+            ]:  # warm both sides on this document: no first-call cost in one side's figures
                 vector_candidates(vectors[name], [document.pk], 20, method="exact")
                 text_candidates(queries[name], [document.pk], 20)
             for row in gold.get(doc, []):
@@ -98,20 +102,31 @@ def main(argv: list[str] | None = None) -> dict:
                 for method, top in ranked.items():
                     found[method] += any(p in normalised[pk] for pk in top for p in wanted)
                     page_hits[method] += bool(pages) and any(
-                        pages & set(range(chunks[pk].page_start, chunks[pk].page_end + 1)) for pk in top)
+                        pages & set(range(chunks[pk].page_start, chunks[pk].page_end + 1)) for pk in top
+                    )
         recall = {m: round(found[m] / pairs, 4) if pairs else None for m in methods}
         page_hit = {m: round(page_hits[m] / paged, 4) if paged else None for m in methods}
         latency = {m: percentiles(latency_ms[m]) if latency_ms[m] else None for m in methods}
         base = latency["vector"] or {}
         result = {
-            "bench": "retrieval", "k": args.k, "documents": len(documents), "chunks": Chunk.objects.count(),
-            "query_doc_pairs": pairs, "ingest_s": round(ingest_s, 1),
-            f"recall_at_{args.k}": recall, f"page_hit_at_{args.k}": page_hit, "latency_ms": latency,
-            "vs_vector": {m: {"recall_ratio": ratio(recall[m], recall["vector"], 3),
-                              "page_hit_ratio": ratio(page_hit[m], page_hit["vector"], 3),
-                              "slowdown_p50": ratio((latency[m] or {}).get("p50_ms"), base.get("p50_ms")),
-                              "slowdown_p95": ratio((latency[m] or {}).get("p95_ms"), base.get("p95_ms"))}
-                          for m in ("text", "hybrid")},
+            "bench": "retrieval",
+            "k": args.k,
+            "documents": len(documents),
+            "chunks": Chunk.objects.count(),
+            "query_doc_pairs": pairs,
+            "ingest_s": round(ingest_s, 1),
+            f"recall_at_{args.k}": recall,
+            f"page_hit_at_{args.k}": page_hit,
+            "latency_ms": latency,
+            "vs_vector": {
+                m: {
+                    "recall_ratio": ratio(recall[m], recall["vector"], 3),
+                    "page_hit_ratio": ratio(page_hit[m], page_hit["vector"], 3),
+                    "slowdown_p50": ratio((latency[m] or {}).get("p50_ms"), base.get("p50_ms")),
+                    "slowdown_p95": ratio((latency[m] or {}).get("p95_ms"), base.get("p95_ms")),
+                }
+                for m in ("text", "hybrid")
+            },
             "credit": CREDIT,
         }
     result["load_average_1m_at_end"] = round(os.getloadavg()[0], 2)

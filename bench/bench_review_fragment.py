@@ -26,6 +26,7 @@ session and user lookups a reviewer's request makes.
 Usage: ``python -m bench.bench_review_fragment [--reviewers 50] [--seconds 20] [--workers <cpus>]
 [--think-ms 0 2000]``  (prints one JSON object)
 """
+
 from __future__ import annotations
 
 import argparse
@@ -70,22 +71,42 @@ def seed(reviewers: int, pages: int, extra_clauses: int) -> dict:
     types = list(ClauseType.objects.order_by("name")[:extra_clauses])
     for ct in types:  # more clauses, citing paragraphs all over the document
         picked = rng.sample(chunks, 2)
-        ex = Extraction.objects.create(run=contract.extractions["Governing Law"].run, document=doc, clause_type=ct,
-                                       status="found", engine="offline", clause_text=picked[0].text,
-                                       dedupe_key=f"bench-{slugify(ct.name)[:50]}")
+        ex = Extraction.objects.create(
+            run=contract.extractions["Governing Law"].run,
+            document=doc,
+            clause_type=ct,
+            status="found",
+            engine="offline",
+            clause_text=picked[0].text,
+            dedupe_key=f"bench-{slugify(ct.name)[:50]}",
+        )
         for i, chunk in enumerate(picked):
             start = chunk.char_start + 10
             end = min(chunk.char_end, start + 160)
-            Citation.objects.create(extraction=ex, chunk=chunk, ordinal=i, page=chunk.page_start, start=start, end=end,
-                                    quote=doc.text[start:end])
+            Citation.objects.create(
+                extraction=ex,
+                chunk=chunk,
+                ordinal=i,
+                page=chunk.page_start,
+                start=start,
+                end=end,
+                quote=doc.text[start:end],
+            )
     User = get_user_model()
-    users = [User.objects.create_user(f"reviewer{i:02d}", password="bench-password-1") for i in range(reviewers)]
+    users = [
+        User.objects.create_user(f"reviewer{i:02d}", password="bench-password-1") for i in range(reviewers)
+    ]
     Membership.objects.bulk_create([Membership(user=u, engagement=engagement, role="auditor") for u in users])
     extractions = list(Extraction.objects.filter(document=doc).values_list("id", flat=True))
     for ex_id in extractions:  # a short history on every clause
         for decision in ("accept", "reject", "accept"):
-            Review.objects.create(extraction_id=ex_id, reviewer=rng.choice(users), decision=decision,
-                                  reason="bench", extraction_version=1)
+            Review.objects.create(
+                extraction_id=ex_id,
+                reviewer=rng.choice(users),
+                decision=decision,
+                reason="bench",
+                extraction_version=1,
+            )
     sessions = []
     for user in users:
         store = SessionStore()
@@ -95,8 +116,14 @@ def seed(reviewers: int, pages: int, extra_clauses: int) -> dict:
         store.create()
         sessions.append(store.session_key)
     urls = [f"/documents/{doc.pk}/clauses/{ex_id}/" for ex_id in extractions]
-    return {"urls": urls, "sessions": sessions, "pages": pages, "clauses": len(extractions),
-            "user": users[0].pk, "document_chars": len(doc.text)}
+    return {
+        "urls": urls,
+        "sessions": sessions,
+        "pages": pages,
+        "clauses": len(extractions),
+        "user": users[0].pk,
+        "document_chars": len(doc.text),
+    }
 
 
 def queries_per_fragment(urls: list[str], user_id: int) -> dict:
@@ -113,7 +140,11 @@ def queries_per_fragment(urls: list[str], user_id: int) -> dict:
             response = client.get(url, HTTP_HX_REQUEST="true")
         assert response.status_code == 200, (url, response.status_code)
         counts.append(len(ctx.captured_queries))
-    return {"min": min(counts), "max": max(counts), "note": "incl. session + user lookups by Django's middleware"}
+    return {
+        "min": min(counts),
+        "max": max(counts),
+        "note": "incl. session + user lookups by Django's middleware",
+    }
 
 
 # --------------------------------------------------------------------------- server
@@ -126,21 +157,46 @@ def free_port() -> int:
 
 
 def start_gunicorn(port: int, workers: int, log: Path) -> subprocess.Popen:
-    env = dict(os.environ, DEBUG="0", SECURE_COOKIES="0", LOG_LEVEL="WARNING", DJANGO_SETTINGS_MODULE="config.settings")
+    env = dict(
+        os.environ,
+        DEBUG="0",
+        SECURE_COOKIES="0",
+        LOG_LEVEL="WARNING",
+        DJANGO_SETTINGS_MODULE="config.settings",
+    )
     proc = subprocess.Popen(
-        [sys.executable, "-m", "gunicorn", "config.wsgi:application", "--bind", f"127.0.0.1:{port}",
-         "--workers", str(workers), "--worker-class", "sync", "--backlog", "2048", "--access-logfile", str(log),
-         "--access-logformat", "%(U)s %(s)s %(D)s", "--log-level", "warning"],
-        cwd=ROOT, env=env, start_new_session=True,
+        [
+            sys.executable,
+            "-m",
+            "gunicorn",
+            "config.wsgi:application",
+            "--bind",
+            f"127.0.0.1:{port}",
+            "--workers",
+            str(workers),
+            "--worker-class",
+            "sync",
+            "--backlog",
+            "2048",
+            "--access-logfile",
+            str(log),
+            "--access-logformat",
+            "%(U)s %(s)s %(D)s",
+            "--log-level",
+            "warning",
+        ],
+        cwd=ROOT,
+        env=env,
+        start_new_session=True,
     )
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         try:
             with socket.create_connection(("127.0.0.1", port), timeout=0.5):
                 return proc
-        except OSError:
+        except OSError as exc:
             if proc.poll() is not None:
-                raise RuntimeError("gunicorn exited")
+                raise RuntimeError("gunicorn exited") from exc
             time.sleep(0.2)
     raise RuntimeError("gunicorn did not start")
 
@@ -166,10 +222,18 @@ async def _reviewer(client, urls, session, until, think_s, out, rng):
     while time.monotonic() < until:
         url = rng.choice(urls)
         t0 = time.perf_counter()
-        response = await client.get(url, headers={"HX-Request": "true", "HX-Target": "workspace"}, cookies=cookies)
+        response = await client.get(
+            url, headers={"HX-Request": "true", "HX-Target": "workspace"}, cookies=cookies
+        )
         timing = dict(re.findall(r"(\w+);dur=([\d.]+)", response.headers.get("Server-Timing", "")))
-        out.append(((time.perf_counter() - t0) * 1000.0, response.status_code,
-                    float(timing.get("view", "nan")), float(timing.get("cpu", "nan"))))
+        out.append(
+            (
+                (time.perf_counter() - t0) * 1000.0,
+                response.status_code,
+                float(timing.get("view", "nan")),
+                float(timing.get("cpu", "nan")),
+            )
+        )
         if think_s:
             await asyncio.sleep(think_s * (0.5 + rng.random()))
 
@@ -182,24 +246,41 @@ async def _load(base: str, urls, sessions, seconds: float, think_ms: float) -> d
     async with httpx.AsyncClient(base_url=base, limits=limits, timeout=30) as client:
         until = time.monotonic() + seconds
         started = time.monotonic()
-        await asyncio.gather(*[_reviewer(client, urls, s, until, think_ms / 1000.0, out, random.Random(i))
-                               for i, s in enumerate(sessions)])
+        await asyncio.gather(
+            *[
+                _reviewer(client, urls, s, until, think_ms / 1000.0, out, random.Random(i))
+                for i, s in enumerate(sessions)
+            ]
+        )
         elapsed = time.monotonic() - started
-    return {"latencies": [row[0] for row in out], "errors": sum(1 for row in out if row[1] != 200),
-            "view_ms": [row[2] for row in out if row[2] == row[2]], "cpu_ms": [row[3] for row in out if row[3] == row[3]],
-            "elapsed_s": elapsed}
+    return {
+        "latencies": [row[0] for row in out],
+        "errors": sum(1 for row in out if row[1] != 200),
+        "view_ms": [row[2] for row in out if row[2] == row[2]],
+        "cpu_ms": [row[3] for row in out if row[3] == row[3]],
+        "elapsed_s": elapsed,
+    }
 
 
 def load_main(spec_json: str) -> None:
     spec = json.loads(spec_json)
-    result = asyncio.run(_load(spec["base"], spec["urls"], spec["sessions"], spec["seconds"], spec["think_ms"]))
+    result = asyncio.run(
+        _load(spec["base"], spec["urls"], spec["sessions"], spec["seconds"], spec["think_ms"])
+    )
     print(json.dumps(result))
 
 
 def run_load(base, urls, sessions, seconds, think_ms) -> dict:
-    spec = json.dumps({"base": base, "urls": urls, "sessions": sessions, "seconds": seconds, "think_ms": think_ms})
-    proc = subprocess.run([sys.executable, "-m", "bench.bench_review_fragment", "--load", spec], cwd=ROOT,
-                          capture_output=True, text=True, timeout=seconds + 120)
+    spec = json.dumps(
+        {"base": base, "urls": urls, "sessions": sessions, "seconds": seconds, "think_ms": think_ms}
+    )
+    proc = subprocess.run(
+        [sys.executable, "-m", "bench.bench_review_fragment", "--load", spec],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=seconds + 120,
+    )
     if proc.returncode != 0:
         raise RuntimeError(proc.stderr[-2000:])
     return json.loads(proc.stdout.strip().splitlines()[-1])
@@ -242,8 +323,11 @@ def slowdown_vs_baseline(fragment: dict, baseline: dict) -> dict:
     """Fragment ms / baseline ms (> 1: the fragment is slower), server's and client's p50 and p95."""
     from bench._django import ratio
 
-    return {f"{side}_{q}": ratio(fragment[f"{side}_ms"][f"{q}_ms"], baseline[f"{side}_ms"][f"{q}_ms"])
-            for side in ("server", "client") for q in ("p50", "p95")}
+    return {
+        f"{side}_{q}": ratio(fragment[f"{side}_ms"][f"{q}_ms"], baseline[f"{side}_ms"][f"{q}_ms"])
+        for side in ("server", "client")
+        for q in ("p50", "p95")
+    }
 
 
 def main(argv: list[str] | None = None) -> dict:
@@ -287,7 +371,9 @@ def main(argv: list[str] | None = None) -> dict:
                 time.sleep(0.5)
                 server_ms, errors, mark = server_times(log, mark, LOGIN_URL)
                 figures["baseline_login_page"] = load_figures(client, server_ms, errors)
-                figures["slowdown_vs_login_page"] = slowdown_vs_baseline(figures, figures["baseline_login_page"])
+                figures["slowdown_vs_login_page"] = slowdown_vs_baseline(
+                    figures, figures["baseline_login_page"]
+                )
                 scenarios.append(figures)
         finally:
             os.killpg(server.pid, signal.SIGTERM)
@@ -295,7 +381,9 @@ def main(argv: list[str] | None = None) -> dict:
     result = {
         "benchmark": "review_fragment",
         "fragment": "GET /documents/<d>/clauses/<e>/ (HX-Request: true)",
-        "reviewers": args.reviewers, "gunicorn_workers": args.workers, "cpu_count": os.cpu_count(),
+        "reviewers": args.reviewers,
+        "gunicorn_workers": args.workers,
+        "cpu_count": os.cpu_count(),
         "document": {"pages": data["pages"], "chars": data["document_chars"], "clauses": data["clauses"]},
         "queries_per_fragment": queries,
         "target_server_p95_ms": TARGET_P95_MS,

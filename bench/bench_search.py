@@ -27,6 +27,7 @@ The engagement-wide exact scan is slow by nature, so it and its ``auto`` counter
 
 Usage: ``python -m bench.bench_search [--one-doc 10000] [--table-rows 1000000] [--queries 100]``
 """
+
 from __future__ import annotations
 
 import argparse
@@ -61,8 +62,13 @@ def random_units(rng: np.random.Generator, n: int) -> np.ndarray:
     return vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
 
 
-def bulk_chunks(document_ids: list[int], per_document: int, rng: np.random.Generator, words: list[str],
-                batch: int = 20_000) -> float:
+def bulk_chunks(
+    document_ids: list[int],
+    per_document: int,
+    rng: np.random.Generator,
+    words: list[str],
+    batch: int = 20_000,
+) -> float:
     """COPY ``per_document`` random chunks into each document; returns seconds."""
     from django.db import connection
     from pgvector.psycopg import register_vector
@@ -74,15 +80,28 @@ def bulk_chunks(document_ids: list[int], per_document: int, rng: np.random.Gener
     pending: list[tuple[int, int]] = [(d, o) for d in document_ids for o in range(per_document)]
     with connection.connection.cursor() as cursor:
         for start in range(0, len(pending), batch):
-            part = pending[start:start + batch]
+            part = pending[start : start + batch]
             vectors = random_units(rng, len(part))
             picks = rng.integers(0, len(vocab), size=(len(part), WORDS_PER_CHUNK))
             with cursor.copy(COPY_SQL) as copy:
                 copy.set_types(COPY_TYPES)
                 for (document_id, ordinal), vector, pick in zip(part, vectors, picks):
                     text = " ".join(vocab[pick])
-                    copy.write_row((document_id, f"{document_id:x}-{ordinal:x}", ordinal, text, ordinal * 500,
-                                    ordinal * 500 + len(text), 1 + ordinal // 4, 1 + ordinal // 4, ordinal, "", vector))
+                    copy.write_row(
+                        (
+                            document_id,
+                            f"{document_id:x}-{ordinal:x}",
+                            ordinal,
+                            text,
+                            ordinal * 500,
+                            ordinal * 500 + len(text),
+                            1 + ordinal // 4,
+                            1 + ordinal // 4,
+                            ordinal,
+                            "",
+                            vector,
+                        )
+                    )
     return time.perf_counter() - started
 
 
@@ -102,8 +121,10 @@ def build_indexes() -> dict:
         cursor.execute("SET maintenance_work_mem = '3GB'")
         cursor.execute(f"SET max_parallel_maintenance_workers = {max(0, (os.cpu_count() or 1) - 1)}")
         started = time.perf_counter()
-        cursor.execute("CREATE INDEX chunk_embedding_hnsw ON ingest_chunk USING hnsw (embedding vector_cosine_ops) "
-                       "WITH (m = 16, ef_construction = 64)")
+        cursor.execute(
+            "CREATE INDEX chunk_embedding_hnsw ON ingest_chunk USING hnsw (embedding vector_cosine_ops) "
+            "WITH (m = 16, ef_construction = 64)"
+        )
         timings["hnsw_build_s"] = round(time.perf_counter() - started, 1)
         started = time.perf_counter()
         cursor.execute("CREATE INDEX chunk_search_gin ON ingest_chunk USING gin (search)")
@@ -115,9 +136,17 @@ def build_indexes() -> dict:
 def make_documents(engagement, count: int, prefix: str) -> list[int]:
     from ingest.models import Document
 
-    rows = [Document(engagement=engagement, file=f"bench/{prefix}{i}.pdf", original_name=f"{prefix}{i}.pdf",
-                     sha256=hashlib.sha256(f"{prefix}{i}".encode()).hexdigest(), title=f"{prefix} {i}", status="ready")
-            for i in range(count)]
+    rows = [
+        Document(
+            engagement=engagement,
+            file=f"bench/{prefix}{i}.pdf",
+            original_name=f"{prefix}{i}.pdf",
+            sha256=hashlib.sha256(f"{prefix}{i}".encode()).hexdigest(),
+            title=f"{prefix} {i}",
+            status="ready",
+        )
+        for i in range(count)
+    ]
     return [d.pk for d in Document.objects.bulk_create(rows, batch_size=1000)]
 
 
@@ -180,14 +209,19 @@ def fused_vs_two_sides(document_ids: list[int], queries, method: str, k: int = 5
         depth = max(4 * k, s.MIN_CANDIDATES)
         large = s.chunk_count(document_ids) > s.EXACT_MAX_ROWS
         chosen = s.choose_method(document_ids, large=large) if method == "auto" else method
-        pool = s.vector_candidates(vector, document_ids, max(depth, s.TEXT_POOL) if large else depth, method=chosen)
+        pool = s.vector_candidates(
+            vector, document_ids, max(depth, s.TEXT_POOL) if large else depth, method=chosen
+        )
         text_ids = s.text_candidates(text, document_ids, depth, within=pool if large else None)
         reference = [tuple(row) for row in s.fuse(pool[:depth], text_ids)[:k]]
         got = [(h.chunk.pk, h.score, h.vector_rank, h.text_rank) for h in hits]
         same += got == reference
         overlap += len({row[0] for row in got} & {row[0] for row in reference}) / max(1, len(reference))
-    return {"identical": round(same / len(queries), 4), "top_k_overlap": round(overlap / len(queries), 4),
-            "queries": len(queries)}
+    return {
+        "identical": round(same / len(queries), 4),
+        "top_k_overlap": round(overlap / len(queries), 4),
+        "queries": len(queries),
+    }
 
 
 def recall_vs_exact(document_ids: list[int], queries, limit: int = 20) -> float:
@@ -206,7 +240,9 @@ def recall_vs_exact(document_ids: list[int], queries, limit: int = 20) -> float:
 def main(argv: list[str] | None = None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--one-doc", type=int, default=10_000, help="chunks in the single large document")
-    parser.add_argument("--table-rows", type=int, default=1_000_000, help="grow the table to this many chunks (0: skip)")
+    parser.add_argument(
+        "--table-rows", type=int, default=1_000_000, help="grow the table to this many chunks (0: skip)"
+    )
     parser.add_argument("--doc-chunks", type=int, default=1_000, help="chunks per document in the big table")
     parser.add_argument("--wide-docs", type=int, default=100, help="documents in the engagement-wide search")
     parser.add_argument("--queries", type=int, default=100)
@@ -222,8 +258,13 @@ def main(argv: list[str] | None = None) -> dict:
         words = vocabulary()
         queries = [(" ".join(rng.choice(words, size=6)), v) for v in random_units(rng, args.queries)]
         engagement = Engagement.objects.create(name="bench search")
-        result: dict = {"bench": "search", "cores": os.cpu_count(), "k": 5, "queries": args.queries,
-                        "load_average_1m_at_start": round(os.getloadavg()[0], 2)}
+        result: dict = {
+            "bench": "search",
+            "cores": os.cpu_count(),
+            "k": 5,
+            "queries": args.queries,
+            "load_average_1m_at_start": round(os.getloadavg()[0], 2),
+        }
 
         # --- 1. one document of --one-doc chunks
         (big_doc,) = make_documents(engagement, 1, "big")
@@ -235,7 +276,9 @@ def main(argv: list[str] | None = None) -> dict:
             one[method] = measure([big_doc], queries, method)
         one["speedup_vs_exact"] = {m: speedup(one["exact"], one[m]) for m in ("hnsw", "auto")}
         one["hnsw_recall_at_20_vs_exact"] = recall_vs_exact([big_doc], queries)
-        one["fused_vs_two_sides"] = {m: fused_vs_two_sides([big_doc], queries[:50], m) for m in ("exact", "hnsw")}
+        one["fused_vs_two_sides"] = {
+            m: fused_vs_two_sides([big_doc], queries[:50], m) for m in ("exact", "hnsw")
+        }
         one["target_p95_ms"] = 10
         result["one_document"] = one
 
@@ -257,7 +300,12 @@ def main(argv: list[str] | None = None) -> dict:
             builds = build_indexes()
             from ingest.models import Chunk
 
-            table = {"rows": Chunk.objects.count(), "documents": count + 1, "copy_s": round(load_s, 1), **builds}
+            table = {
+                "rows": Chunk.objects.count(),
+                "documents": count + 1,
+                "copy_s": round(load_s, 1),
+                **builds,
+            }
             middle = [doc_ids[len(doc_ids) // 2]]
             table["one_document_exact"] = measure(middle, queries, "exact")
             table["one_document_auto"] = measure(middle, queries, "auto")
@@ -270,9 +318,13 @@ def main(argv: list[str] | None = None) -> dict:
             table["wide_exact"] = measure(wide, queries[:20], "exact")  # slow by nature: 20 queries
             wide_auto_20 = measure(wide, queries[:20], "auto")  # the same 20 queries, for the ratio
             table["speedup_vs_exact"] = {
-                "one_document": {m: speedup(table["one_document_exact"], table[f"one_document_{m}"])
-                                 for m in ("hnsw", "auto")},
-                "large_document": {"auto": speedup(table["large_document_exact"], table["large_document_auto"])},
+                "one_document": {
+                    m: speedup(table["one_document_exact"], table[f"one_document_{m}"])
+                    for m in ("hnsw", "auto")
+                },
+                "large_document": {
+                    "auto": speedup(table["large_document_exact"], table["large_document_auto"])
+                },
                 "wide": {"auto": speedup(table["wide_exact"], wide_auto_20), "queries": 20},
             }
             table["wide_hnsw_recall_at_20_vs_exact"] = recall_vs_exact(wide, queries)

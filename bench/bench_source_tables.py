@@ -10,6 +10,7 @@ p95 over the baseline's (> 1: slower).
 
 Usage: ``python -m bench.bench_source_tables [--rows 10000] [--repeat 20]``  (prints one JSON object)
 """
+
 from __future__ import annotations
 
 import argparse
@@ -25,9 +26,14 @@ from bench._django import percentiles, ratio  # noqa: E402
 
 
 def sheet(rows: int) -> str:
-    lines = [f"| cust_{i:05d} | Customer {i} Holdings, Inc. | Chicago, IL | net {30 + i % 3 * 15} | ${i * 3.17:,.2f} |"
-             for i in range(rows)]
-    return "## Customers\n| ID | Name | City | Terms | Balance |\n| --- | --- | --- | --- | --- |\n" + "\n".join(lines)
+    lines = [
+        f"| cust_{i:05d} | Customer {i} Holdings, Inc. | Chicago, IL | net {30 + i % 3 * 15} | ${i * 3.17:,.2f} |"
+        for i in range(rows)
+    ]
+    return (
+        "## Customers\n| ID | Name | City | Terms | Balance |\n| --- | --- | --- | --- | --- |\n"
+        + "\n".join(lines)
+    )
 
 
 def timed(text: str, cited: str, repeat: int) -> dict:
@@ -53,12 +59,22 @@ def main() -> None:
     cited = "cust_00047 | Customer 47 Holdings"  # a quote across two cells
     table = timed(text, cited, args.repeat)
     plain = timed(text.replace("|", ";"), cited.replace("|", ";"), args.repeat)
-    print(json.dumps({
-        "bench": "source_tables", "rows": args.rows, "page_chars": len(text), "table": table,
-        "baseline_plain_text": plain,
-        "slowdown_vs_plain_text": {"p50": ratio(table["p50_ms"], plain["p50_ms"]),
-                                   "p95": ratio(table["p95_ms"], plain["p95_ms"])},
-    }, indent=2))
+    print(
+        json.dumps(
+            {
+                "bench": "source_tables",
+                "rows": args.rows,
+                "page_chars": len(text),
+                "table": table,
+                "baseline_plain_text": plain,
+                "slowdown_vs_plain_text": {
+                    "p50": ratio(table["p50_ms"], plain["p50_ms"]),
+                    "p95": ratio(table["p95_ms"], plain["p95_ms"]),
+                },
+            },
+            indent=2,
+        )
+    )
 
 
 if __name__ == "__main__":

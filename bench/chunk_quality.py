@@ -28,6 +28,7 @@ Figures:
 Usage: ``python bench/chunk_quality.py [--corpus DIR] [--max-chars N] [--overlap F]
 [--splitter regex|pysbd] [--limit N] [--no-tokenizer] [--show-misses N]``
 """
+
 from __future__ import annotations
 
 import argparse
@@ -43,10 +44,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench._cuad import CREDIT, CUAD  # noqa: E402
 from ingest.chunker import DEFAULT_MAX_CHARS, DEFAULT_MAX_TOKENS, ChunkSpec, chunk_document  # noqa: E402
 from ingest.convert import convert_file  # noqa: E402
 from ingest.headings import line_heading  # noqa: E402
-from bench._cuad import CREDIT, CUAD  # noqa: E402
 from ingest.pages import PageIndex  # noqa: E402
 
 DEFAULT_CORPUS = CUAD
@@ -193,12 +194,12 @@ def chunk_figures(text: str, chunks: list[ChunkSpec], tally: dict) -> None:
     for n, c in enumerate(chunks):
         tally["chunks"] += 1
         tally["chunk_chars"].append(len(c.text))
-        assert c.text == text[c.char_start:c.char_end], "text must be the exact slice"
+        assert c.text == text[c.char_start : c.char_end], "text must be the exact slice"
         ends = bool(_ENDS_SENTENCE.search(c.text))
         tally["sentence_end"] += ends
         clean = ends or n == len(chunks) - 1
         if not clean:
-            after = text[c.char_end:c.char_end + 3]
+            after = text[c.char_end : c.char_end + 3]
             clean = after.startswith(("\n\n", "\f", "\n\f")) or (
                 n + 1 < len(chunks) and _opens_with_heading(text, chunks[n + 1], c.char_end)
             )
@@ -216,7 +217,7 @@ def chunk_figures(text: str, chunks: list[ChunkSpec], tally: dict) -> None:
 
 def _opens_with_heading(text: str, nxt: ChunkSpec, prev_end: int) -> bool:
     start = max(nxt.char_start, prev_end)
-    line = text[start:start + 200].lstrip().split("\n", 1)[0].strip()
+    line = text[start : start + 200].lstrip().split("\n", 1)[0].strip()
     return bool(line) and line_heading(line) is not None
 
 
@@ -241,13 +242,29 @@ def main(argv: list[str] | None = None) -> dict:
 
     tally: dict = {
         k: 0
-        for k in (
-            "parts located not_located long_parts covered_single covered_single_long covered_any paged "
-            "offset_page_ok chunk_paged chunk_page_ok chunks sentence_end clean_end wordpiece_fit pages"
-        ).split()
+        for k in [
+            "parts",
+            "located",
+            "not_located",
+            "long_parts",
+            "covered_single",
+            "covered_single_long",
+            "covered_any",
+            "paged",
+            "offset_page_ok",
+            "chunk_paged",
+            "chunk_page_ok",
+            "chunks",
+            "sentence_end",
+            "clean_end",
+            "wordpiece_fit",
+            "pages",
+        ]
     }
     tally.update(bucket_total={}, bucket_covered={}, coverage_misses=[])
-    tally.update(chunk_chars=[], overlap_all=[], overlap_same_section=[], overlap_nonzero=[], page_misses=[], tokens=[])
+    tally.update(
+        chunk_chars=[], overlap_all=[], overlap_same_section=[], overlap_nonzero=[], page_misses=[], tokens=[]
+    )
     chunk_seconds = 0.0
     text_chars = 0
     for doc in documents:
@@ -255,7 +272,11 @@ def main(argv: list[str] | None = None) -> dict:
         tally["pages"] += len(converted.pages)
         t0 = time.process_time()
         chunks = chunk_document(
-            converted.text, converted.pages, max_chars=args.max_chars, max_tokens=args.max_tokens, overlap=args.overlap,
+            converted.text,
+            converted.pages,
+            max_chars=args.max_chars,
+            max_tokens=args.max_tokens,
+            overlap=args.overlap,
             splitter=splitter,
         )
         chunk_seconds += time.process_time() - t0
@@ -263,7 +284,9 @@ def main(argv: list[str] | None = None) -> dict:
         score_document(converted.text, converted.pages, chunks, parts_by_doc.get(doc["doc"], []), tally)
         chunk_figures(converted.text, chunks, tally)
         if tokenizer is not None:
-            lengths = [len(ids) for ids in tokenizer([c.text for c in chunks], add_special_tokens=True)["input_ids"]]
+            lengths = [
+                len(ids) for ids in tokenizer([c.text for c in chunks], add_special_tokens=True)["input_ids"]
+            ]
             tally["tokens"].extend(lengths)
             tally["wordpiece_fit"] += sum(1 for n in lengths if n <= 256)
 
@@ -279,7 +302,12 @@ def main(argv: list[str] | None = None) -> dict:
         "corpus": str(args.corpus),
         "documents": len(documents),
         "pages": tally["pages"],
-        "settings": {"max_chars": args.max_chars, "max_tokens": args.max_tokens, "overlap": args.overlap, "splitter": args.splitter},
+        "settings": {
+            "max_chars": args.max_chars,
+            "max_tokens": args.max_tokens,
+            "overlap": args.overlap,
+            "splitter": args.splitter,
+        },
         "gold_parts": tally["parts"],
         "parts_located_in_pdf_text": tally["located"],
         "parts_not_located": tally["not_located"],
@@ -308,7 +336,11 @@ def main(argv: list[str] | None = None) -> dict:
         "overlap_mean_where_present": mean(tally["overlap_nonzero"]),
         "neighbours_with_overlap": share(len(tally["overlap_nonzero"]), len(tally["overlap_all"])),
         "wordpiece_fit_256": share(tally["wordpiece_fit"], tally["chunks"]) if tokenizer else None,
-        "wordpieces_p50_p99_max": [tokens[len(tokens) // 2], tokens[int(0.99 * (len(tokens) - 1))], tokens[-1]]
+        "wordpieces_p50_p99_max": [
+            tokens[len(tokens) // 2],
+            tokens[int(0.99 * (len(tokens) - 1))],
+            tokens[-1],
+        ]
         if tokens
         else None,
         "chunking_mb_per_s_cpu": round(text_chars / 1e6 / chunk_seconds, 2) if chunk_seconds else None,

@@ -9,6 +9,7 @@ the baseline of always answering the most common type, with the ratio against it
 
 Usage: ``python bench/doctype_accuracy.py [--corpus DIR] [--limit N] [--show-misses]``
 """
+
 from __future__ import annotations
 
 import argparse
@@ -21,8 +22,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from ingest.convert import convert_file  # noqa: E402
 from bench._cuad import CREDIT, CUAD  # noqa: E402
+from ingest.convert import convert_file  # noqa: E402
 from ingest.doctype import classify  # noqa: E402
 
 DEFAULT_CORPUS = CUAD
@@ -30,8 +31,10 @@ DEFAULT_CORPUS = CUAD
 
 def same_type(ours: str | None, cuad: str) -> bool:
     """CUAD writes "License_Agreements", "Co_Branding", "Agency Agreements": compare the stems."""
+
     def stem(s: str) -> str:
         return re.sub(r"[^a-z]", "", re.sub(r"agreements?", "", s.lower()))
+
     return ours is not None and stem(ours) == stem(cuad)
 
 
@@ -41,7 +44,11 @@ def main(argv: list[str] | None = None) -> dict:
     ap.add_argument("--limit", type=int, default=None)
     ap.add_argument("--show-misses", action="store_true")
     args = ap.parse_args(argv)
-    rows = [json.loads(line) for line in (args.corpus / "documents.jsonl").read_text().splitlines() if line.strip()]
+    rows = [
+        json.loads(line)
+        for line in (args.corpus / "documents.jsonl").read_text().splitlines()
+        if line.strip()
+    ]
     rows = rows[: args.limit] if args.limit else rows
     majority = Counter(r["contract_type"] for r in rows).most_common(1)[0][0]
     right = found = base = 0
@@ -55,10 +62,15 @@ def main(argv: list[str] | None = None) -> dict:
         if not same_type(ours, r["contract_type"]):
             misses.append({"doc": r["doc"], "cuad": r["contract_type"], "ours": ours})
     n = len(rows)
-    out = {"credit": CREDIT, "documents": n, "accuracy": round(right / n, 4), "coverage": round(found / n, 4),
-           "precision": round(right / found, 4) if found else None,
-           "baseline_most_common": {"type": majority, "accuracy": round(base / n, 4)},
-           "ratio_to_baseline": round(right / base, 2) if base else None}
+    out = {
+        "credit": CREDIT,
+        "documents": n,
+        "accuracy": round(right / n, 4),
+        "coverage": round(found / n, 4),
+        "precision": round(right / found, 4) if found else None,
+        "baseline_most_common": {"type": majority, "accuracy": round(base / n, 4)},
+        "ratio_to_baseline": round(right / base, 2) if base else None,
+    }
     if args.show_misses:
         out["misses"] = misses
     print(json.dumps(out, indent=2))

@@ -7,6 +7,7 @@ and stdout.
 
 Usage: ``python -m bench.run_all [--quick] [--only NAME ...]``
 """
+
 from __future__ import annotations
 
 import argparse
@@ -23,16 +24,38 @@ RESULTS = HERE / "results"
 QUICK_ARGS = {
     "bench_bulk": ["--docs", "20", "--lines", "2000", "--cuad-limit", "2", "--workers", "1"],
     "bench_chunking": ["--sample", "3", "--every", "30", "--repeat", "1"],
+    "bench_demo": ["--pages", "50", "--repeat", "1"],
     "bench_embeddings": ["--chunks", "64", "--docs", "3"],
     "bench_export": ["--docs", "5", "20"],
     "bench_extraction": ["--docs", "1"],
     "bench_ingest": ["--pages", "30"],
     "bench_retrieval": ["--docs", "3"],
-    "bench_review_fragment": ["--reviewers", "5", "--seconds", "3", "--pages", "20", "--extra-clauses", "5",
-                              "--think-ms", "0"],
+    "bench_review_fragment": [
+        "--reviewers",
+        "5",
+        "--seconds",
+        "3",
+        "--pages",
+        "20",
+        "--extra-clauses",
+        "5",
+        "--think-ms",
+        "0",
+    ],
     "bench_source_tables": ["--rows", "2000", "--repeat", "5"],
-    "bench_search": ["--one-doc", "2000", "--table-rows", "20000", "--doc-chunks", "500", "--wide-docs", "10",
-                     "--queries", "30"],
+    "bench_search": [
+        "--one-doc",
+        "2000",
+        "--table-rows",
+        "20000",
+        "--doc-chunks",
+        "500",
+        "--wide-docs",
+        "10",
+        "--queries",
+        "30",
+    ],
+    "bench_verify": ["--pages", "20", "--repeat", "3"],
 }
 
 
@@ -62,15 +85,24 @@ def run(name: str, quick: bool) -> dict:
     args = QUICK_ARGS.get(name, []) if quick else []
     env = dict(os.environ, HF_HUB_OFFLINE="1", TOKENIZERS_PARALLELISM="false")
     started = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-m", f"bench.{name}", *args], cwd=HERE.parent, env=env,
-                          capture_output=True, text=True)
+    proc = subprocess.run(
+        [sys.executable, "-m", f"bench.{name}", *args],
+        cwd=HERE.parent,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
     seconds = round(time.perf_counter() - started, 1)
     out = proc.stdout
     result = read_output(out)
     if proc.returncode != 0 or not result:
         # what it printed before failing (bench_bulk's finished sections) is kept beside the error
-        result = {**result, "error": f"exit {proc.returncode}", "stderr_tail": proc.stderr[-3000:],
-                  "stdout_tail": out[-2000:]}
+        result = {
+            **result,
+            "error": f"exit {proc.returncode}",
+            "stderr_tail": proc.stderr[-3000:],
+            "stdout_tail": out[-2000:],
+        }
     result["wall_s"] = seconds
     result["args"] = args
     return result

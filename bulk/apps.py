@@ -7,6 +7,5 @@ class BulkConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self):
-        from bulk import cancel
-
-        cancel.connect()  # a batch whose requests are deleted is canceled at the API
+        # here, not at the top: the receivers import models, which load only once every app is registered
+        from bulk import signals  # noqa: F401  (connects the receivers)

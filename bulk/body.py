@@ -7,10 +7,11 @@ pieces. Memory does not grow with the batch, which may hold up to 256 MB of requ
 A ``BatchBody`` can be iterated more than once (each pass starts at the top), so a POST that is
 sent again sends it whole (``submit.send`` itself sends each creation once).
 """
+
 from __future__ import annotations
 
 import tempfile
-from typing import Iterator
+from collections.abc import Iterator
 
 from bulk.split import ENVELOPE_BYTES
 
@@ -43,7 +44,7 @@ class BatchBody:
     def close(self) -> None:
         self._file.close()
 
-    def __enter__(self) -> "BatchBody":
+    def __enter__(self) -> BatchBody:
         return self
 
     def __exit__(self, *exc) -> None:

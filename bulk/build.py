@@ -11,20 +11,20 @@ result in, so verification and any follow-up turn are the agent's too.
 Each request is a fresh conversation for one (document, clause type): the clauses
 of a document run side by side in a batch, not one after another.
 """
+
 from __future__ import annotations
 
 import copy
 from collections import OrderedDict
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Callable, Sequence
 
+from bulk.relay import NextRequest, Relay
 from extraction import checkpoints, launch, retrieval
+from extraction.agent.engine import AnthropicEngine
 from extraction.catalog.sync import as_plain
 from extraction.doc_type import classify_for_run
 from extraction.docview import DocumentView, load_document
-from extraction.agent.engine import AnthropicEngine
-
-from bulk.relay import NextRequest, Relay
 
 CACHE = {"type": "ephemeral"}
 
@@ -76,8 +76,16 @@ class Lazy(Sequence):
 class Builder:
     """Builds the requests of one run: engine, clause types and recent documents are loaded once."""
 
-    def __init__(self, run, *, retrieve: Callable | None = None, k: int = retrieval.DEFAULT_K,
-                 max_tokens: int | None = None, documents_cached: int = 16, client=None):
+    def __init__(
+        self,
+        run,
+        *,
+        retrieve: Callable | None = None,
+        k: int = retrieval.DEFAULT_K,
+        max_tokens: int | None = None,
+        documents_cached: int = 16,
+        client=None,
+    ):
         self.run = run
         self.client = client  # the API's, for the one question not batched: an untyped contract's type
         self.model = run.model or None
@@ -93,7 +101,9 @@ class Builder:
         if view is None:
             view = load_document(document)
             if self.client is not None:  # before its first request is built, so CASE_FACTS carry the type
-                classify_for_run(self.run, document, view, AnthropicEngine(client=self.client, model=self.model))
+                classify_for_run(
+                    self.run, document, view, AnthropicEngine(client=self.client, model=self.model)
+                )
         self._views[document.pk] = view
         while len(self._views) > self._cap:
             self._views.popitem(last=False)
@@ -103,11 +113,17 @@ class Builder:
         """An agent session on ``document`` (from ``snapshot``) talking to ``client``; CASE_FACTS
         come from the database unless ``facts`` provides them."""
         run = self.run
-        engine = AnthropicEngine(client=client, model=self.model, max_turns=1, max_tokens=self.max_tokens, k=self.k)
+        engine = AnthropicEngine(
+            client=client, model=self.model, max_turns=1, max_tokens=self.max_tokens, k=self.k
+        )
         return engine.open_session(
-            self.view(document), facts=facts or (lambda: checkpoints.facts_for(run, document)), types=self.types,
-            search=retrieval.searcher(document), snapshot=copy.deepcopy(snapshot) if snapshot else None,
-            on_checkpoint=on_checkpoint)
+            self.view(document),
+            facts=facts or (lambda: checkpoints.facts_for(run, document)),
+            types=self.types,
+            search=retrieval.searcher(document),
+            snapshot=copy.deepcopy(snapshot) if snapshot else None,
+            on_checkpoint=on_checkpoint,
+        )
 
     def build(self, item) -> Built:
         """The request for ``item`` (a ``BatchItem`` with its task): a fresh question, or the next

@@ -3,14 +3,16 @@
 Deleting an engagement, a bulk run, or the documents of a run deletes the rows that follow its
 batches (its ``BatchJob`` rows, or the ``BatchItem`` rows a batch's results are for), not the batches:
 the API went on processing, and billing, them and nobody collected their results. The ids of the
-batches in progress are taken before the rows go (``pre_delete``); once the deletion commits, one
-Celery task per batch (``bulk.tasks.cancel_batch``) cancels it, so the delete request does not wait
-on the network. A batch that requests of other documents still wait for keeps running.
+batches in progress are taken before the rows go (``pre_delete``, received in ``bulk.signals``); once
+the deletion commits, ``cancel_requested`` is sent and its receiver queues one Celery task per batch
+(``bulk.tasks.cancel_batch``), which cancels it, so the delete request does not wait on the network.
+A batch that requests of other documents still wait for keeps running.
 
 A cancel the API could not take (down, overloaded) is tried again with a growing wait
 (``backoff``); after ``RETRIES`` more tries, or without an API key, the batch id is logged for an
 admin to cancel in the Claude Console: its rows are gone, the log is all that names it.
 """
+
 from __future__ import annotations
 
 import logging
@@ -19,10 +21,11 @@ from functools import partial
 
 import anthropic
 from django.db import transaction
-from django.db.models.signals import pre_delete
+from django.dispatch import Signal
 
 from bulk.models import BatchItem, BatchJob
 from bulk.poll import apply_batch
+from extraction.agent.engine import make_client
 from ingest.models import Document
 
 log = logging.getLogger(__name__)
@@ -35,12 +38,16 @@ NOTE = "The documents of this batch were deleted while it ran, so it was cancele
 
 # One deletion (an engagement with its documents, runs and jobs) sends pre_delete for each row it takes: the
 # batch ids are gathered per deletion (its ``origin``) and handed over once, when it commits.
-_gathered: "weakref.WeakKeyDictionary[object, set[str]]" = weakref.WeakKeyDictionary()
+_gathered: weakref.WeakKeyDictionary[object, set[str]] = weakref.WeakKeyDictionary()
+
+# Sent with ``batch_ids`` when batches whose requests were deleted are to be canceled; the receiver in
+# ``bulk.signals`` queues one ``bulk.tasks.cancel_batch`` each.
+cancel_requested = Signal()
 
 
 def backoff(retries: int) -> int:
     """Seconds before the next try of a cancel that failed ``retries`` times before: 30 s, 1, 2, 4, 8 min."""
-    return 30 * 2 ** retries
+    return 30 * 2**retries
 
 
 def retryable(exc: Exception) -> bool:
@@ -53,9 +60,14 @@ def retryable(exc: Exception) -> bool:
 
 def batches_of_document(document: Document) -> list[str]:
     """Batches in progress with requests of ``document`` waiting for their results."""
-    return list(BatchJob.objects.filter(state__in=RUNNING, items__state=BatchItem.State.SUBMITTED,
-                                        items__task__document=document).exclude(batch_id="")
-                .values_list("batch_id", flat=True).distinct())
+    return list(
+        BatchJob.objects.filter(
+            state__in=RUNNING, items__state=BatchItem.State.SUBMITTED, items__task__document=document
+        )
+        .exclude(batch_id="")
+        .values_list("batch_id", flat=True)
+        .distinct()
+    )
 
 
 def _gather(origin, using: str, batch_ids) -> None:
@@ -66,20 +78,13 @@ def _gather(origin, using: str, batch_ids) -> None:
         ids = set()
         if origin is not None:
             _gathered[origin] = ids
-        transaction.on_commit(partial(enqueue, ids), using=using)
+        transaction.on_commit(partial(request_cancel, ids), using=using)
     ids.update(batch_ids)
 
 
-def enqueue(batch_ids) -> None:
+def request_cancel(batch_ids) -> None:
     """Ask a worker to cancel each of ``batch_ids`` (unless still wanted by then)."""
-    from bulk.tasks import cancel_batch
-
-    for batch_id in sorted(batch_ids):
-        try:
-            cancel_batch.delay(batch_id)
-        except Exception:  # the deletion has committed: say which batch to cancel, do not fail the request
-            log.exception("batch %s: its requests were deleted, but the queue could not be reached to cancel it; "
-                          "cancel it in the Claude Console", batch_id)
+    cancel_requested.send(BatchJob, batch_ids=sorted(batch_ids))
 
 
 def on_job_delete(sender, instance: BatchJob, using: str, origin=None, **kwargs) -> None:
@@ -89,11 +94,6 @@ def on_job_delete(sender, instance: BatchJob, using: str, origin=None, **kwargs)
 
 def on_document_delete(sender, instance: Document, using: str, origin=None, **kwargs) -> None:
     _gather(origin, using, batches_of_document(instance))
-
-
-def connect() -> None:
-    pre_delete.connect(on_job_delete, sender=BatchJob, dispatch_uid="bulk.cancel.job")
-    pre_delete.connect(on_document_delete, sender=Document, dispatch_uid="bulk.cancel.document")
 
 
 def still_wanted(batch_id: str) -> bool:
@@ -106,13 +106,12 @@ def still_wanted(batch_id: str) -> bool:
 
 
 def cancel_abandoned(batch_id: str, client=None) -> str:
-    """Cancel ``batch_id`` unless it is still wanted; the job, when its row is still there, follows the cancel.
-    Raises the API's error (``retryable`` says whether to try again) and ``EngineError`` without a key."""
+    """Cancel ``batch_id`` unless it is still wanted; the job, when its row is still there, follows the
+    cancel. Raises the API's error (``retryable`` says whether to try again) and ``EngineError`` without a
+    key."""
     if still_wanted(batch_id):
         return KEPT
     if client is None:
-        from extraction.agent.engine import make_client
-
         client = make_client()
     try:
         batch = client.messages.batches.cancel(batch_id)
@@ -128,5 +127,9 @@ def cancel_abandoned(batch_id: str, client=None) -> str:
 
 
 def not_canceled(batch_id: str, reason: str) -> None:
-    log.error("batch %s: its requests were deleted but it could not be canceled (%s); it runs on and is billed: "
-              "cancel it in the Claude Console", batch_id, reason)
+    log.error(
+        "batch %s: its requests were deleted but it could not be canceled (%s); it runs on and is billed: "
+        "cancel it in the Claude Console",
+        batch_id,
+        reason,
+    )

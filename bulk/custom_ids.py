@@ -5,6 +5,7 @@ The API wants ``^[a-zA-Z0-9_-]{1,64}$``, unique within a batch. Ours is
 (run, document, clause type)), so it is unique in every batch and maps back to
 its rows without a lookup table.
 """
+
 from __future__ import annotations
 
 import re

@@ -40,13 +40,15 @@ and then finds the lease fresh); a harvest whose lease was taken stops there, wr
 it neither applies lines, nor sends requests on, nor marks the batch harvested or hands it
 back under the newer harvest's feet.
 """
+
 from __future__ import annotations
 
 import logging
 import uuid
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from itertools import islice
-from typing import Any, Iterable
+from typing import Any
 
 from django.db import transaction
 from django.db.models import F, Q
@@ -57,13 +59,14 @@ from bulk import retry
 from bulk.build import Builder
 from bulk.custom_ids import parse
 from bulk.models import BatchItem, BatchJob
-from bulk.poll import api_error_text
+from bulk.poll import STALE_AFTER, api_error_text
 from bulk.relay import NextRequest, Relay
 from extraction import checkpoints, run_status
 from extraction.agent.case_facts import CaseFacts
+from extraction.agent.engine import make_client
 from extraction.catalog.sync import as_plain
-from extraction.outcome import FAILED, Interrupted
 from extraction.models import ClauseTask, ExtractionRun
+from extraction.outcome import FAILED, Interrupted
 from extraction.persist import save_outcome
 from extraction.usage import Usage, cost_usd
 
@@ -78,10 +81,10 @@ class HarvestResult:
     job_id: int
     taken: bool = True
     lines: int = 0
-    outcomes: dict = field(default_factory=dict)   # stored / requeued / failed / skipped -> count
-    missing: int = 0                               # submitted requests with no line in the file
-    unreadable: int = 0                            # lines of the file that were not results
-    superseded: bool = False                       # another harvest took the batch over; this one stopped
+    outcomes: dict = field(default_factory=dict)  # stored / requeued / failed / skipped -> count
+    missing: int = 0  # submitted requests with no line in the file
+    unreadable: int = 0  # lines of the file that were not results
+    superseded: bool = False  # another harvest took the batch over; this one stopped
 
     def add(self, label: str) -> None:
         self.outcomes[label] = self.outcomes.get(label, 0) + 1
@@ -100,11 +103,15 @@ class Tally:
         if label in _COUNTER:
             self.counts[_COUNTER[label]] = self.counts.get(_COUNTER[label], 0) + 1
 
-    def flush(self, job: BatchJob, run) -> None:
+    def flush(self, job: BatchJob, run: ExtractionRun) -> None:
         updates = {name: F(name) + n for name, n in self.counts.items()}
         u = self.usage
-        tokens = {"input_tokens": u.input_tokens, "output_tokens": u.output_tokens,
-                  "cache_read_tokens": u.cache_read_tokens, "cache_write_tokens": u.cache_write_tokens}
+        tokens = {
+            "input_tokens": u.input_tokens,
+            "output_tokens": u.output_tokens,
+            "cache_read_tokens": u.cache_read_tokens,
+            "cache_write_tokens": u.cache_write_tokens,
+        }
         usage = {k: F(k) + v for k, v in tokens.items() if v}
         if usage:
             usage["cost_usd"] = F("cost_usd") + cost_usd(u, run.model, batch=True)
@@ -127,12 +134,11 @@ def take(job: BatchJob, *, force: bool = False) -> str:
         states += [BatchJob.State.HARVESTING, BatchJob.State.HARVESTED]
     q = Q(state__in=states)
     if not force:
-        from bulk.poll import STALE_AFTER
-
         q |= Q(state=BatchJob.State.HARVESTING, harvest_started_at__lt=timezone.now() - STALE_AFTER)
     lease = uuid.uuid4().hex
-    taken = BatchJob.objects.filter(q, pk=job.pk).update(state=BatchJob.State.HARVESTING, harvest_lease=lease,
-                                                         harvest_started_at=timezone.now())
+    taken = BatchJob.objects.filter(q, pk=job.pk).update(
+        state=BatchJob.State.HARVESTING, harvest_lease=lease, harvest_started_at=timezone.now()
+    )
     return lease if taken else ""
 
 
@@ -140,12 +146,19 @@ def hold(job: BatchJob, lease: str) -> None:
     """Renew ``lease`` before a write that matters (in the writes' transaction: the job's row stays locked
     until they commit), or raise ``LeaseLost``. A live harvest never looks stale to the poller."""
     if not BatchJob.objects.filter(pk=job.pk, state=BatchJob.State.HARVESTING, harvest_lease=lease).update(
-            harvest_started_at=timezone.now()):
+        harvest_started_at=timezone.now()
+    ):
         raise LeaseLost(f"batch {job.batch_id} was taken over by another harvest")
 
 
-def harvest(job: BatchJob, *, client=None, results: Iterable | None = None, builder: Builder | None = None,
-            force: bool = False) -> HarvestResult:
+def harvest(
+    job: BatchJob,
+    *,
+    client=None,
+    results: Iterable | None = None,
+    builder: Builder | None = None,
+    force: bool = False,
+) -> HarvestResult:
     """Apply every result line of ``job``. ``results`` (an iterable of ``MessageBatchIndividualResponse``)
     defaults to the stream of the batch's results file (``results.stream``); ``force`` harvests again a
     job already harvested (it adds nothing: every line is skipped)."""
@@ -160,8 +173,6 @@ def harvest(job: BatchJob, *, client=None, results: Iterable | None = None, buil
     try:
         if results is None:
             if client is None:
-                from extraction.agent.engine import make_client
-
                 client = make_client()
             results = result_file.stream(client, job.batch_id)
         lines = iter(results)
@@ -181,8 +192,10 @@ def harvest(job: BatchJob, *, client=None, results: Iterable | None = None, buil
         return _superseded(job, out)
     except BaseException as exc:  # the stream broke (or a worker stops): the next poll takes the job up again
         BatchJob.objects.filter(pk=job.pk, state=BatchJob.State.HARVESTING, harvest_lease=lease).update(
-            state=BatchJob.State.ENDED, error=f"Its results could not be read to the end ({api_error_text(exc)}); "
-                                              "the next poll tries again.")
+            state=BatchJob.State.ENDED,
+            error=f"Its results could not be read to the end ({api_error_text(exc)}); "
+            "the next poll tries again.",
+        )
         raise
     finally:
         close = getattr(results, "close", None)
@@ -199,13 +212,17 @@ def harvest(job: BatchJob, *, client=None, results: Iterable | None = None, buil
 
 
 def _superseded(job: BatchJob, out: HarvestResult) -> HarvestResult:
-    log.warning("harvest of batch %s (%s) stopped: another harvest took it over after %d lines", job.sequence,
-                job.batch_id, out.lines)
+    log.warning(
+        "harvest of batch %s (%s) stopped: another harvest took it over after %d lines",
+        job.sequence,
+        job.batch_id,
+        out.lines,
+    )
     out.superseded = True
     return out
 
 
-def _settle(job: BatchJob, run, lease: str, out: HarvestResult) -> None:
+def _settle(job: BatchJob, run: ExtractionRun, lease: str, out: HarvestResult) -> None:
     """The end of the file: requests with no line go to the next batch, and the job is harvested."""
     tally = Tally()
     with transaction.atomic():
@@ -213,27 +230,38 @@ def _settle(job: BatchJob, run, lease: str, out: HarvestResult) -> None:
         missing = BatchItem.objects.filter(job=job, state=BatchItem.State.SUBMITTED).only("id")
         for item in missing.iterator(chunk_size=GROUP_LINES):
             out.missing += 1
-            label = apply_failure(job, item.pk, "errored", error_type="missing_result",
-                                  error_message="the results file had no line for this request")
+            label = apply_failure(
+                job,
+                item.pk,
+                "errored",
+                error_type="missing_result",
+                error_message="the results file had no line for this request",
+            )
             out.add(label)
             tally.count(label)
         tally.flush(job, run)
         done = {"state": BatchJob.State.HARVESTED, "harvested_at": timezone.now(), "error": ""}
         if out.unreadable:
-            done["error"] = (f"{out.unreadable} line{'s' if out.unreadable > 1 else ''} of the results file could "
-                             "not be read; their requests went to the next batch")
+            done["error"] = (
+                f"{out.unreadable} line{'s' if out.unreadable > 1 else ''} of the results file could "
+                "not be read; their requests went to the next batch"
+            )
         BatchJob.objects.filter(pk=job.pk).update(**done)
 
 
-def finish(run) -> None:
+def finish(run: ExtractionRun) -> None:
     run_status.refresh_status(ExtractionRun.objects.get(pk=run.pk))
 
 
 def _items_for_update(job: BatchJob):
     """The job's items still waiting for their result, locked, with their task, document (no text) and
     clause type."""
-    return (BatchItem.objects.select_for_update(of=("self",)).filter(job=job, state=BatchItem.State.SUBMITTED)
-            .select_related("task__document", "task__clause_type").defer("task__document__text"))
+    return (
+        BatchItem.objects.select_for_update(of=("self",))
+        .filter(job=job, state=BatchItem.State.SUBMITTED)
+        .select_related("task__document", "task__clause_type")
+        .defer("task__document__text")
+    )
 
 
 def _locked_items(job: BatchJob, custom_ids: list[str]) -> dict[str, BatchItem]:
@@ -241,12 +269,17 @@ def _locked_items(job: BatchJob, custom_ids: list[str]) -> dict[str, BatchItem]:
     return {item.custom_id: item for item in _items_for_update(job).filter(custom_id__in=custom_ids)}
 
 
-def count_gone(job: BatchJob, run, group: list, items: dict[str, BatchItem], tally: Tally) -> None:
+def count_gone(
+    job: BatchJob, run: ExtractionRun, group: list, items: dict[str, BatchItem], tally: Tally
+) -> None:
     """Succeeded lines of the group whose request is gone (its document was deleted mid-run, and its item
     with it): the API billed them all the same, so their tokens are counted, once (the job keeps their
     custom ids: a harvest taken up again, or forced, meets them again)."""
-    lines = {line.custom_id: line for line in group
-             if line.custom_id not in items and line.result.type == "succeeded" and _of_run(line.custom_id, run)}
+    lines = {
+        line.custom_id: line
+        for line in group
+        if line.custom_id not in items and line.result.type == "succeeded" and _of_run(line.custom_id, run)
+    }
     if not lines:
         return
     present = set(BatchItem.objects.filter(custom_id__in=list(lines)).values_list("custom_id", flat=True))
@@ -258,7 +291,7 @@ def count_gone(job: BatchJob, run, group: list, items: dict[str, BatchItem], tal
         BatchJob.objects.filter(pk=job.pk).update(gone_counted=sorted(counted | set(gone)))
 
 
-def _of_run(cid: str, run) -> bool:
+def _of_run(cid: str, run: ExtractionRun) -> bool:
     try:
         return parse(cid).run_id == run.pk
     except ValueError:
@@ -268,6 +301,7 @@ def _of_run(cid: str, run) -> bool:
 def _by_document(group: list, items: dict[str, BatchItem]) -> list:
     """The group's lines, those of one document together (each document is loaded once per group), in
     the file's order within a document."""
+
     def document_of(line) -> int:
         item = items.get(line.custom_id)
         return item.task.document_id if item is not None else 0
@@ -275,7 +309,9 @@ def _by_document(group: list, items: dict[str, BatchItem]) -> list:
     return sorted(group, key=document_of)
 
 
-def apply_line(job: BatchJob, run, line: Any, builder: Builder, tally: Tally, item: BatchItem | None) -> str:
+def apply_line(
+    job: BatchJob, run: ExtractionRun, line: Any, builder: Builder, tally: Tally, item: BatchItem | None
+) -> str:
     """One line of the results file (``{custom_id, result}``), in a savepoint; ``item`` is its item, locked
     (None when it is not waiting for a result in this job). Returns what became of the line."""
     result = line.result
@@ -290,14 +326,24 @@ def apply_line(job: BatchJob, run, line: Any, builder: Builder, tally: Tally, it
                 tally.usage = tally.usage + usage
                 return label
             err = getattr(getattr(result, "error", None), "error", None)
-            return _failed(job, item, kind, error_type=getattr(err, "type", "") or "",
-                           error_message=getattr(err, "message", "") or "")
+            return _failed(
+                job,
+                item,
+                kind,
+                error_type=getattr(err, "type", "") or "",
+                error_message=getattr(err, "message", "") or "",
+            )
     except Exception as exc:  # one bad line never stops the harvest: it goes to the next batch
         log.exception("batch %s: could not apply the result for %s", job.batch_id, line.custom_id)
         if kind == "succeeded":  # billed all the same
             tally.usage = tally.usage + Usage().add(result.message.usage)
-        return apply_failure(job, item.pk, "errored", error_type="harvest_error",
-                             error_message=f"the server could not process the result ({type(exc).__name__}: {exc})")
+        return apply_failure(
+            job,
+            item.pk,
+            "errored",
+            error_type="harvest_error",
+            error_message=f"the server could not process the result ({type(exc).__name__}: {exc})",
+        )
 
 
 def apply_failure(job: BatchJob, item_pk: int, kind: str, *, error_type: str, error_message: str) -> str:
@@ -308,16 +354,25 @@ def apply_failure(job: BatchJob, item_pk: int, kind: str, *, error_type: str, er
         return _failed(job, item, kind, error_type=error_type, error_message=error_message)
 
 
-def _failed(job: BatchJob, item: BatchItem, kind: str, *, error_type: str = "", error_message: str = "",
-            max_tokens: int | None = None) -> str:
-    note = retry.failure_note(kind, job.batch_id, error_type=error_type, error_message=error_message,
-                              max_tokens=max_tokens)
+def _failed(
+    job: BatchJob,
+    item: BatchItem,
+    kind: str,
+    *,
+    error_type: str = "",
+    error_message: str = "",
+    max_tokens: int | None = None,
+) -> str:
+    note = retry.failure_note(
+        kind, job.batch_id, error_type=error_type, error_message=error_message, max_tokens=max_tokens
+    )
     decision = retry.decide(kind, item.failures_in_row, note)
     item.failures_in_row, item.last_result, item.error = decision.failures_in_row, kind, decision.note
     if decision.action == retry.FAIL:
         item.state, item.snapshot = BatchItem.State.FAILED, None
         ClauseTask.objects.filter(pk=item.task_id).exclude(status=ClauseTask.Status.DONE).update(
-            status=ClauseTask.Status.FAILED, error=decision.note[:4000])
+            status=ClauseTask.Status.FAILED, error=decision.note[:4000]
+        )
         label = FAILED_ITEM
     else:
         item.state, item.snapshot = BatchItem.State.PENDING, retry.add_note(item.snapshot, note)
@@ -326,7 +381,9 @@ def _failed(job: BatchJob, item: BatchItem, kind: str, *, error_type: str = "", 
     return label
 
 
-def _succeeded(job: BatchJob, run, item: BatchItem, message: Any, builder: Builder, usage: Usage) -> str:
+def _succeeded(
+    job: BatchJob, run: ExtractionRun, item: BatchItem, message: Any, builder: Builder, usage: Usage
+) -> str:
     task = item.task
     document = task.document
     clause = as_plain(task.clause_type)
@@ -334,23 +391,39 @@ def _succeeded(job: BatchJob, run, item: BatchItem, message: Any, builder: Build
     # The system prompt the agent renders to "send" this turn is never sent (the relay hands back the
     # harvested reply), so it gets plain facts instead of a database round trip; a next turn is built
     # from the snapshot, with CASE_FACTS from the database, when it is submitted.
-    session = builder.session(document, item.snapshot, Relay(message),
-                              on_checkpoint=lambda snap, reason: interrupted.update(snapshot=snap, reason=reason),
-                              facts=lambda: CaseFacts(doc_id=str(document.pk)))
+    session = builder.session(
+        document,
+        item.snapshot,
+        Relay(message),
+        on_checkpoint=lambda snap, reason: interrupted.update(snapshot=snap, reason=reason),
+        facts=lambda: CaseFacts(doc_id=str(document.pk)),
+    )
     try:
         outcome = session.extract(clause, checkpoints.clause_id_for(document.pk, clause.slug), [])
     except NextRequest:  # the agent's next turn (verification retry, nudge): into the next batch
         usage.add(message.usage)
         item.state, item.snapshot, item.failures_in_row, item.last_result = (
-            BatchItem.State.PENDING, session.snapshot(), 0, "continued")
+            BatchItem.State.PENDING,
+            session.snapshot(),
+            0,
+            "continued",
+        )
         item.save(update_fields=["state", "snapshot", "failures_in_row", "last_result", "updated_at"])
         return REQUEUED
     except Interrupted:  # max_tokens: checkpoint first, then resume in the next batch
         usage.add(message.usage)
         snapshot = interrupted.get("snapshot") or session.snapshot()
-        checkpoints.save(run, document, snapshot, last_record={
-            "reason": "max_tokens", "clause_type": clause.name, "custom_id": item.custom_id,
-            "batch_id": job.batch_id})
+        checkpoints.save(
+            run,
+            document,
+            snapshot,
+            last_record={
+                "reason": "max_tokens",
+                "clause_type": clause.name,
+                "custom_id": item.custom_id,
+                "batch_id": job.batch_id,
+            },
+        )
         BatchJob.objects.filter(pk=job.pk).update(n_max_tokens=F("n_max_tokens") + 1)
         item.snapshot = snapshot
         budget = (snapshot.get("position") or {}).get("max_tokens")
@@ -358,15 +431,33 @@ def _succeeded(job: BatchJob, run, item: BatchItem, message: Any, builder: Build
     usage.add(message.usage)
     if outcome.status == FAILED:
         error = "; ".join(outcome.errors)[:4000] or "the agent gave up on this clause"
-        item.state, item.error, item.snapshot, item.last_result = BatchItem.State.FAILED, error, None, "succeeded"
+        item.state, item.error, item.snapshot, item.last_result = (
+            BatchItem.State.FAILED,
+            error,
+            None,
+            "succeeded",
+        )
         item.save(update_fields=["state", "error", "snapshot", "last_result", "updated_at"])
         ClauseTask.objects.filter(pk=task.pk).exclude(status=ClauseTask.Status.DONE).update(
-            status=ClauseTask.Status.FAILED, error=error)
+            status=ClauseTask.Status.FAILED, error=error
+        )
         return FAILED_ITEM
-    save_outcome(run, document, task.clause_type, outcome, engine="anthropic", model=run.model,
-                 chunk_pks=session.document.chunk_pks)
+    save_outcome(
+        run,
+        document,
+        task.clause_type,
+        outcome,
+        engine="anthropic",
+        model=run.model,
+        chunk_pks=session.document.chunk_pks,
+    )
     ClauseTask.objects.filter(pk=task.pk).update(status=ClauseTask.Status.DONE, error="")
     item.state, item.snapshot, item.failures_in_row, item.last_result, item.error = (
-        BatchItem.State.DONE, None, 0, "succeeded", "")
+        BatchItem.State.DONE,
+        None,
+        0,
+        "succeeded",
+        "",
+    )
     item.save(update_fields=["state", "snapshot", "failures_in_row", "last_result", "error", "updated_at"])
     return STORED

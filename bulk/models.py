@@ -7,6 +7,7 @@ task through the batches: which batch it is in, how many batches it has been in,
 how many failed in a row, and the agent's conversation (``snapshot``) the next
 request continues from. It maps to its task through ``custom_id``.
 """
+
 from django.db import models
 
 from extraction.models import ClauseTask, ExtractionRun
@@ -16,14 +17,14 @@ class BatchJob(models.Model):
     ENGAGEMENT_PATH = "run__engagement"
 
     class State(models.TextChoices):
-        SUBMITTING = "submitting"      # row written, the API call under way
-        IN_PROGRESS = "in_progress"    # the API is processing it
+        SUBMITTING = "submitting"  # row written, the API call under way
+        IN_PROGRESS = "in_progress"  # the API is processing it
         CANCELING = "canceling"
-        ENDED = "ended"                # results ready, not harvested yet
+        ENDED = "ended"  # results ready, not harvested yet
         HARVESTING = "harvesting"
         HARVESTED = "harvested"
-        FAILED = "failed"              # the API refused the batch (its requests went back to pending)
-        LOST = "lost"                  # the submitting process died before the batch id was saved
+        FAILED = "failed"  # the API refused the batch (its requests went back to pending)
+        LOST = "lost"  # the submitting process died before the batch id was saved
 
     run = models.ForeignKey(ExtractionRun, on_delete=models.CASCADE, related_name="batch_jobs")
     sequence = models.PositiveIntegerField()  # 1, 2, ... within the run
@@ -41,9 +42,9 @@ class BatchJob(models.Model):
     n_expired = models.PositiveIntegerField(default=0)
     # what the harvest made of the results
     n_harvested = models.PositiveIntegerField(default=0)
-    n_stored = models.PositiveIntegerField(default=0)      # clause stored (found / not_found / unverified)
-    n_requeued = models.PositiveIntegerField(default=0)    # sent on to the next batch
-    n_failed = models.PositiveIntegerField(default=0)      # failed for a person to look at
+    n_stored = models.PositiveIntegerField(default=0)  # clause stored (found / not_found / unverified)
+    n_requeued = models.PositiveIntegerField(default=0)  # sent on to the next batch
+    n_failed = models.PositiveIntegerField(default=0)  # failed for a person to look at
     n_max_tokens = models.PositiveIntegerField(default=0)
     input_tokens = models.BigIntegerField(default=0)
     output_tokens = models.BigIntegerField(default=0)
@@ -59,15 +60,18 @@ class BatchJob(models.Model):
     ended_at = models.DateTimeField(null=True, blank=True)
     polled_at = models.DateTimeField(null=True, blank=True)
     harvest_started_at = models.DateTimeField(null=True, blank=True)  # renewed by the harvest at each group
-    harvest_lease = models.CharField(max_length=32, blank=True)  # the harvest that holds it (new at each take)
+    harvest_lease = models.CharField(
+        max_length=32, blank=True
+    )  # the harvest that holds it (new at each take)
     harvested_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["run", "sequence"]
         constraints = [
             models.UniqueConstraint(fields=["run", "sequence"], name="one_batch_job_per_sequence"),
-            models.UniqueConstraint(fields=["batch_id"], condition=~models.Q(batch_id=""),
-                                    name="one_batch_job_per_batch_id"),
+            models.UniqueConstraint(
+                fields=["batch_id"], condition=~models.Q(batch_id=""), name="one_batch_job_per_batch_id"
+            ),
         ]
 
     def __str__(self):
@@ -95,22 +99,22 @@ class BatchItem(models.Model):
     ENGAGEMENT_PATH = "run__engagement"
 
     class State(models.TextChoices):
-        PENDING = "pending"       # waits for the next batch
-        BUILDING = "building"     # claimed by a submitter
-        SUBMITTED = "submitted"   # in ``job``
-        DONE = "done"             # clause stored
-        FAILED = "failed"         # for a person to look at
+        PENDING = "pending"  # waits for the next batch
+        BUILDING = "building"  # claimed by a submitter
+        SUBMITTED = "submitted"  # in ``job``
+        DONE = "done"  # clause stored
+        FAILED = "failed"  # for a person to look at
 
     run = models.ForeignKey(ExtractionRun, on_delete=models.CASCADE, related_name="batch_items")
     task = models.OneToOneField(ClauseTask, on_delete=models.CASCADE, related_name="batch_item")
     custom_id = models.CharField(max_length=64, unique=True)
     job = models.ForeignKey(BatchJob, null=True, blank=True, on_delete=models.SET_NULL, related_name="items")
     state = models.CharField(max_length=16, choices=State.choices, default=State.PENDING)
-    batches = models.PositiveIntegerField(default=0)          # batches it has been sent in
+    batches = models.PositiveIntegerField(default=0)  # batches it has been sent in
     failures_in_row = models.PositiveIntegerField(default=0)  # errored/expired/canceled/max_tokens in a row
     last_result = models.CharField(max_length=16, blank=True)
-    error = models.TextField(blank=True)                      # the last failure, as told to the model
-    snapshot = models.JSONField(null=True, blank=True)        # agent conversation the next request continues
+    error = models.TextField(blank=True)  # the last failure, as told to the model
+    snapshot = models.JSONField(null=True, blank=True)  # agent conversation the next request continues
     claimed_at = models.DateTimeField(null=True, blank=True)
     updated_at = models.DateTimeField(auto_now=True)
 

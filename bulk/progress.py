@@ -3,6 +3,7 @@
 ``run_summary(run)``: the run's clause tasks by status, its batches, tokens and cost;
 ``failed_items(run)``: the requests failed for a person to look at, with their errors.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -12,15 +13,15 @@ from django.db.models import Count, Q
 
 from bulk.models import BatchItem, BatchJob
 from extraction import run_status
-from extraction.models import ClauseTask
+from extraction.models import ClauseTask, ExtractionRun
 
 
 @dataclass
 class RunSummary:
-    run: object
+    run: ExtractionRun
     counts: dict
     jobs: list
-    items: dict          # BatchItem state -> count (anthropic runs)
+    items: dict  # BatchItem state -> count (anthropic runs)
     documents: int
     clause_types: list
 
@@ -55,45 +56,71 @@ class RunSummary:
         return r.input_tokens + r.output_tokens + r.cache_read_tokens + r.cache_write_tokens
 
 
-def run_summary(run) -> RunSummary:
+def run_summary(run: ExtractionRun) -> RunSummary:
     jobs = list(BatchJob.objects.filter(run=run).order_by("sequence"))
-    items = dict(BatchItem.objects.filter(run=run).values_list("state").annotate(n=Count("id"))
-                 .values_list("state", "n"))
+    items = dict(
+        BatchItem.objects.filter(run=run)
+        .values_list("state")
+        .annotate(n=Count("id"))
+        .values_list("state", "n")
+    )
     tasks = ClauseTask.objects.filter(run=run)
     docs = tasks.values("document_id").distinct().count()
     types = list(tasks.values_list("clause_type__name", flat=True).distinct().order_by("clause_type__name"))
     return RunSummary(run, run_status.counts(run), jobs, items, docs, types)
 
 
-def document_rows(run, limit: int = 200) -> list[dict]:
+def document_rows(run: ExtractionRun, limit: int = 200) -> list[dict]:
     """The run's documents (the first ``limit`` by title) with their clause tasks done, failed and in all:
     where its results are read and reviewed."""
     S = ClauseTask.Status
-    return list(ClauseTask.objects.filter(run=run).values("document_id", "document__title")
-                .annotate(total=Count("id"), done=Count("id", filter=Q(status=S.DONE)),
-                          failed=Count("id", filter=Q(status=S.FAILED)))
-                .order_by("document__title", "document_id")[:limit])
+    return list(
+        ClauseTask.objects.filter(run=run)
+        .values("document_id", "document__title")
+        .annotate(
+            total=Count("id"),
+            done=Count("id", filter=Q(status=S.DONE)),
+            failed=Count("id", filter=Q(status=S.FAILED)),
+        )
+        .order_by("document__title", "document_id")[:limit]
+    )
 
 
-def failed_items(run, limit: int = 200) -> list[dict]:
+def failed_items(run: ExtractionRun, limit: int = 200) -> list[dict]:
     """Failed requests (batch path) or failed clause tasks (offline path), with their errors."""
-    tasks = (ClauseTask.objects.filter(run=run, status=ClauseTask.Status.FAILED)
-             .select_related("document", "clause_type", "batch_item").defer("document__text").order_by("id")[:limit])
+    tasks = (
+        ClauseTask.objects.filter(run=run, status=ClauseTask.Status.FAILED)
+        .select_related("document", "clause_type", "batch_item")
+        .defer("document__text")
+        .order_by("id")[:limit]
+    )
     out = []
     for t in tasks:
         item = getattr(t, "batch_item", None)
-        out.append({"document": t.document, "clause_type": t.clause_type.name, "error": t.error,
-                    "custom_id": item.custom_id if item else "", "batches": item.batches if item else None,
-                    "last_result": item.last_result if item else ""})
+        out.append(
+            {
+                "document": t.document,
+                "clause_type": t.clause_type.name,
+                "error": t.error,
+                "custom_id": item.custom_id if item else "",
+                "batches": item.batches if item else None,
+                "last_result": item.last_result if item else "",
+            }
+        )
     return out
 
 
 def bulk_runs(queryset):
     """Bulk runs with their task counts annotated (for the list)."""
     S = ClauseTask.Status
-    return (queryset.filter(mode="batch").select_related("engagement")
-            .annotate(n_tasks=Count("tasks", distinct=True),
-                      n_done=Count("tasks", filter=Q(tasks__status=S.DONE), distinct=True),
-                      n_failed=Count("tasks", filter=Q(tasks__status=S.FAILED), distinct=True),
-                      n_batches=Count("batch_jobs", distinct=True))
-            .order_by("-created_at"))
+    return (
+        queryset.filter(mode="batch")
+        .select_related("engagement")
+        .annotate(
+            n_tasks=Count("tasks", distinct=True),
+            n_done=Count("tasks", filter=Q(tasks__status=S.DONE), distinct=True),
+            n_failed=Count("tasks", filter=Q(tasks__status=S.FAILED), distinct=True),
+            n_batches=Count("batch_jobs", distinct=True),
+        )
+        .order_by("-created_at")
+    )

@@ -1,18 +1,20 @@
 """The results file of a batch, streamed one line at a time into ``MessageBatchIndividualResponse``s.
 
 The SDK's ``batches.results`` decodes every line with ``json.loads`` inside its generator, so one
-line that cannot be read ends the stream with an exception: the harvest stopped there at every
-poll, for ever, and no line after it was ever stored. Here a whole line (ended by its newline)
+line that cannot be read ends the stream with an exception: the harvest would stop there at every
+poll, indefinitely, and no line after it would be stored. Here a whole line (ended by its newline)
 that is not a result is counted in ``unreadable``, logged and passed over; its request then has
 no line, and the harvest sends it to the next batch. A last line cut off before its newline that
 does not decode is a download that broke: ``Truncated`` is raised, and the next poll downloads
 the file again (nothing of the line is guessed).
 """
+
 from __future__ import annotations
 
 import json
 import logging
-from typing import Any, Iterable, Iterator
+from collections.abc import Iterable, Iterator
+from typing import Any
 
 from anthropic.types.messages import MessageBatchIndividualResponse
 
@@ -30,8 +32,12 @@ def read_line(raw: bytes) -> MessageBatchIndividualResponse | None:
         data = json.loads(raw)
     except ValueError:
         return None
-    if not (isinstance(data, dict) and isinstance(data.get("custom_id"), str) and isinstance(data.get("result"), dict)
-            and isinstance(data["result"].get("type"), str)):
+    if not (
+        isinstance(data, dict)
+        and isinstance(data.get("custom_id"), str)
+        and isinstance(data.get("result"), dict)
+        and isinstance(data["result"].get("type"), str)
+    ):
         return None
     return MessageBatchIndividualResponse.construct(**data)
 
@@ -56,8 +62,10 @@ class ResultLines:
         if buf.strip():
             line = read_line(buf)
             if line is None:
-                raise Truncated(f"the results file of {self.batch_id or 'the batch'} was cut off in the middle "
-                                f"of a line ({len(buf)} bytes)")
+                raise Truncated(
+                    f"the results file of {self.batch_id or 'the batch'} was cut off in the middle "
+                    f"of a line ({len(buf)} bytes)"
+                )
             yield line
 
     def _line(self, raw: bytes) -> MessageBatchIndividualResponse | None:
@@ -66,8 +74,9 @@ class ResultLines:
         line = read_line(raw)
         if line is None:
             self.unreadable += 1
-            log.warning("results of %s: a line that is not a result was passed over: %r", self.batch_id,
-                        raw[:200])
+            log.warning(
+                "results of %s: a line that is not a result was passed over: %r", self.batch_id, raw[:200]
+            )
         return line
 
     def close(self) -> None:

@@ -7,6 +7,7 @@ three batches in a row is failed for a person to look at. An answer that arrived
 (``succeeded``) resets the count, whatever the agent makes of it next (a
 verification retry is the agent's own, bounded, business).
 """
+
 from __future__ import annotations
 
 import copy
@@ -20,29 +21,40 @@ RETRY, FAIL = "retry", "fail"
 
 @dataclass(frozen=True)
 class Decision:
-    action: str              # retry | fail
+    action: str  # retry | fail
     failures_in_row: int
-    note: str                # the text for the request's next message (and the item's error)
+    note: str  # the text for the request's next message (and the item's error)
 
 
-def failure_note(kind: str, batch_id: str, *, error_type: str = "", error_message: str = "",
-                 max_tokens: int | None = None) -> str:
+def failure_note(
+    kind: str, batch_id: str, *, error_type: str = "", error_message: str = "", max_tokens: int | None = None
+) -> str:
     """The sentence that goes into the next message of a request that failed in a batch."""
     where = f"in Message Batch {batch_id}" if batch_id else "in the previous batch"
     if kind == "errored":
         what = f"{error_type}: {error_message}".strip(": ") or "an error without a message"
-        return (f"[batch note] The previous attempt at this question failed {where} with {what}. "
-                "Answer the question above.")
+        return (
+            f"[batch note] The previous attempt at this question failed {where} with {what}. "
+            "Answer the question above."
+        )
     if kind == "expired":
-        return (f"[batch note] The previous attempt at this question expired {where} (it was not processed within "
-                "24 hours). Answer the question above.")
+        return (
+            f"[batch note] The previous attempt at this question expired {where} "
+            "(it was not processed within 24 hours). Answer the question above."
+        )
     if kind == "canceled":
-        return f"[batch note] The previous attempt at this question was canceled {where}. Answer the question above."
+        return (
+            f"[batch note] The previous attempt at this question was canceled {where}. "
+            "Answer the question above."
+        )
     if kind == "max_tokens":
         budget = f" ({max_tokens} output tokens now)" if max_tokens else ""
-        return (f"[batch note] Your previous answer {where} stopped at max_tokens before extract_clause was complete; "
-                f"the output budget has been raised{budget}. Call extract_clause directly and keep clause_text to "
-                "the clause itself.")
+        return (
+            f"[batch note] Your previous answer {where} stopped at max_tokens "
+            "before extract_clause was complete; "
+            f"the output budget has been raised{budget}. "
+            "Call extract_clause directly and keep clause_text to the clause itself."
+        )
     raise ValueError(f"not a batch failure: {kind!r}")
 
 
@@ -57,7 +69,7 @@ def decide(kind: str, failures_before: int, note: str) -> Decision:
     return Decision(RETRY, n, note)
 
 
-def add_note(snapshot: dict, text: str) -> dict:
+def add_note(snapshot: dict | None, text: str) -> dict:
     """A copy of an agent snapshot whose conversation ends with ``text`` in its last user message.
 
     The snapshot's history ends with the user turn that was sent (the question, or tool

@@ -2,19 +2,22 @@
 
 * anthropic engine: an ``ExtractionRun`` (mode ``batch``) with its ``ClauseTask`` rows and
   one ``BatchItem`` each, written in one transaction; the requests are submitted as
-  Message Batches when it commits (the ``bulk.tasks.submit_run`` task; with the queue
-  unreachable, or ``enqueue=False``, the beat's poll submits them).
+  Message Batches when it commits (``bulk_run_created`` is sent; its receiver in ``bulk.signals``
+  queues the ``bulk.tasks.submit_run`` task; with the queue unreachable, or ``enqueue=False``, the
+  beat's poll submits them).
 * offline engine: the same run and task rows, fanned out as Celery work, one task per
   document (``extraction.tasks.extract_document``), spread over the workers; progress and
   idempotency are the synchronous pipeline's.
 """
+
 from __future__ import annotations
 
-import logging
-from typing import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 from django.conf import settings
+from django.contrib.auth.models import User
 from django.db import transaction
+from django.dispatch import Signal
 
 from bulk.custom_ids import custom_id
 from bulk.models import BatchItem
@@ -25,7 +28,8 @@ from extraction.engines import resolve_engine_name
 from extraction.models import ClauseTask, ClauseType, ExtractionRun
 from ingest.models import Document
 
-log = logging.getLogger(__name__)
+# Sent on commit of a Message Batches run started with ``enqueue=True``; argument ``run_id``.
+bulk_run_created = Signal()
 
 
 class BulkError(ValueError):
@@ -48,12 +52,16 @@ def _resolve(values: Iterable, find: Callable, missing_message: str) -> list:
 
 def resolve_clause_types(values: Iterable[str | ClauseType]) -> list[ClauseType]:
     """Clause types by row, name (exact, then case-insensitive) or slug; BulkError for unknown ones."""
+
     def find(value):
         if isinstance(value, ClauseType):
             return value
         text = str(value).strip()
-        return (ClauseType.objects.filter(name=text).first() or ClauseType.objects.filter(name__iexact=text).first()
-                or ClauseType.objects.filter(slug=text).first())
+        return (
+            ClauseType.objects.filter(name=text).first()
+            or ClauseType.objects.filter(name__iexact=text).first()
+            or ClauseType.objects.filter(slug=text).first()
+        )
 
     out = _resolve(values, find, "unknown clause type(s)")
     if not out:
@@ -61,7 +69,9 @@ def resolve_clause_types(values: Iterable[str | ClauseType]) -> list[ClauseType]
     return out
 
 
-def resolve_documents(engagement: Engagement, values: Sequence[str | int | Document] | None) -> list[Document]:
+def resolve_documents(
+    engagement: Engagement, values: Sequence[str | int | Document] | None
+) -> list[Document]:
     """The engagement's ready documents: all of them, or those named by id, title or file name."""
     ready = engagement.documents.filter(status=Document.Status.READY).defer("text")
     if not values:
@@ -72,10 +82,17 @@ def resolve_documents(engagement: Engagement, values: Sequence[str | int | Docum
 
     def find(value):
         if isinstance(value, Document):
-            return value if value.engagement_id == engagement.pk and value.status == Document.Status.READY else None
+            return (
+                value
+                if value.engagement_id == engagement.pk and value.status == Document.Status.READY
+                else None
+            )
         text, pk = str(value).strip(), id_param(value)
-        return ((ready.filter(pk=pk).first() if pk is not None else None)
-                or ready.filter(original_name=text).first() or ready.filter(title=text).first())
+        return (
+            (ready.filter(pk=pk).first() if pk is not None else None)
+            or ready.filter(original_name=text).first()
+            or ready.filter(title=text).first()
+        )
 
     return _resolve(values, find, f"not ready documents of {engagement.name!r}")
 
@@ -91,33 +108,44 @@ def usable_engine(engine: str | None) -> str:
     return name
 
 
-def start_bulk(engagement: Engagement, *, clause_types: Iterable[str | ClauseType],
-               documents: Sequence[str | int | Document] | None = None, engine: str | None = None, user=None,
-               enqueue: bool = True) -> ExtractionRun:
+def start_bulk(
+    engagement: Engagement,
+    *,
+    clause_types: Iterable[str | ClauseType],
+    documents: Sequence[str | int | Document] | None = None,
+    engine: str | None = None,
+    user: User | None = None,
+    enqueue: bool = True,
+) -> ExtractionRun:
     """Create the bulk run; with ``enqueue`` its work starts when the transaction commits."""
     types = resolve_clause_types(clause_types)
     docs = resolve_documents(engagement, documents)
     name = resolve_engine_name(engine)
     if name == "offline":
-        return launch.create_run(engagement, documents=docs, clause_types=types, engine=name, user=user,
-                               enqueue=enqueue, mode=ExtractionRun.Mode.BATCH)
+        return launch.create_run(
+            engagement,
+            documents=docs,
+            clause_types=types,
+            engine=name,
+            user=user,
+            enqueue=enqueue,
+            mode=ExtractionRun.Mode.BATCH,
+        )
     with transaction.atomic():
-        run = launch.create_run(engagement, documents=docs, clause_types=types, engine=name, user=user,
-                              enqueue=False, mode=ExtractionRun.Mode.BATCH)
+        run = launch.create_run(
+            engagement,
+            documents=docs,
+            clause_types=types,
+            engine=name,
+            user=user,
+            enqueue=False,
+            mode=ExtractionRun.Mode.BATCH,
+        )
         tasks = ClauseTask.objects.filter(run=run).values_list("id", "document_id", "clause_type_id")
-        BatchItem.objects.bulk_create([BatchItem(run=run, task_id=pk, custom_id=custom_id(run.pk, doc, ct))
-                                       for pk, doc, ct in tasks], batch_size=2000)
+        BatchItem.objects.bulk_create(
+            [BatchItem(run=run, task_id=pk, custom_id=custom_id(run.pk, doc, ct)) for pk, doc, ct in tasks],
+            batch_size=2000,
+        )
         if enqueue:
-            transaction.on_commit(lambda: _submit_soon(run.pk))
+            transaction.on_commit(lambda: bulk_run_created.send(ExtractionRun, run_id=run.pk))
     return run
-
-
-def _submit_soon(run_id: int) -> None:
-    """Ask a worker to submit the run now; with the queue unreachable the beat's poll submits it
-    later (``runs_waiting``), so the request that started it does not fail after saving it."""
-    from bulk.tasks import submit_run
-
-    try:
-        submit_run.delay(run_id)
-    except Exception:
-        log.exception("bulk run %s: the queue could not be reached; the next poll submits it", run_id)

@@ -8,11 +8,13 @@ for its size. "256 MB" is read as 256,000,000 bytes, the stricter reading.
 ``Splitter`` is fed one request (its size, and whatever stands for it) at a time and
 hands back a group whenever adding the next request would cross a limit.
 """
+
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, Generic, Iterable, Iterator, TypeVar
+from typing import Any, Generic, TypeVar
 
 MAX_REQUESTS = 100_000
 MAX_BYTES = 256_000_000
@@ -68,12 +70,14 @@ class Splitter(Generic[T]):
     def add(self, item: T, size: int) -> list[T] | None:
         """Add one item of ``size`` bytes; returns the group it closed (or None)."""
         if not self.fits_alone(size):
-            raise RequestTooLarge(f"a request of {size:,} bytes is over the batch limit of "
-                                  f"{self.limits.max_bytes:,} bytes")
+            raise RequestTooLarge(
+                f"a request of {size:,} bytes is over the batch limit of {self.limits.max_bytes:,} bytes"
+            )
         extra = size + (1 if self._items else 0)
         closed = None
-        if self._items and (len(self._items) >= self.limits.max_requests
-                            or self._bytes + extra > self.limits.max_bytes):
+        if self._items and (
+            len(self._items) >= self.limits.max_requests or self._bytes + extra > self.limits.max_bytes
+        ):
             closed = self.flush()
             extra = size
         self._items.append(item)

@@ -17,11 +17,13 @@ A run deleted while it is being submitted (its engagement deleted by an admin) e
 quietly; a batch whose run, or all of whose documents, were deleted while it was being sent (the
 deletion could not name a batch that had no id yet) is canceled (``bulk.cancel``), not run for nobody.
 """
+
 from __future__ import annotations
 
 import logging
 import time
-from typing import Iterable, NamedTuple
+from collections.abc import Iterable
+from typing import NamedTuple
 
 import anthropic
 from anthropic.types.messages import MessageBatch
@@ -36,7 +38,9 @@ from bulk.models import BatchItem, BatchJob
 from bulk.poll import api_error_text, apply_batch
 from bulk.split import API_LIMITS, Limits, RequestTooLarge, Splitter, encode
 from extraction import run_status
+from extraction.agent.engine import make_client
 from extraction.models import ClauseTask, ExtractionRun
+from extraction.outcome import EngineError
 
 log = logging.getLogger(__name__)
 LOAD_CHUNK = 500
@@ -44,26 +48,32 @@ RENEW_CLAIM_S = 60  # claimed items are marked fresh this often (poll.STALE_AFTE
 SEND_AFTER_S = 15 * 60  # a batch being filled for this long is sent as it is (the API starts on it sooner)
 
 
-def claim_pending(run) -> list[int]:
+def claim_pending(run: ExtractionRun) -> list[int]:
     """Ids of the run's pending items, now marked building (document order)."""
     with transaction.atomic():
         ExtractionRun.objects.select_for_update().filter(pk=run.pk).first()
-        ids = list(BatchItem.objects.filter(run=run, state=BatchItem.State.PENDING)
-                   .order_by("task__document_id", "id").values_list("id", flat=True))
+        ids = list(
+            BatchItem.objects.filter(run=run, state=BatchItem.State.PENDING)
+            .order_by("task__document_id", "id")
+            .values_list("id", flat=True)
+        )
         BatchItem.objects.filter(id__in=ids).update(state=BatchItem.State.BUILDING, claimed_at=timezone.now())
     return ids
 
 
-def renew_claim(run) -> int:
+def renew_claim(run: ExtractionRun) -> int:
     """Keep this submitter's claimed items fresh, so they never look abandoned (``poll.recover_stale``)."""
     return BatchItem.objects.filter(run=run, state=BatchItem.State.BUILDING).update(claimed_at=timezone.now())
 
 
 def _items(ids: list[int]) -> Iterable[BatchItem]:
     for start in range(0, len(ids), LOAD_CHUNK):
-        chunk = ids[start:start + LOAD_CHUNK]
-        rows = (BatchItem.objects.filter(id__in=chunk)
-                .select_related("task__document", "task__clause_type").defer("task__document__text"))
+        chunk = ids[start : start + LOAD_CHUNK]
+        rows = (
+            BatchItem.objects.filter(id__in=chunk)
+            .select_related("task__document", "task__clause_type")
+            .defer("task__document__text")
+        )
         by_id = {r.id: r for r in rows}
         yield from (by_id[i] for i in chunk if i in by_id)
 
@@ -72,9 +82,11 @@ def fail_items(items: list[BatchItem], error: str) -> None:
     """Fail items for a person to look at (and their tasks), with ``error``."""
     with transaction.atomic():
         BatchItem.objects.filter(id__in=[i.id for i in items]).update(
-            state=BatchItem.State.FAILED, error=error[:4000], snapshot=None)
-        ClauseTask.objects.filter(id__in=[i.task_id for i in items]).exclude(status=ClauseTask.Status.DONE).update(
-            status=ClauseTask.Status.FAILED, error=error[:4000])
+            state=BatchItem.State.FAILED, error=error[:4000], snapshot=None
+        )
+        ClauseTask.objects.filter(id__in=[i.task_id for i in items]).exclude(
+            status=ClauseTask.Status.DONE
+        ).update(status=ClauseTask.Status.FAILED, error=error[:4000])
 
 
 class RunGone(Exception):
@@ -91,7 +103,7 @@ class Outbox:
     bytes go to a ``BatchBody`` on disk and their snapshots to their rows every ``LOAD_CHUNK``
     requests, so only ids are held, whatever the batch's size."""
 
-    def __init__(self, run, client, limits: Limits):
+    def __init__(self, run: ExtractionRun, client, limits: Limits):
         self.run, self.client = run, client
         self.splitter: Splitter[Member] = Splitter(limits)
         self.body = BatchBody()
@@ -138,8 +150,14 @@ class Outbox:
         self.snapshots = {}
 
 
-def submit_pending(run, *, client=None, limits: Limits = API_LIMITS, builder: Builder | None = None,
-                   send_after_s: float = SEND_AFTER_S) -> list[BatchJob]:
+def submit_pending(
+    run: ExtractionRun,
+    *,
+    client=None,
+    limits: Limits = API_LIMITS,
+    builder: Builder | None = None,
+    send_after_s: float = SEND_AFTER_S,
+) -> list[BatchJob]:
     """Build and submit every pending request of ``run``; returns the BatchJobs created.
 
     A batch is sent when the next request would cross a limit, when building has filled it
@@ -148,14 +166,13 @@ def submit_pending(run, *, client=None, limits: Limits = API_LIMITS, builder: Bu
         run_status.refresh_status(run)  # its documents may have been deleted, their requests with them
         return []
     if client is None:  # before claiming: a missing key leaves the items pending, not claimed for 30 minutes
-        from extraction.outcome import EngineError
-        from extraction.agent.engine import make_client
-
         try:
             client = make_client()
         except EngineError as exc:  # said on the run's page, not only in the worker's log
             ExtractionRun.objects.filter(pk=run.pk, finished_at__isnull=True).update(
-                error=f"Its requests could not be sent: {exc}. They wait: once that is fixed, the next poll sends them.")
+                error=f"Its requests could not be sent: {exc}. "
+                "They wait: once that is fixed, the next poll sends them."
+            )
             raise
     ExtractionRun.objects.filter(pk=run.pk, finished_at__isnull=True).exclude(error="").update(error="")
     builder = builder or Builder(run, client=client)
@@ -175,8 +192,9 @@ def submit_pending(run, *, client=None, limits: Limits = API_LIMITS, builder: Bu
                 built = builder.build(item)
                 encoded = encode(built.request)
                 if not outbox.splitter.fits_alone(len(encoded)):
-                    raise RequestTooLarge(f"its request is {len(encoded):,} bytes, over the batch limit of "
-                                          f"{limits.max_bytes:,}")
+                    raise RequestTooLarge(
+                        f"its request is {len(encoded):,} bytes, over the batch limit of {limits.max_bytes:,}"
+                    )
             except Exception as exc:  # a document gone, an engine refusing: this request only
                 log.exception("bulk run %s: could not build %s", run.pk, item.custom_id)
                 fail_items([item], f"could not build the batch request: {type(exc).__name__}: {exc}")
@@ -189,14 +207,15 @@ def submit_pending(run, *, client=None, limits: Limits = API_LIMITS, builder: Bu
     finally:
         outbox.close()
         BatchItem.objects.filter(id__in=ids, state=BatchItem.State.BUILDING).update(
-            state=BatchItem.State.PENDING, claimed_at=None)
-    run = ExtractionRun.objects.filter(pk=run.pk).first()
-    if run is not None:  # (deleted after its last batch was sent)
-        run_status.refresh_status(run)
+            state=BatchItem.State.PENDING, claimed_at=None
+        )
+    fresh = ExtractionRun.objects.filter(pk=run.pk).first()
+    if fresh is not None:  # (deleted after its last batch was sent)
+        run_status.refresh_status(fresh)
     return outbox.jobs
 
 
-def send(run, group: list[Member], body: BatchBody, client) -> BatchJob:
+def send(run: ExtractionRun, group: list[Member], body: BatchBody, client) -> BatchJob:
     """Write the BatchJob and point its items at it, then create the batch through the API, the
     body streamed from its file."""
     ids = [m.id for m in group]
@@ -204,37 +223,60 @@ def send(run, group: list[Member], body: BatchBody, client) -> BatchJob:
         if ExtractionRun.objects.select_for_update().filter(pk=run.pk).first() is None:
             raise RunGone(run.pk)
         seq = (BatchJob.objects.filter(run=run).aggregate(m=Max("sequence"))["m"] or 0) + 1
-        job = BatchJob.objects.create(run=run, sequence=seq, request_count=len(ids), size_bytes=body.size,
-                                      retries=sum(m.retry for m in group))
-        BatchItem.objects.filter(id__in=ids).update(job=job, state=BatchItem.State.SUBMITTED,
-                                                    batches=F("batches") + 1)
-        ClauseTask.objects.filter(batch_item__job=job).update(status=ClauseTask.Status.RUNNING,
-                                                              attempts=F("attempts") + 1)
+        job = BatchJob.objects.create(
+            run=run,
+            sequence=seq,
+            request_count=len(ids),
+            size_bytes=body.size,
+            retries=sum(m.retry for m in group),
+        )
+        BatchItem.objects.filter(id__in=ids).update(
+            job=job, state=BatchItem.State.SUBMITTED, batches=F("batches") + 1
+        )
+        ClauseTask.objects.filter(batch_item__job=job).update(
+            status=ClauseTask.Status.RUNNING, attempts=F("attempts") + 1
+        )
         run_status.mark_running(run)
     try:
         # ``messages.batches.create`` takes the requests as dicts only; this is the same POST. Sent once:
         # the API has no idempotency key, so the SDK's retry of a POST that timed out could create a
         # second batch. A batch turned away waits for the next poll; one that got no answer is looked for.
-        batch = client.post("/v1/messages/batches", cast_to=MessageBatch, content=body,
-                            options={"headers": {"Content-Length": str(body.size)}, "max_retries": 0})
+        batch = client.post(
+            "/v1/messages/batches",
+            cast_to=MessageBatch,
+            content=body,
+            options={"headers": {"Content-Length": str(body.size)}, "max_retries": 0},
+        )
     except anthropic.APIError as exc:
         found = adopt.find(client, job) if adopt.may_have_been_taken(exc) else adopt.Found()
         if found.batch is None:
             refused(job, exc, note=adopt.doubt_note(found.doubt) if found.doubt else "")
             return job
-        log.warning("batch %s of run %s: its creation got no answer (%s), and the API had taken it: %s is followed",
-                    seq, run.pk, api_error_text(exc), found.batch.id)
+        log.warning(
+            "batch %s of run %s: its creation got no answer (%s), and the API had taken it: %s is followed",
+            seq,
+            run.pk,
+            api_error_text(exc),
+            found.batch.id,
+        )
         batch = found.batch
     if not BatchJob.objects.filter(pk=job.pk, state=BatchJob.State.SUBMITTING, batch_id="").update(
-            batch_id=batch.id, submitted_at=timezone.now()):
+        batch_id=batch.id, submitted_at=timezone.now()
+    ):
         if not BatchJob.objects.filter(pk=job.pk).exists():  # its run was deleted meanwhile
             return abandoned(job, batch)
         return too_late(job, batch, client)
     job.batch_id = batch.id
     job.submitted_at = timezone.now()
     apply_batch(job, batch)
-    log.info("bulk run %s: batch %s (%s) submitted with %d requests, %d bytes", run.pk, seq, batch.id,
-             len(ids), body.size)
+    log.info(
+        "bulk run %s: batch %s (%s) submitted with %d requests, %d bytes",
+        run.pk,
+        seq,
+        batch.id,
+        len(ids),
+        body.size,
+    )
     if not BatchItem.objects.filter(job=job, state=BatchItem.State.SUBMITTED).exists():  # its documents went
         return abandoned(job, batch)
     return job
@@ -243,10 +285,14 @@ def send(run, group: list[Member], body: BatchBody, client) -> BatchJob:
 def abandoned(job: BatchJob, batch) -> BatchJob:
     """The API took the batch after its run, or all of its documents, had been deleted: nothing waits for
     its results, so it is canceled (by a worker, tried again if the API cannot take it)."""
-    log.warning("batch %s of run %s (%s) was taken by the API after its requests had been deleted: it is canceled",
-                job.sequence, job.run_id, batch.id)
+    log.warning(
+        "batch %s of run %s (%s) was taken by the API after its requests had been deleted: it is canceled",
+        job.sequence,
+        job.run_id,
+        batch.id,
+    )
     job.batch_id = batch.id
-    cancel.enqueue([batch.id])
+    cancel.request_cancel([batch.id])
     return job
 
 
@@ -259,10 +305,17 @@ def too_late(job: BatchJob, batch, client) -> BatchJob:
         what = "so it was canceled"
     except anthropic.APIError as exc:
         what = f"and it could not be canceled ({api_error_text(exc)}): cancel it in the Claude Console"
-    log.warning("batch %s of run %s (%s) was taken by the API after it had been given up as lost: %s",
-                job.sequence, job.run_id, batch.id, what)
-    note = (f"The API took this batch only after it had been given up as lost and its requests sent again, {what}. "
-            "Requests it had already processed may be billed.")
+    log.warning(
+        "batch %s of run %s (%s) was taken by the API after it had been given up as lost: %s",
+        job.sequence,
+        job.run_id,
+        batch.id,
+        what,
+    )
+    note = (
+        "The API took this batch only after it had been given up as lost and its requests sent again, "
+        f"{what}. Requests it had already processed may be billed."
+    )
     BatchJob.objects.filter(pk=job.pk).update(batch_id=batch.id, submitted_at=timezone.now(), error=note)
     job.refresh_from_db()
     return job
@@ -281,24 +334,36 @@ def refused(job: BatchJob, exc: Exception, *, note: str = "") -> None:
     with transaction.atomic():
         BatchJob.objects.filter(pk=job.pk).update(state=BatchJob.State.FAILED, error=text[:4000])
         job.state, job.error = BatchJob.State.FAILED, text
-        ids = list(BatchItem.objects.filter(job=job, state=BatchItem.State.SUBMITTED).values_list("id", flat=True))
+        ids = list(
+            BatchItem.objects.filter(job=job, state=BatchItem.State.SUBMITTED).values_list("id", flat=True)
+        )
         failed: list[BatchItem] = []
         for start in range(0, len(ids), LOAD_CHUNK):
-            items = list(BatchItem.objects.filter(id__in=ids[start:start + LOAD_CHUNK]))
+            items = list(BatchItem.objects.filter(id__in=ids[start : start + LOAD_CHUNK]))
             for item in items:
                 item.batches = max(0, item.batches - 1)
                 item.state = BatchItem.State.PENDING
                 if counts:
-                    note = retry.failure_note("errored", "", error_type=err.get("type", ""),
-                                              error_message=f"the batch was refused: {err.get('message') or exc}")
+                    note = retry.failure_note(
+                        "errored",
+                        "",
+                        error_type=err.get("type", ""),
+                        error_message=f"the batch was refused: {err.get('message') or exc}",
+                    )
                     decision = retry.decide("errored", item.failures_in_row, note)
-                    item.failures_in_row, item.error, item.last_result = (decision.failures_in_row, decision.note,
-                                                                          "refused")
+                    item.failures_in_row, item.error, item.last_result = (
+                        decision.failures_in_row,
+                        decision.note,
+                        "refused",
+                    )
                     if decision.action == retry.FAIL:
                         failed.append(item)
                     else:
                         item.snapshot = retry.add_note(item.snapshot, note)
-            BatchItem.objects.bulk_update(items, ["batches", "state", "failures_in_row", "error", "last_result",
-                                                  "snapshot"], batch_size=200)
+            BatchItem.objects.bulk_update(
+                items,
+                ["batches", "state", "failures_in_row", "error", "last_result", "snapshot"],
+                batch_size=200,
+            )
         if failed:
             fail_items(failed, failed[0].error)

@@ -8,18 +8,24 @@ been filling for 15 minutes is sent as it is); work left by a process that died 
 up again where it stopped. A run or batch deleted before its task's turn came (its engagement or
 documents deleted by an admin) leaves nothing to do. ``cancel_batch`` cancels, at the API, a batch
 whose requests were deleted (``bulk.cancel``).
+
+``submit_soon`` and ``queue_cancels`` queue these tasks; the receivers in ``bulk.signals`` call them when
+``bulk.service`` and ``bulk.cancel`` say there is work (services never import this module).
 """
+
 from __future__ import annotations
+
+import logging
 
 import anthropic
 from celery import shared_task
 
 from bulk import cancel, harvest, poll, submit
 from bulk.models import BatchJob
-from extraction.outcome import EngineError
 from extraction.models import ExtractionRun
+from extraction.outcome import EngineError
 
-
+log = logging.getLogger(__name__)
 LONG = {"soft_time_limit": 6 * 3600 - 300, "time_limit": 6 * 3600}  # large runs build and harvest for hours
 
 
@@ -42,7 +48,9 @@ def harvest_job(job_id: int) -> str:
         submit_run.delay(job.run_id)
     if not result.taken:
         return "not taken (harvested elsewhere)"
-    return f"{result.lines} lines: {result.outcomes}" + (" (taken over by another harvest)" if result.superseded else "")
+    return f"{result.lines} lines: {result.outcomes}" + (
+        " (taken over by another harvest)" if result.superseded else ""
+    )
 
 
 @shared_task(name="bulk.tasks.poll_batches")
@@ -52,9 +60,11 @@ def poll_batches() -> str:
         harvest_job.delay(job_id)
     for run_id in result.submit:
         submit_run.delay(run_id)
-    return (f"polled {result.polled}, ended {len(result.ended)}, harvest {len(result.harvest)}, "
-            f"submit {len(result.submit)}, recovered {result.recovered}, errors {len(result.errors)}, "
-            f"settled {len(result.settled)}")
+    return (
+        f"polled {result.polled}, ended {len(result.ended)}, harvest {len(result.harvest)}, "
+        f"submit {len(result.submit)}, recovered {result.recovered}, errors {len(result.errors)}, "
+        f"settled {len(result.settled)}"
+    )
 
 
 @shared_task(name="bulk.tasks.cancel_batch", bind=True, max_retries=cancel.RETRIES)
@@ -66,6 +76,28 @@ def cancel_batch(self, batch_id: str) -> str:
         cancel.not_canceled(batch_id, "ANTHROPIC_API_KEY is not set")
     except anthropic.APIError as exc:
         if cancel.retryable(exc) and self.request.retries < self.max_retries:
-            raise self.retry(countdown=cancel.backoff(self.request.retries))
+            raise self.retry(countdown=cancel.backoff(self.request.retries)) from exc
         cancel.not_canceled(batch_id, poll.api_error_text(exc))
     return "not canceled"
+
+
+def submit_soon(run_id: int) -> None:
+    """Ask a worker to submit the run now; with the queue unreachable the beat's poll submits it
+    later (``runs_waiting``), so the request that started it does not fail after saving it."""
+    try:
+        submit_run.delay(run_id)
+    except Exception:
+        log.exception("bulk run %s: the queue could not be reached; the next poll submits it", run_id)
+
+
+def queue_cancels(batch_ids) -> None:
+    """Ask a worker to cancel each of ``batch_ids`` (unless still wanted by then)."""
+    for batch_id in batch_ids:
+        try:
+            cancel_batch.delay(batch_id)
+        except Exception:  # the deletion has committed: say which batch to cancel, do not fail the request
+            log.exception(
+                "batch %s: its requests were deleted, but the queue could not be reached to cancel "
+                "it; cancel it in the Claude Console",
+                batch_id,
+            )

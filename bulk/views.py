@@ -3,6 +3,7 @@
 Everything goes through ``engagements.scoping``: a run outside the user's engagements
 is a 404; starting a bulk run needs the admin role in the engagement (403 otherwise).
 """
+
 from __future__ import annotations
 
 from django.contrib import messages
@@ -24,8 +25,11 @@ def run_list(request):
 
 
 def _run(request, run_id: int) -> ExtractionRun:
-    return get_scoped_or_404(ExtractionRun.objects.filter(mode=ExtractionRun.Mode.BATCH).select_related("engagement"),
-                             request.user, pk=run_id)
+    return get_scoped_or_404(
+        ExtractionRun.objects.filter(mode=ExtractionRun.Mode.BATCH).select_related("engagement"),
+        request.user,
+        pk=run_id,
+    )
 
 
 @require_GET
@@ -42,8 +46,12 @@ def run_status(request, run_id: int):
 
 
 def _run_context(run) -> dict:
-    return {"summary": progress.run_summary(run), "failed": progress.failed_items(run),
-            "documents": progress.document_rows(run), "run": run}
+    return {
+        "summary": progress.run_summary(run),
+        "failed": progress.failed_items(run),
+        "documents": progress.document_rows(run),
+        "run": run,
+    }
 
 
 @require_http_methods(["GET", "POST"])
@@ -55,13 +63,19 @@ def start(request, engagement_id: int):
         data = form.cleaned_data
         try:
             usable_engine(data["engine"])
-            run = start_bulk(engagement, clause_types=list(data["clause_types"]),
-                             documents=list(data["documents"]) or None, engine=data["engine"], user=request.user)
+            run = start_bulk(
+                engagement,
+                clause_types=list(data["clause_types"]),
+                documents=list(data["documents"]) or None,
+                engine=data["engine"],
+                user=request.user,
+            )
         except BulkError as exc:
             form.add_error(None, str(exc))
         else:
-            messages.success(request, f"Bulk run {run.pk} started: {run.tasks.count()} clause tasks "
-                                      f"({run.engine}).")
+            messages.success(
+                request, f"Bulk run {run.pk} started: {run.tasks.count()} clause tasks ({run.engine})."
+            )
             return redirect("bulk:run", run_id=run.pk)
     status = 422 if request.method == "POST" else 200
     return render(request, "bulk/new.html", {"form": form, "engagement": engagement}, status=status)

@@ -9,9 +9,10 @@ through all N proxies (too few entries) is taken at ``REMOTE_ADDR``. A port some
 address ("203.0.113.7:51234", "[2001:db8::7]:51234") is dropped: it changes with every connection, and a
 counter per port would let a guesser step round the throttle by reconnecting.
 """
+
 from __future__ import annotations
 
-from typing import Mapping
+from collections.abc import Mapping
 
 
 def client_address(meta: Mapping[str, str], trusted_proxies: int) -> str:

@@ -1,4 +1,5 @@
 """The base of the project's management commands: each reads and writes the app's tables."""
+
 from __future__ import annotations
 
 from django.core.management.base import BaseCommand, CommandError
@@ -17,5 +18,7 @@ class DataCommand(BaseCommand):
         executor = MigrationExecutor(connections[DEFAULT_DB_ALIAS])
         plan = executor.migration_plan(executor.loader.graph.leaf_nodes())
         if plan:
-            raise CommandError(f"The database has {len(plan)} migration(s) not applied yet; run "
-                               "`python manage.py migrate` with the same settings first (`make run` does).")
+            raise CommandError(
+                f"The database has {len(plan)} migration(s) not applied yet; run "
+                "`python manage.py migrate` with the same settings first (`make run` does)."
+            )

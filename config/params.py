@@ -1,4 +1,5 @@
 """Row ids read from query strings and form fields."""
+
 from __future__ import annotations
 
 

@@ -1,4 +1,5 @@
 """Security headers that Django does not set by itself."""
+
 from django.conf import settings
 from django.utils.cache import patch_cache_control
 

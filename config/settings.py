@@ -1,8 +1,10 @@
 """Settings, read from the environment (see README "Configuration").
 
 Unset ``DATABASE_URL`` / ``REDIS_URL`` mean embedded services under ``EMBEDDED_DIR``
-(default ``var/``), started on first use by :mod:`config.embedded`.
+(default ``var/``). Reading these settings starts nothing: each embedded service starts
+when a process first connects to it (see :mod:`config.embedded`).
 """
+
 from __future__ import annotations
 
 import os
@@ -10,6 +12,8 @@ from pathlib import Path
 
 import dj_database_url
 from celery.schedules import crontab
+
+from config import embedded
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -95,19 +99,27 @@ ASGI_APPLICATION = "config.asgi.application"
 
 # --------------------------------------------------------------------------- services
 EMBEDDED_DIR = Path(os.environ.get("EMBEDDED_DIR", BASE_DIR / "var"))
+# The embedded services this process uses; config.embedded.ensure starts one as its first connection opens.
+EMBEDDED_SERVICES: list[str] = []
 
 DATABASE_URL = os.environ.get("DATABASE_URL", "")
 if not DATABASE_URL:
-    from config.embedded import postgres_url
-
-    DATABASE_URL = postgres_url(EMBEDDED_DIR)
-DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=60, conn_health_checks=True)}
+    DATABASE_URL = embedded.postgres_url(EMBEDDED_DIR, start=False)
+    EMBEDDED_SERVICES.append("postgres")
+DATABASES = {
+    "default": dj_database_url.parse(
+        DATABASE_URL,
+        conn_max_age=60,
+        conn_health_checks=True,
+        # embedded: Django's PostgreSQL backend, which starts the server before it connects; else the URL's
+        engine="config.embedded_postgres" if "postgres" in EMBEDDED_SERVICES else None,
+    )
+}
 
 REDIS_URL = os.environ.get("REDIS_URL", "")
 if not REDIS_URL:
-    from config.embedded import redis_url
-
-    REDIS_URL = redis_url(EMBEDDED_DIR)
+    REDIS_URL = embedded.redis_url(EMBEDDED_DIR, start=False)
+    EMBEDDED_SERVICES.append("redis")
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
@@ -153,7 +165,9 @@ MEDIA_URL = "media/"  # never served directly: downloads go through scoped views
 FILE_UPLOAD_PERMISSIONS = 0o640
 FILE_UPLOAD_DIRECTORY_PERMISSIONS = 0o750
 MAX_UPLOAD_BYTES = int(os.environ.get("MAX_UPLOAD_BYTES", str(100 * 1024 * 1024)))
-DATA_UPLOAD_MAX_NUMBER_FILES = int(os.environ.get("MAX_UPLOAD_FILES", "200"))  # files in one upload (Django: 100)
+DATA_UPLOAD_MAX_NUMBER_FILES = int(
+    os.environ.get("MAX_UPLOAD_FILES", "200")
+)  # files in one upload (Django: 100)
 DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
 FILE_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
 
@@ -163,11 +177,13 @@ CACHES = {
         "BACKEND": "django.core.cache.backends.redis.RedisCache",
         "LOCATION": REDIS_URL.replace("redis+socket://", "unix://"),
         "KEY_PREFIX": os.environ.get("CACHE_PREFIX", "cr"),
+        # the embedded Redis starts as the cache opens its first connection
+        "OPTIONS": {"pool_class": "config.embedded.RedisPool"} if "redis" in EMBEDDED_SERVICES else {},
     }
 }
 
 # --------------------------------------------------------------------------- Celery
-CELERY_BROKER_URL = REDIS_URL
+CELERY_BROKER_URL = REDIS_URL  # embedded: started by the Celery app (config/celery.py) as it connects
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
@@ -180,14 +196,21 @@ CELERY_TASK_IGNORE_RESULT = True  # state lives in taskstate.TaskState, not a re
 CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
 CELERY_TASK_DEFAULT_QUEUE = os.environ.get("CELERY_TASK_DEFAULT_QUEUE", "celery")
 # A message not acknowledged within this time (worker killed) is redelivered.
-CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": int(os.environ.get("CELERY_VISIBILITY_TIMEOUT", "3700"))}
+CELERY_BROKER_TRANSPORT_OPTIONS = {
+    "visibility_timeout": int(os.environ.get("CELERY_VISIBILITY_TIMEOUT", "3700"))
+}
 CELERY_WORKER_CANCEL_LONG_RUNNING_TASKS_ON_CONNECTION_LOSS = True
 CELERY_BEAT_SCHEDULE_FILENAME = str(EMBEDDED_DIR / "celerybeat-schedule")
 CELERY_BEAT_SCHEDULE = {
     "purge-old-task-states": {"task": "taskstate.tasks.purge_old_states", "schedule": 24 * 3600},
-    "refresh-dashboards": {"task": "dashboards.tasks.refresh_dashboards", "schedule": crontab(minute=0, hour=5)},
+    "refresh-dashboards": {
+        "task": "dashboards.tasks.refresh_dashboards",
+        "schedule": crontab(minute=0, hour=5),
+    },
     "weekly-silent-source-benchmark": {
-        "task": "dashboards.tasks.weekly_silent_source", "schedule": crontab(minute=0, hour=1, day_of_week="sun")},
+        "task": "dashboards.tasks.weekly_silent_source",
+        "schedule": crontab(minute=0, hour=1, day_of_week="sun"),
+    },
     "bulk-poll-batches": {"task": "bulk.tasks.poll_batches", "schedule": 60.0},
     "fail-abandoned-clause-tasks": {"task": "extraction.tasks.fail_abandoned_tasks", "schedule": 15 * 60},
     "fail-stalled-documents": {"task": "ingest.tasks.fail_stalled_documents", "schedule": 15 * 60},
@@ -202,9 +225,13 @@ ANTHROPIC_MODEL = os.environ.get("ANTHROPIC_MODEL", "claude-sonnet-4-6")
 ANTHROPIC_BASE_URL = os.environ.get("ANTHROPIC_BASE_URL", "")  # empty: the SDK's default endpoint
 ANTHROPIC_MAX_RETRIES = int(os.environ.get("ANTHROPIC_MAX_RETRIES", "4"))  # 429/500/529, exponential backoff
 ANTHROPIC_TIMEOUT = float(os.environ.get("ANTHROPIC_TIMEOUT", "120"))
-ANTHROPIC_MAX_TOKENS = int(os.environ.get("ANTHROPIC_MAX_TOKENS", "4096"))  # doubled on stop_reason max_tokens
+ANTHROPIC_MAX_TOKENS = int(
+    os.environ.get("ANTHROPIC_MAX_TOKENS", "4096")
+)  # doubled on stop_reason max_tokens
 ANTHROPIC_CONTEXT_WINDOW = int(os.environ.get("ANTHROPIC_CONTEXT_WINDOW", "200000"))  # compaction at 80%
-EXTRACTION_MAX_TURNS = int(os.environ.get("EXTRACTION_MAX_TURNS", "6"))  # agent turns per clause (1 = single shot)
+EXTRACTION_MAX_TURNS = int(
+    os.environ.get("EXTRACTION_MAX_TURNS", "6")
+)  # agent turns per clause (1 = single shot)
 
 LOGGING = {
     "version": 1,

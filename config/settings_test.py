@@ -2,8 +2,10 @@
 
 Each pytest process gets its own folder ``var/test/run-<pid>`` (so parallel runs
 never share a database or a queue); the Celery worker the tests start inherits
-``EMBEDDED_DIR`` from the environment and so talks to the same services.
+``EMBEDDED_DIR`` from the environment and so talks to the same services. A service
+starts there when a test first connects to it, so a run of tests/unit starts none.
 """
+
 import os
 from pathlib import Path
 

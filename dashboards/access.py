@@ -3,8 +3,10 @@
 A user with no membership at all gets a 404 (nothing here exists for them); a member whose
 every role is auditor gets a 403. One engagement asked for by id goes through ``require_role``.
 """
+
 from __future__ import annotations
 
+from django.contrib.auth.models import AnonymousUser, User
 from django.core.exceptions import PermissionDenied
 from django.http import Http404
 
@@ -14,13 +16,13 @@ from engagements.scoping import ADMIN, MANAGER, require_role
 MANAGING = (ADMIN, MANAGER)
 
 
-def managed_engagements(user):
+def managed_engagements(user: User | AnonymousUser):
     if not user.is_authenticated:
         return Engagement.objects.none()
     return Engagement.objects.filter(memberships__user=user, memberships__role__in=MANAGING).order_by("name")
 
 
-def require_dashboard_access(user):
+def require_dashboard_access(user: User | AnonymousUser):
     """The engagements whose dashboards ``user`` may see; 404 / 403 when there are none."""
     managed = list(managed_engagements(user))
     if managed:
@@ -30,7 +32,7 @@ def require_dashboard_access(user):
     raise Http404("No dashboard here.")
 
 
-def require_engagement(user, engagement_id: int) -> Engagement:
+def require_engagement(user: User | AnonymousUser, engagement_id: int) -> Engagement:
     """One engagement by id: 404 unless a member, 403 unless manager or admin there."""
     engagement = Engagement.objects.filter(pk=engagement_id).first()
     if engagement is None:
@@ -39,5 +41,5 @@ def require_engagement(user, engagement_id: int) -> Engagement:
     return engagement
 
 
-def is_admin_somewhere(user) -> bool:
+def is_admin_somewhere(user: User | AnonymousUser) -> bool:
     return user.is_authenticated and Membership.objects.filter(user=user, role=ADMIN).exists()

@@ -5,14 +5,32 @@ from dashboards.models import Alert, BenchmarkRun, BenchmarkSet, DashboardSnapsh
 
 @admin.register(BenchmarkSet)
 class BenchmarkSetAdmin(admin.ModelAdmin):
-    list_display = ("name", "engagement", "document_count", "pair_count", "absent_count", "weekly_silent_source")
+    list_display = (
+        "name",
+        "engagement",
+        "document_count",
+        "pair_count",
+        "absent_count",
+        "weekly_silent_source",
+    )
     readonly_fields = ("gold_sha256", "created_at")
 
 
 @admin.register(BenchmarkRun)
 class BenchmarkRunAdmin(admin.ModelAdmin):
-    list_display = ("id", "benchmark_set", "scope", "status", "engine", "model", "passes", "n", "silent", "silent_n",
-                    "created_at")
+    list_display = (
+        "id",
+        "benchmark_set",
+        "scope",
+        "status",
+        "engine",
+        "model",
+        "passes",
+        "n",
+        "silent",
+        "silent_n",
+        "created_at",
+    )
     list_filter = ("status", "scope", "engine")
     readonly_fields = ("metrics", "created_at", "started_at", "finished_at")
 

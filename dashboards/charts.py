@@ -3,10 +3,13 @@
 Templates draw what these functions lay out; colours come from CSS classes (no inline styles: CSP).
 Every chart has a data table under it in the page, so the SVG is a picture of the table, not the data.
 """
+
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from extraction.evaluation.stratify import SECTION_LABELS, SECTIONS, Stratum
 
@@ -44,8 +47,10 @@ def _clip(text: str, limit: int) -> str:
 
 
 def stratum_title(s: Stratum, source_label: str) -> str:
-    return (f"{s.doc_type or 'unclassified'} · {s.clause_type} · {s.section_label} · {source_label}: "
-            f"{s.passes}/{s.n} pass ({pct(s.rate)}, 95% CI {bound_pct(s.low)}–{bound_pct(s.high)})")
+    return (
+        f"{s.doc_type or 'unclassified'} · {s.clause_type} · {s.section_label} · {source_label}: "
+        f"{s.passes}/{s.n} pass ({pct(s.rate)}, 95% CI {bound_pct(s.low)}–{bound_pct(s.high)})"
+    )
 
 
 @dataclass
@@ -57,9 +62,13 @@ class Layout:
     header_h: int = 44
 
 
-def heatmap(pairs, max_rows: int = 25, layout: Layout = Layout()) -> dict:
+DEFAULT_LAYOUT = Layout()
+
+
+def heatmap(pairs, max_rows: int = 25, layout: Layout = DEFAULT_LAYOUT) -> dict:
     """pairs: StratumPair rows, worst first -> rows of (doc type, clause type), columns source × section."""
-    order, cells_by_row = [], {}
+    order: list[tuple[str, str]] = []
+    cells_by_row: dict[tuple[str, str], dict[tuple[str, str], Stratum]] = {}
     for pair in pairs:
         row_key = (pair.doc_type, pair.clause_type)
         if row_key not in cells_by_row:
@@ -72,13 +81,22 @@ def heatmap(pairs, max_rows: int = 25, layout: Layout = Layout()) -> dict:
             if stratum is not None:
                 cells_by_row[row_key][(source, pair.section)] = stratum
 
-    columns, x = [], layout.label_w
+    columns: list[dict[str, Any]] = []
+    x = layout.label_w
     groups = []
     for source, source_label in SOURCES:
         start = x
         for section in SECTIONS:
-            columns.append({"source": source, "source_label": source_label, "section": section,
-                            "label": SECTION_LABELS[section], "x": x, "cx": x + layout.cell_w // 2})
+            columns.append(
+                {
+                    "source": source,
+                    "source_label": source_label,
+                    "section": section,
+                    "label": SECTION_LABELS[section],
+                    "x": x,
+                    "cx": x + layout.cell_w // 2,
+                }
+            )
             x += layout.cell_w
         groups.append({"label": source_label, "x": start, "cx": (start + x) // 2, "w": x - start})
         x += layout.group_gap
@@ -91,27 +109,54 @@ def heatmap(pairs, max_rows: int = 25, layout: Layout = Layout()) -> dict:
         rows.append({"y": y, "ty": y + layout.cell_h // 2 + 4, "label": _clip(full, 48), "title": full})
         for column in columns:
             stratum = cells_by_row[(doc_type, clause_type)].get((column["source"], column["section"]))
-            cell = {"x": column["x"] + 1, "y": y + 1, "w": layout.cell_w - 2, "h": layout.cell_h - 2,
-                    "tx": column["cx"], "ty": y + layout.cell_h // 2 + 4}
+            cell = {
+                "x": column["x"] + 1,
+                "y": y + 1,
+                "w": layout.cell_w - 2,
+                "h": layout.cell_h - 2,
+                "tx": column["cx"],
+                "ty": y + layout.cell_h // 2 + 4,
+            }
             if stratum is None or not stratum.n:
-                cell.update(cls="heat-na", text="", title=f"{full} · {column['label']} · {column['source_label']}: no data")
+                cell.update(
+                    cls="heat-na",
+                    text="",
+                    title=f"{full} · {column['label']} · {column['source_label']}: no data",
+                )
             else:
                 classes = [heat_class(stratum.rate)]
                 if stratum.n < THIN_N:
                     classes.append("thin")
                 if stratum.below_target:
                     classes.append("below")
-                cell.update(cls=" ".join(classes), text=pct(stratum.rate), n=stratum.n,
-                            title=stratum_title(stratum, column["source_label"]))
+                cell.update(
+                    cls=" ".join(classes),
+                    text=pct(stratum.rate),
+                    n=stratum.n,
+                    title=stratum_title(stratum, column["source_label"]),
+                )
             cells.append(cell)
     height = layout.header_h + len(order) * layout.cell_h + 4
-    return {"width": width, "height": height, "rows": rows, "cells": cells, "columns": columns, "groups": groups,
-            "label_w": layout.label_w, "shown": len(order),
-            "total": len({(p.doc_type, p.clause_type) for p in pairs})}
+    return {
+        "width": width,
+        "height": height,
+        "rows": rows,
+        "cells": cells,
+        "columns": columns,
+        "groups": groups,
+        "label_w": layout.label_w,
+        "shown": len(order),
+        "total": len({(p.doc_type, p.clause_type) for p in pairs}),
+    }
 
 
-def line_chart(categories: list[str], series: list[dict], targets: list[tuple[float, str]] = (),
-               width: int = 640, height: int = 220) -> dict:
+def line_chart(
+    categories: list[str],
+    series: list[dict],
+    targets: Sequence[tuple[float, str]] = (),
+    width: int = 640,
+    height: int = 220,
+) -> dict:
     """categories: x labels in order; series: [{"name", "cls", "values": [float|None per category],
     "titles": [str per category]}]; values are rates in 0..1."""
     left, right, top, bottom = 44, 74, 14, 34  # the right margin holds the target labels
@@ -134,7 +179,9 @@ def line_chart(categories: list[str], series: list[dict], targets: list[tuple[fl
     y_ticks = [{"y": round(y_at(v), 1), "label": pct(v)} for v in (0, 0.25, 0.5, 0.75, 1.0)]
     drawn = []
     for s in series:
-        segments, current, points = [], [], []
+        segments: list[list[tuple[float, float]]] = []
+        current: list[tuple[float, float]] = []
+        points = []
         for i, value in enumerate(s["values"]):
             if value is None:
                 if current:
@@ -144,17 +191,37 @@ def line_chart(categories: list[str], series: list[dict], targets: list[tuple[fl
             point = (round(x_at(i), 1), round(y_at(value), 1))
             current.append(point)
             titles = s.get("titles") or []
-            points.append({"x": point[0], "y": point[1],
-                           "title": titles[i] if i < len(titles) else f"{s['name']} {categories[i]}: {pct(value)}"})
+            points.append(
+                {
+                    "x": point[0],
+                    "y": point[1],
+                    "title": titles[i] if i < len(titles) else f"{s['name']} {categories[i]}: {pct(value)}",
+                }
+            )
         if current:
             segments.append(current)
-        drawn.append({"name": s["name"], "cls": s["cls"], "points": points,
-                      "polylines": [" ".join(f"{x},{y}" for x, y in seg) for seg in segments if len(seg) > 1]})
+        drawn.append(
+            {
+                "name": s["name"],
+                "cls": s["cls"],
+                "points": points,
+                "polylines": [" ".join(f"{x},{y}" for x, y in seg) for seg in segments if len(seg) > 1],
+            }
+        )
     return {
-        "width": width, "height": height, "left": left, "right": width - right, "top": top,
-        "bottom": top + plot_h, "x_labels": x_labels, "y_ticks": y_ticks, "series": drawn,
+        "width": width,
+        "height": height,
+        "left": left,
+        "right": width - right,
+        "top": top,
+        "bottom": top + plot_h,
+        "x_labels": x_labels,
+        "y_ticks": y_ticks,
+        "series": drawn,
         # Labels of nearby target lines alternate below / above their line so they never overlap.
-        "targets": [{"y": round(y_at(v), 1), "ty": round(y_at(v) + (9 if i % 2 == 0 else -1), 1), "label": label}
-                    for i, (v, label) in enumerate(sorted(targets))],
+        "targets": [
+            {"y": round(y_at(v), 1), "ty": round(y_at(v) + (9 if i % 2 == 0 else -1), 1), "label": label}
+            for i, (v, label) in enumerate(sorted(targets))
+        ],
         "label_y": top + plot_h + 22,
     }

@@ -1,4 +1,5 @@
 """Dashboard settings with their defaults; override any key in ``settings.DASHBOARDS``."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -21,7 +22,8 @@ DEFAULTS = {
     # out of the headline figures and alerts.
     "SILENT_SOURCE_LIMIT": None,
     "EVALUATE_COMMAND": "evaluate",
-    "BENCHMARK_TIME_LIMIT": 6 * 3600,  # seconds; a run still "running" after this is marked failed (worker lost)
+    "BENCHMARK_TIME_LIMIT": 6
+    * 3600,  # seconds; a run still "running" after this is marked failed (worker lost)
     # Seconds; a run still "queued" this long after it was created is marked failed (its message was lost).
     "BENCHMARK_QUEUED_MAX_AGE": 24 * 3600,
     # Folders a corpus may be imported from through the UI (the command accepts any path).

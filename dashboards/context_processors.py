@@ -1,4 +1,5 @@
 """What every page's header needs from the dashboards: whether to offer the link at all."""
+
 from __future__ import annotations
 
 from dashboards.access import managed_engagements

@@ -2,6 +2,7 @@
 
 Plain file reading and validation; no database.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -67,8 +68,12 @@ def gold_span_texts(gold_row: dict) -> list[str]:
 
 def gold_first_page(gold_row: dict) -> int | None:
     """The first physical page of the first located gold part (None when no part could be located)."""
-    pages = [part["pages"][0] for span in gold_row.get("spans") or [] for part in span.get("parts") or []
-             if part.get("pages")]
+    pages = [
+        part["pages"][0]
+        for span in gold_row.get("spans") or []
+        for part in span.get("parts") or []
+        if part.get("pages")
+    ]
     return min(pages) if pages else None
 
 

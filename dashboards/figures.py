@@ -8,16 +8,20 @@ that hold the same corpus (same gold) count once, from the latest run of any of 
 Counts are kept raw ({doc_type, clause_type, section, n, passes}) so that figures of several
 engagements (or a cached snapshot and a live one) add up before intervals are computed.
 """
+
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from django.db.models import OuterRef, Q, Subquery
 from django.utils import timezone
 
 from dashboards import conf
 from dashboards.models import BenchmarkOutcome, BenchmarkRun, BenchmarkSet, DashboardSnapshot
+from engagements.models import Engagement
 from extraction.evaluation import stratify
 from extraction.models import Citation, Extraction
 from reviewer.models import Review
@@ -50,8 +54,11 @@ class Filters:
 
 # --------------------------------------------------------------------------- reviewer side
 def _first_page():
-    return Subquery(Citation.objects.filter(extraction=OuterRef("extraction_id"))
-                    .order_by("ordinal", "id").values("page")[:1])
+    return Subquery(
+        Citation.objects.filter(extraction=OuterRef("extraction_id"))
+        .order_by("ordinal", "id")
+        .values("page")[:1]
+    )
 
 
 def _extractions(engagement_ids, filters: Filters | None):
@@ -69,23 +76,40 @@ def latest_reviews(extractions) -> list[dict]:
     """The latest review (highest id, as on the review screens) of each extraction in ``extractions``,
     flattened to plain rows, with the extraction's standing correction (its latest "correct" review's
     text, "" if none): an accept after a correction confirms the reviewer's text, not the engine's."""
-    correction = (Review.objects.filter(extraction=OuterRef("extraction_id"), decision=Review.Decision.CORRECT)
-                  .order_by("-id").values("corrected_text")[:1])
+    correction = (
+        Review.objects.filter(extraction=OuterRef("extraction_id"), decision=Review.Decision.CORRECT)
+        .order_by("-id")
+        .values("corrected_text")[:1]
+    )
     rows = (
         Review.objects.filter(extraction__in=extractions)
         .order_by("extraction_id", "-id")  # the latest recorded, as the review screens show it
         .distinct("extraction_id")
         .annotate(first_page=_first_page(), correction=Subquery(correction))
-        .values("extraction_id", "decision", "correction", "extraction__status", "extraction__clause_text",
-                "extraction__document_id", "extraction__document__doc_type", "extraction__clause_type__name",
-                "first_page")
+        .values(
+            "extraction_id",
+            "decision",
+            "correction",
+            "extraction__status",
+            "extraction__clause_text",
+            "extraction__document_id",
+            "extraction__document__doc_type",
+            "extraction__clause_type__name",
+            "first_page",
+        )
     )
     return [
-        {"extraction": r["extraction_id"], "decision": r["decision"], "corrected_text": r["correction"] or "",
-         "status": r["extraction__status"], "clause_text": r["extraction__clause_text"] or "",
-         "document": r["extraction__document_id"],
-         "doc_type": r["extraction__document__doc_type"] or "", "clause_type": r["extraction__clause_type__name"],
-         "page": r["first_page"]}
+        {
+            "extraction": r["extraction_id"],
+            "decision": r["decision"],
+            "corrected_text": r["correction"] or "",
+            "status": r["extraction__status"],
+            "clause_text": r["extraction__clause_text"] or "",
+            "document": r["extraction__document_id"],
+            "doc_type": r["extraction__document__doc_type"] or "",
+            "clause_type": r["extraction__clause_type__name"],
+            "page": r["first_page"],
+        }
         for r in rows
     ]
 
@@ -96,38 +120,74 @@ def reviewer_counts(engagement_ids, filters: Filters | None = None, bounds=None)
     reviewed = latest_reviews(_extractions(engagement_ids, filters))
     for row in reviewed:
         row["passed"] = stratify.review_passes(
-            row["decision"], corrected=bool(row["corrected_text"]),
-            restated=stratify.restates(row["corrected_text"], row["status"], row["clause_text"]))
+            row["decision"],
+            corrected=bool(row["corrected_text"]),
+            restated=stratify.restates(row["corrected_text"], row["status"], row["clause_text"]),
+        )
     counts = stratify.count_strata(reviewed, bounds)
-    strata = [{"doc_type": k[0], "clause_type": k[1], "section": k[2], "n": n, "passes": p}
-              for k, (n, p) in sorted(counts.items())]
+    strata = [
+        {"doc_type": k[0], "clause_type": k[1], "section": k[2], "n": n, "passes": p}
+        for k, (n, p) in sorted(counts.items())
+    ]
 
     # Absence is a fact about the document: learnt from every review in the engagement, whatever the filters.
-    everything = reviewed if filters is None or not filters.narrowed else latest_reviews(_extractions(engagement_ids, None))
+    everything = (
+        reviewed
+        if filters is None or not filters.narrowed
+        else latest_reviews(_extractions(engagement_ids, None))
+    )
     absent = stratify.absent_pairs(everything)
     observations = []
     if absent:
         answers = (
             _extractions(engagement_ids, filters)
             .filter(document_id__in={doc for doc, _ in absent})
-            .annotate(first_page=Subquery(Citation.objects.filter(extraction=OuterRef("pk"))
-                                          .order_by("ordinal", "id").values("page")[:1]))
-            .values("id", "document_id", "document__title", "document__engagement_id", "clause_type__name",
-                    "status", "clause_text", "engine", "model", "first_page", "created_at")
+            .annotate(
+                first_page=Subquery(
+                    Citation.objects.filter(extraction=OuterRef("pk"))
+                    .order_by("ordinal", "id")
+                    .values("page")[:1]
+                )
+            )
+            .values(
+                "id",
+                "document_id",
+                "document__title",
+                "document__engagement_id",
+                "clause_type__name",
+                "status",
+                "clause_text",
+                "engine",
+                "model",
+                "first_page",
+                "created_at",
+            )
             .order_by("document__title", "clause_type__name", "id")
         )
         for a in answers:
             if (a["document_id"], a["clause_type__name"]) in absent:
-                observations.append({
-                    "extraction": a["id"], "document": a["document_id"], "document_title": a["document__title"],
-                    "engagement": a["document__engagement_id"], "clause_type": a["clause_type__name"],
-                    "status": a["status"], "engine": a["engine"], "model": a["model"], "page": a["first_page"],
-                    "clause_text": (a["clause_text"] or "")[:INVENTED_TEXT_KEEP],
-                    "created_at": a["created_at"].isoformat(),
-                })
+                observations.append(
+                    {
+                        "extraction": a["id"],
+                        "document": a["document_id"],
+                        "document_title": a["document__title"],
+                        "engagement": a["document__engagement_id"],
+                        "clause_type": a["clause_type__name"],
+                        "status": a["status"],
+                        "engine": a["engine"],
+                        "model": a["model"],
+                        "page": a["first_page"],
+                        "clause_text": (a["clause_text"] or "")[:INVENTED_TEXT_KEEP],
+                        "created_at": a["created_at"].isoformat(),
+                    }
+                )
     silent = stratify.silent_source(observations)
-    return {"strata": strata, "silent": silent.as_counts(), "absent_pairs": len(absent),
-            "reviewed": len(reviewed)}
+    return {
+        "strata": strata,
+        "silent": silent.as_counts(),
+        "absent_pairs": len(absent),
+        "reviewed": len(reviewed),
+    }
 
 
 def snapshot_is_fresh(snapshot: DashboardSnapshot | None, now=None) -> bool:
@@ -135,20 +195,26 @@ def snapshot_is_fresh(snapshot: DashboardSnapshot | None, now=None) -> bool:
         return False
     max_age = dt.timedelta(hours=float(conf.get("SNAPSHOT_MAX_AGE_HOURS")))
     b = conf.bounds()
-    return (snapshot.bounds == {"front_max": b.front_max, "back_after": b.back_after}
-            and (now or timezone.now()) - snapshot.computed_at <= max_age)
+    return (
+        snapshot.bounds == {"front_max": b.front_max, "back_after": b.back_after}
+        and (now or timezone.now()) - snapshot.computed_at <= max_age
+    )
 
 
 def latest_snapshots(engagement_ids) -> dict[int, DashboardSnapshot]:
-    rows = (DashboardSnapshot.objects.filter(engagement_id__in=engagement_ids)
-            .order_by("engagement_id", "-computed_at", "-id").distinct("engagement_id"))
+    rows = (
+        DashboardSnapshot.objects.filter(engagement_id__in=engagement_ids)
+        .order_by("engagement_id", "-computed_at", "-id")
+        .distinct("engagement_id")
+    )
     return {s.engagement_id: s for s in rows}
 
 
-def take_snapshot(engagement) -> DashboardSnapshot:
+def take_snapshot(engagement: Engagement) -> DashboardSnapshot:
     b = conf.bounds()
     return DashboardSnapshot.objects.create(
-        engagement=engagement, computed_at=timezone.now(),
+        engagement=engagement,
+        computed_at=timezone.now(),
         bounds={"front_max": b.front_max, "back_after": b.back_after},
         figures=reviewer_counts([engagement.pk], None, b),
     )
@@ -174,7 +240,7 @@ def reviewer_figures(filters: Filters) -> ReviewerFigures:
         live = []
         for engagement_id in filters.engagement_ids:
             snapshot = snapshots.get(engagement_id)
-            if snapshot_is_fresh(snapshot):
+            if snapshot is not None and snapshot_is_fresh(snapshot):
                 parts.append(snapshot.figures)
                 as_of = snapshot.computed_at if as_of is None else min(as_of, snapshot.computed_at)
             else:
@@ -222,8 +288,11 @@ def latest_runs(sets, filters: Filters, scope: str | None = BenchmarkRun.Scope.A
     qs = qs.filter(limit__isnull=True)
     if scope:
         qs = qs.filter(scope=scope)
-    return one_per_corpus(qs.order_by("benchmark_set_id", "-finished_at", "-id").distinct("benchmark_set_id")
-                          .select_related("benchmark_set"))
+    return one_per_corpus(
+        qs.order_by("benchmark_set_id", "-finished_at", "-id")
+        .distinct("benchmark_set_id")
+        .select_related("benchmark_set")
+    )
 
 
 def one_per_corpus(runs) -> list[BenchmarkRun]:
@@ -247,10 +316,21 @@ class BenchmarkFigures:
     credits: list = field(default_factory=list)
 
 
-def outcome_rows(runs) -> list[dict]:
-    return list(BenchmarkOutcome.objects.filter(run__in=runs)
-                .values("run_id", "doc", "doc_type", "clause_type", "present", "status", "page", "passed",
-                        "clause_text", "run__benchmark_set__name"))
+def outcome_rows(runs) -> list[Mapping[str, Any]]:
+    return list(
+        BenchmarkOutcome.objects.filter(run__in=runs).values(
+            "run_id",
+            "doc",
+            "doc_type",
+            "clause_type",
+            "present",
+            "status",
+            "page",
+            "passed",
+            "clause_text",
+            "run__benchmark_set__name",
+        )
+    )
 
 
 def benchmark_figures(filters: Filters) -> BenchmarkFigures:
@@ -260,14 +340,27 @@ def benchmark_figures(filters: Filters) -> BenchmarkFigures:
     silent_runs = latest_runs(sets, filters, scope=None)
     strata = stratify.stratify(outcome_rows(runs), conf.bounds(), target)
     observations = [
-        {"run": r["run_id"], "set": r["run__benchmark_set__name"], "doc": r["doc"], "doc_type": r["doc_type"],
-         "clause_type": r["clause_type"], "status": r["status"], "page": r["page"],
-         "clause_text": r["clause_text"][:INVENTED_TEXT_KEEP]}
-        for r in outcome_rows(silent_runs) if not r["present"]
+        {
+            "run": r["run_id"],
+            "set": r["run__benchmark_set__name"],
+            "doc": r["doc"],
+            "doc_type": r["doc_type"],
+            "clause_type": r["clause_type"],
+            "status": r["status"],
+            "page": r["page"],
+            "clause_text": r["clause_text"][:INVENTED_TEXT_KEEP],
+        }
+        for r in outcome_rows(silent_runs)
+        if not r["present"]
     ]
     credits = sorted({r.benchmark_set.credit for r in runs + silent_runs if r.benchmark_set.credit})
-    return BenchmarkFigures(strata=strata, silent=stratify.silent_source(observations, silent_target), runs=runs,
-                            silent_runs=silent_runs, credits=credits)
+    return BenchmarkFigures(
+        strata=strata,
+        silent=stratify.silent_source(observations, silent_target),
+        runs=runs,
+        silent_runs=silent_runs,
+        credits=credits,
+    )
 
 
 def run_strata(run: BenchmarkRun) -> list:
@@ -275,7 +368,11 @@ def run_strata(run: BenchmarkRun) -> list:
 
 
 def run_silent(run: BenchmarkRun) -> stratify.SilentSource:
-    rows = [dict(r, clause_text=r["clause_text"][:INVENTED_TEXT_KEEP]) for r in outcome_rows([run]) if not r["present"]]
+    rows = [
+        dict(r, clause_text=r["clause_text"][:INVENTED_TEXT_KEEP])
+        for r in outcome_rows([run])
+        if not r["present"]
+    ]
     return stratify.silent_source(rows, float(conf.get("TARGET_SILENT_SOURCE")))
 
 

@@ -1,4 +1,5 @@
 """Filter and benchmark forms (validation only; views stay thin)."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -18,7 +19,9 @@ class FilterForm(forms.Form):
 
     def __init__(self, data, *, engagements, engines, models):
         super().__init__(data, label_suffix="")
-        self.fields["engagement"].choices = [("", "All my engagements")] + [(e.pk, e.name) for e in engagements]
+        self.fields["engagement"].choices = [("", "All my engagements")] + [
+            (e.pk, e.name) for e in engagements
+        ]
         self.fields["engine"].choices = [("", "Any engine")] + [(e, e) for e in engines]
         self.fields["model"].choices = [("", "Any model")] + [(m, m) for m in models]
 
@@ -36,9 +39,13 @@ class RunForm(forms.Form):
     benchmark_set = forms.ModelChoiceField(queryset=BenchmarkSet.objects.none(), label="Benchmark set")
     scope = forms.ChoiceField(choices=[("all", "All pairs"), ("absent", "Absent pairs only (silent source)")])
     engine = forms.ChoiceField(choices=ENGINES)
-    limit = forms.IntegerField(required=False, min_value=1, label="First N documents",
-                               help_text="Blank runs every document. A limited run is a quick check: "
-                                         "the dashboard's figures and alerts come from full runs.")
+    limit = forms.IntegerField(
+        required=False,
+        min_value=1,
+        label="First N documents",
+        help_text="Blank runs every document. A limited run is a quick check: "
+        "the dashboard's figures and alerts come from full runs.",
+    )
     k = forms.IntegerField(min_value=1, max_value=50, initial=5, label="k (retrieved chunks)")
 
     def __init__(self, *args, sets, **kwargs):
@@ -49,16 +56,26 @@ class RunForm(forms.Form):
 
 
 class ImportSetForm(forms.Form):
-    path = forms.CharField(max_length=1000, label="Corpus folder on the server",
-                           help_text="A folder in the cuad-dev format (documents.jsonl, gold.jsonl, pdf/).")
+    path = forms.CharField(
+        max_length=1000,
+        label="Corpus folder on the server",
+        help_text="A folder in the cuad-dev format (documents.jsonl, gold.jsonl, pdf/).",
+    )
     name = forms.CharField(max_length=200, required=False, help_text="Defaults to the folder name.")
-    engagement = forms.TypedChoiceField(required=False, coerce=int, empty_value=None,
-                                        label="Belongs to", help_text="Blank: a shared corpus every manager sees.")
+    engagement = forms.TypedChoiceField(
+        required=False,
+        coerce=int,
+        empty_value=None,
+        label="Belongs to",
+        help_text="Blank: a shared corpus every manager sees.",
+    )
     weekly_silent_source = forms.BooleanField(required=False, initial=True, label="Weekly silent-source run")
 
     def __init__(self, *args, engagements, **kwargs):
         super().__init__(*args, label_suffix="", **kwargs)
-        self.fields["engagement"].choices = [("", "Shared (public corpus)")] + [(e.pk, e.name) for e in engagements]
+        self.fields["engagement"].choices = [("", "Shared (public corpus)")] + [
+            (e.pk, e.name) for e in engagements
+        ]
 
     def clean_path(self):
         """Only folders under the configured corpus roots (a form must not read any path on the server)."""
@@ -70,4 +87,5 @@ class ImportSetForm(forms.Form):
             if any(resolved == root or root in resolved.parents for root in roots) and resolved.is_dir():
                 return resolved
         raise forms.ValidationError(
-            "Not a folder under the corpus roots: " + ", ".join(str(r) for r in roots))
+            "Not a folder under the corpus roots: " + ", ".join(str(r) for r in roots)
+        )

@@ -3,6 +3,7 @@
 Reviewer-side figures are derived from Review rows; nothing here duplicates them
 except the daily ``DashboardSnapshot`` (a cache, recomputed any time).
 """
+
 from django.conf import settings
 from django.db import models
 
@@ -16,8 +17,9 @@ class BenchmarkSet(models.Model):
     name = models.CharField(max_length=200, unique=True)
     path = models.CharField(max_length=1000)
     # Blank = a shared corpus (public, no client data) that every manager may see.
-    engagement = models.ForeignKey(Engagement, null=True, blank=True, on_delete=models.CASCADE,
-                                   related_name="benchmark_sets")
+    engagement = models.ForeignKey(
+        Engagement, null=True, blank=True, on_delete=models.CASCADE, related_name="benchmark_sets"
+    )
     credit = models.CharField(max_length=300, blank=True)  # shown wherever its figures are
     document_count = models.PositiveIntegerField(default=0)
     pair_count = models.PositiveIntegerField(default=0)
@@ -117,7 +119,12 @@ class BenchmarkOutcome(models.Model):
 
     class Meta:
         ordering = ["run", "doc", "clause_type"]
-        constraints = [models.UniqueConstraint(fields=["run", "doc", "clause_type"], name="one_outcome_per_pair")]
+        constraints = [
+            models.UniqueConstraint(fields=["run", "doc", "clause_type"], name="one_outcome_per_pair")
+        ]
+
+    def __str__(self):
+        return f"{self.doc} {self.clause_type} {self.status}"
 
 
 class DashboardSnapshot(models.Model):
@@ -134,6 +141,9 @@ class DashboardSnapshot(models.Model):
         ordering = ["-computed_at", "-id"]
         indexes = [models.Index(fields=["engagement", "-computed_at"])]
 
+    def __str__(self):
+        return f"{self.engagement_id} {self.computed_at}"
+
 
 class Alert(models.Model):
     class Kind(models.TextChoices):
@@ -146,13 +156,19 @@ class Alert(models.Model):
 
     kind = models.CharField(max_length=8, choices=Kind.choices)
     source = models.CharField(max_length=10, choices=Source.choices)
-    engagement = models.ForeignKey(Engagement, null=True, blank=True, on_delete=models.CASCADE,
-                                   related_name="dashboard_alerts")
-    benchmark_set = models.ForeignKey(BenchmarkSet, null=True, blank=True, on_delete=models.CASCADE,
-                                      related_name="alerts")
-    run = models.ForeignKey(BenchmarkRun, null=True, blank=True, on_delete=models.SET_NULL, related_name="alerts")
+    engagement = models.ForeignKey(
+        Engagement, null=True, blank=True, on_delete=models.CASCADE, related_name="dashboard_alerts"
+    )
+    benchmark_set = models.ForeignKey(
+        BenchmarkSet, null=True, blank=True, on_delete=models.CASCADE, related_name="alerts"
+    )
+    run = models.ForeignKey(
+        BenchmarkRun, null=True, blank=True, on_delete=models.SET_NULL, related_name="alerts"
+    )
     key = models.CharField(max_length=400)  # "doc_type|clause_type|section", or "silent"
-    subject = models.CharField(max_length=300, blank=True)  # "Reviews · Acme audit", "Benchmark · cuad-dev run #4"
+    subject = models.CharField(
+        max_length=300, blank=True
+    )  # "Reviews · Acme audit", "Benchmark · cuad-dev run #4"
     message = models.CharField(max_length=600)
     n = models.PositiveIntegerField(default=0)
     passes = models.PositiveIntegerField(default=0)

@@ -1,7 +1,12 @@
-"""Celery tasks (thin): refresh the cached figures daily, run benchmarks, the weekly silent-source run."""
+"""Celery tasks (thin): refresh the cached figures daily, run benchmarks, the weekly silent-source run.
+
+``queue_benchmark`` queues ``run_benchmark``; the receiver in ``dashboards.signals`` calls it when
+``dashboards.benchmarks.enqueue`` says a run is queued (services never import this module)."""
+
 from __future__ import annotations
 
 import logging
+from functools import partial
 
 from celery import shared_task
 from django.db import transaction
@@ -31,8 +36,11 @@ def refresh_dashboards(engagement_id: int | None = None) -> int:
     return count
 
 
-@shared_task(acks_late=True, time_limit=int(conf.get("BENCHMARK_TIME_LIMIT")),
-             soft_time_limit=int(conf.get("BENCHMARK_TIME_LIMIT")) - 60)
+@shared_task(
+    acks_late=True,
+    time_limit=int(conf.get("BENCHMARK_TIME_LIMIT")),
+    soft_time_limit=int(conf.get("BENCHMARK_TIME_LIMIT")) - 60,
+)
 def run_benchmark(run_id: int) -> str:
     """Run ``evaluate`` for one BenchmarkRun and import its predictions (the run row records the outcome)."""
     run = BenchmarkRun.objects.select_related("benchmark_set").get(pk=run_id)
@@ -47,16 +55,39 @@ def run_benchmark(run_id: int) -> str:
 @shared_task(acks_late=True)
 def weekly_silent_source() -> list[int]:
     """Queue the silent-source benchmark (absent pairs only) on every set that asks for it, except sets with
-    a run in progress (runs abandoned while queued or running are marked failed first, so they never block it)."""
+    a run in progress (runs abandoned while queued or running are marked failed first, so they never block
+    it)."""
     benchmarks.fail_abandoned_runs()
     queued = []
     for benchmark_set in BenchmarkSet.objects.filter(weekly_silent_source=True):
-        if benchmark_set.runs.filter(status__in=[BenchmarkRun.Status.QUEUED, BenchmarkRun.Status.RUNNING]).exists():
+        if benchmark_set.runs.filter(
+            status__in=[BenchmarkRun.Status.QUEUED, BenchmarkRun.Status.RUNNING]
+        ).exists():
             log.info("silent-source run for %s skipped: a run is already in progress", benchmark_set)
             continue
         with transaction.atomic():
-            run = benchmarks.new_run(benchmark_set, scope=BenchmarkRun.Scope.ABSENT,
-                                     trigger=BenchmarkRun.Trigger.SCHEDULE, limit=conf.get("SILENT_SOURCE_LIMIT"))
+            run = benchmarks.new_run(
+                benchmark_set,
+                scope=BenchmarkRun.Scope.ABSENT,
+                trigger=BenchmarkRun.Trigger.SCHEDULE,
+                limit=conf.get("SILENT_SOURCE_LIMIT"),
+            )
             benchmarks.enqueue(run)
         queued.append(run.pk)
     return queued
+
+
+def queue_refresh(engagement_ids) -> None:
+    """Refresh the figures of each of ``engagement_ids`` on a worker once the request's transaction
+    commits."""
+    for pk in engagement_ids:
+        transaction.on_commit(partial(refresh_dashboards.delay, pk))
+
+
+def queue_benchmark(run_id: int) -> None:
+    """Ask a worker to run the benchmark run; a broker that is down fails the run (``benchmarks.not_queued``)
+    rather than the request that queued it, whose transaction has committed."""
+    try:
+        run_benchmark.delay(run_id)
+    except Exception as exc:
+        benchmarks.not_queued(run_id, exc)

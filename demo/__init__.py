@@ -14,14 +14,22 @@ Names are imported lazily so ``python -m demo.contracts`` runs without a double 
 from importlib import import_module
 
 _EXPORTS = {
-    "CUAD_CATEGORIES": "demo.clauses", "SEED_TYPES": "demo.clauses", "ClausePart": "demo.clauses",
+    "CUAD_CATEGORIES": "demo.clauses",
+    "SEED_TYPES": "demo.clauses",
+    "ClausePart": "demo.clauses",
     "PlantedClause": "demo.clauses",
-    "ContractTruth": "demo.contracts", "make_contract_pdf": "demo.contracts",
-    "DEMO_FILES": "demo.demo_set", "demo_truths": "demo.demo_set", "write_demo_set": "demo.demo_set",
-    "DocumentTruth": "demo.documents", "KnownText": "demo.documents",
-    "make_contract_docx": "demo.documents", "make_manual_docx": "demo.documents",
+    "ContractTruth": "demo.contracts",
+    "make_contract_pdf": "demo.contracts",
+    "DEMO_FILES": "demo.demo_set",
+    "demo_truths": "demo.demo_set",
+    "write_demo_set": "demo.demo_set",
+    "DocumentTruth": "demo.documents",
+    "KnownText": "demo.documents",
+    "make_contract_docx": "demo.documents",
+    "make_manual_docx": "demo.documents",
     "make_paper_markdown": "demo.documents",
-    "make_slides_pptx": "demo.office", "make_workbook_xlsx": "demo.office",
+    "make_slides_pptx": "demo.office",
+    "make_workbook_xlsx": "demo.office",
 }
 __all__ = sorted(_EXPORTS)
 

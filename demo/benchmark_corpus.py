@@ -12,6 +12,7 @@ a manager's dashboard shows measured figures from the first start. The contracts
 and easy: their figures say that the pipeline works end to end, not how well it reads real
 contracts (that is what a labelled corpus such as cuad-dev is for).
 """
+
 from __future__ import annotations
 
 import json
@@ -41,7 +42,9 @@ def gold_rows(doc: str, truth) -> list[dict]:
         if planted:
             spans = [span for clause in planted for span in _spans(category, clause)]
             answer = "; ".join(value for clause in planted for value in clause.values) or "Yes"
-            rows.append({"doc": doc, "clause_type": category, "present": True, "answer": answer, "spans": spans})
+            rows.append(
+                {"doc": doc, "clause_type": category, "present": True, "answer": answer, "spans": spans}
+            )
         elif category in truth.absent:
             rows.append({"doc": doc, "clause_type": category, "present": False, "answer": "No", "spans": []})
     return rows
@@ -50,12 +53,20 @@ def gold_rows(doc: str, truth) -> list[dict]:
 def _spans(category: str, clause) -> list[dict]:
     """Gold spans of one planted clause: its values for a mention type, else the whole passage."""
     if category in MENTION_TYPES and clause.values:
-        pages = [next((part.page for part in clause.parts if value in part.text), clause.page)
-                 for value in clause.values]
-        return [{"text": value, "parts": [{"text": value, "pages": [page, page]}]}
-                for value, page in zip(clause.values, pages)]
-    return [{"text": clause.text,
-             "parts": [{"text": part.text, "pages": [part.page, part.page]} for part in clause.parts]}]
+        pages = [
+            next((part.page for part in clause.parts if value in part.text), clause.page)
+            for value in clause.values
+        ]
+        return [
+            {"text": value, "parts": [{"text": value, "pages": [page, page]}]}
+            for value, page in zip(clause.values, pages)
+        ]
+    return [
+        {
+            "text": clause.text,
+            "parts": [{"text": part.text, "pages": [part.page, part.page]} for part in clause.parts],
+        }
+    ]
 
 
 def write_demo_corpus(folder: str | Path) -> Path:
@@ -70,7 +81,9 @@ def write_demo_corpus(folder: str | Path) -> Path:
             continue  # gold needs physical pages; the DOCX and XLSX demo files have none
         doc = Path(name).stem
         truth = make(folder / "pdf" / name, **kwargs)
-        documents.append({"doc": doc, "pdf": f"pdf/{name}", "contract_type": truth.title, "pages": truth.pages})
+        documents.append(
+            {"doc": doc, "pdf": f"pdf/{name}", "contract_type": truth.title, "pages": truth.pages}
+        )
         gold.extend(gold_rows(doc, truth))
     _write_jsonl(folder / "documents.jsonl", documents)
     _write_jsonl(folder / "gold.jsonl", gold)

@@ -15,27 +15,36 @@ import math
 import random
 import sys
 from dataclasses import asdict, dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from fpdf import FPDF
 from fpdf.enums import XPos, YPos
 
 from demo.clauses import (
-    ARTICLES, CUSTOMER_ID, DEFINITIONS, PREAMBLE, RECITALS, UNIT_FEE, ArticleSpec, ClausePart,
-    ClauseSpec, PlantedClause, absent_cuad_types,
+    ARTICLES,
+    CUSTOMER_ID,
+    DEFINITIONS,
+    PREAMBLE,
+    RECITALS,
+    UNIT_FEE,
+    ArticleSpec,
+    ClausePart,
+    ClauseSpec,
+    PlantedClause,
+    absent_cuad_types,
 )
 from demo.prose import LegalProse, TitlePool
 
 DEFAULT_PARTIES = ("Northwind Holdings, Inc.", "Brightline Data Services LLC")
-FIXED_DATE = datetime(2024, 3, 3, 9, 0, tzinfo=timezone.utc)  # PDF metadata: deterministic bytes
+FIXED_DATE = datetime(2024, 3, 3, 9, 0, tzinfo=UTC)  # PDF metadata: deterministic bytes
 TAIL_PAGES = 3  # signature page, Schedule A (fees), Schedule B (service levels)
 MIN_PAGES = 12  # the planted clauses alone need ~8 body pages
 
 FONT = "Helvetica"
 BODY_SIZE = 11
-LINE_H = 5.6          # mm
-PARA_GAP = 2.4        # mm after each paragraph
+LINE_H = 5.6  # mm
+PARA_GAP = 2.4  # mm after each paragraph
 HEADING_H = LINE_H + 0.6
 HEADING_BEFORE = 1.5
 HEADING_AFTER = 1.2
@@ -49,14 +58,14 @@ class ContractTruth:
     path: Path
     title: str
     parties: tuple[str, str]
-    roles: tuple[str, str]          # defined terms, e.g. ("Customer", "Provider")
+    roles: tuple[str, str]  # defined terms, e.g. ("Customer", "Provider")
     seed: int
     pages: int
     contract_no: str
     clauses: tuple[PlantedClause, ...]
-    absent: tuple[str, ...]         # CUAD categories deliberately absent (answer: not_found)
+    absent: tuple[str, ...]  # CUAD categories deliberately absent (answer: not_found)
     signature_page: int
-    fee_schedule_page: int          # Schedule A: fee table with UNIT_FEE and CUSTOMER_ID
+    fee_schedule_page: int  # Schedule A: fee table with UNIT_FEE and CUSTOMER_ID
     words: int = 0
     extra: dict = field(default_factory=dict)
 
@@ -118,7 +127,10 @@ class _Writer:
         self.rng = random.Random(seed)
         self.prose = LegalProse(seed + 1, customer=roles[0], provider=roles[1])
         self.names = {
-            "C": roles[0], "P": roles[1], "c_name": parties[0], "p_name": parties[1],
+            "C": roles[0],
+            "P": roles[1],
+            "c_name": parties[0],
+            "p_name": parties[1],
             "title_cased": title.title(),
         }
         self.pdf = _ContractPDF(f"{title.title()} - Contract No. {contract_no}")
@@ -148,7 +160,8 @@ class _Writer:
         space = measure(" ")
         lines = []
         for hard_line in text.split("\n"):
-            current, used = [], 0.0
+            current: list[str] = []
+            used = 0.0
             for word in hard_line.split(" "):
                 width = cache.get(word)
                 if width is None:
@@ -180,8 +193,9 @@ class _Writer:
         self.ensure_lines(keep_lines)
         self.pdf.ln(HEADING_BEFORE)
         self.pdf.set_font(FONT, "B", size)
-        self.pdf.multi_cell(self.width, HEADING_H, text, align="C" if center else "L",
-                            new_x=XPos.LMARGIN, new_y=YPos.NEXT)
+        self.pdf.multi_cell(
+            self.width, HEADING_H, text, align="C" if center else "L", new_x=XPos.LMARGIN, new_y=YPos.NEXT
+        )
         self.pdf.ln(HEADING_AFTER)
         self.words += len(text.split())
 
@@ -220,10 +234,18 @@ class _Writer:
         if self.pdf.page != parts[-1].page:
             raise AssertionError(f"page bookkeeping is off for {section}")
         for clause_type, values in spec.types.items():
-            self.planted.append(PlantedClause(
-                clause_type=clause_type, label=spec.label or clause_type, section=section,
-                text=text, page=parts[0].page, end_page=parts[-1].page,
-                values=tuple(v.format(**self.names) for v in values), parts=tuple(parts)))
+            self.planted.append(
+                PlantedClause(
+                    clause_type=clause_type,
+                    label=spec.label or clause_type,
+                    section=section,
+                    text=text,
+                    page=parts[0].page,
+                    end_page=parts[-1].page,
+                    values=tuple(v.format(**self.names) for v in values),
+                    parts=tuple(parts),
+                )
+            )
 
     def _steer_across_break(self, text: str, after_mm: float):
         """Add filler paragraphs until, after headings of ``after_mm``, the clause starts with
@@ -255,8 +277,9 @@ class _Writer:
         self.heading(self.title.upper(), center=True, size=16)
         self.plant_title()
         pdf.set_font(FONT, "", BODY_SIZE)
-        pdf.cell(self.width, LINE_H, f"Contract No. {contract_no}", align="C",
-                 new_x=XPos.LMARGIN, new_y=YPos.NEXT)
+        pdf.cell(
+            self.width, LINE_H, f"Contract No. {contract_no}", align="C", new_x=XPos.LMARGIN, new_y=YPos.NEXT
+        )
         pdf.ln(4)
         self.plant(PREAMBLE, "Preamble")
         self.heading("RECITALS", center=True)
@@ -265,10 +288,18 @@ class _Writer:
 
     def plant_title(self):
         title = self.title.upper()
-        self.planted.append(PlantedClause(
-            clause_type="Document Name", label="Document Name", section="Title", text=title,
-            page=self.pdf.page, end_page=self.pdf.page, values=(title,),
-            parts=(ClausePart(self.pdf.page, title),)))
+        self.planted.append(
+            PlantedClause(
+                clause_type="Document Name",
+                label="Document Name",
+                section="Title",
+                text=title,
+                page=self.pdf.page,
+                end_page=self.pdf.page,
+                values=(title,),
+                parts=(ClausePart(self.pdf.page, title),),
+            )
+        )
 
     def definitions(self, number: int):
         self.article_heading(number, ARTICLES[0].title)
@@ -277,9 +308,11 @@ class _Writer:
         for term, meaning in DEFINITIONS:
             self.para(f'"{term.format(**self.names)}" {meaning.format(**self.names)}')
         self.heading(self.section_label(number, 2, "Interpretation"))
-        self.para("Headings are for convenience only and do not affect interpretation. Words in the "
-                  "singular include the plural and vice versa. The words \"include\" and \"including\" "
-                  "are to be construed without limitation.")
+        self.para(
+            "Headings are for convenience only and do not affect interpretation. Words in the "
+            'singular include the plural and vice versa. The words "include" and "including" '
+            "are to be construed without limitation."
+        )
 
     def body(self, body_last_page: int):
         """Articles 2.. spread over the pages by weight, ending exactly on ``body_last_page``."""
@@ -293,7 +326,7 @@ class _Writer:
         for i, article in enumerate(articles):
             cumulative += article.weight
             target = min(body_last_page, first_page + round(span * cumulative / total))
-            self.article(i + 2, article, target, reserve_mm=sum(needs[i + 1:]))
+            self.article(i + 2, article, target, reserve_mm=sum(needs[i + 1 :]))
         if self.pdf.page > body_last_page:
             raise ValueError(f"contract needs more pages: body ran to page {self.pdf.page}")
         if self.lines_left() >= 1:
@@ -330,17 +363,20 @@ class _Writer:
         titles = TitlePool(self.rng, spec.topic) if spec.topic else None
         own_mm = sum(self.clause_mm(c) for c in spec.clauses)
         lead = [self.prose.section() for _ in range(self.rng.randint(0, 2))] if titles and spec.lead else []
-        if self.pdf.page >= end_page or not self.affordable([p for sec in lead for p in sec],
-                                                            reserve_mm + own_mm):
+        if self.pdf.page >= end_page or not self.affordable(
+            [p for sec in lead for p in sec], reserve_mm + own_mm
+        ):
             lead = []
         if not lead and spec.clauses and spec.clauses[0].span_page_break:
             # the spanning clause comes right after the article heading: steer before both
-            self._steer_across_break(spec.clauses[0].render(**self.names),
-                                     self.article_heading_mm() + self.heading_mm())
+            self._steer_across_break(
+                spec.clauses[0].render(**self.names), self.article_heading_mm() + self.heading_mm()
+            )
         self.article_heading(number, spec.title)
         section = 0
         for paras in lead:
             section += 1
+            assert titles is not None  # a lead is drawn only with titles
             self.filler_section(number, section, titles, paras)
         for clause in spec.clauses:
             section += 1
@@ -372,11 +408,13 @@ class _Writer:
         pdf = self.pdf
         pdf.add_page()
         self.heading("SIGNATURES", center=True)
-        self.para("IN WITNESS WHEREOF, the Parties have caused this Agreement to be executed by their duly "
-                  "authorised representatives as of the date first written above.")
+        self.para(
+            "IN WITNESS WHEREOF, the Parties have caused this Agreement to be executed by their duly "
+            "authorised representatives as of the date first written above."
+        )
         for name, role in ((self.names["c_name"], self.names["C"]), (self.names["p_name"], self.names["P"])):
             pdf.ln(6)
-            self.para(f"{name.upper()} (\"{role}\")", align="L", style="B")
+            self.para(f'{name.upper()} ("{role}")', align="L", style="B")
             for label in ("By:", "Name:", "Title:", "Date:"):
                 self.para(f"{label} ______________________________", align="L")
         return pdf.page
@@ -385,8 +423,10 @@ class _Writer:
         pdf = self.pdf
         pdf.add_page()
         self.heading("SCHEDULE A\nFEE SCHEDULE", center=True)
-        self.para(f"All fees are stated in United States dollars. {self.names['C']} account identifier: "
-                  f"{CUSTOMER_ID}.")
+        self.para(
+            f"All fees are stated in United States dollars. {self.names['C']} account identifier: "
+            f"{CUSTOMER_ID}."
+        )
         rows = (
             ("Fee Item", "Unit", "Fee (USD)"),
             ("Standard Processed Unit", "per Processed Unit", UNIT_FEE),
@@ -417,8 +457,9 @@ class _Writer:
     def _table(self, rows, widths):
         pdf = self.pdf
         pdf.set_font(FONT, "", 9.5)
-        with pdf.table(col_widths=widths, text_align=("LEFT", "LEFT", "RIGHT"), line_height=6,
-                       first_row_as_headings=True) as table:
+        with pdf.table(
+            col_widths=widths, text_align=("LEFT", "LEFT", "RIGHT"), line_height=6, first_row_as_headings=True
+        ) as table:
             for row in rows:
                 cells = table.row()
                 for value in row:
@@ -449,8 +490,14 @@ def make_contract_pdf(
     path = Path(path)
     initials = "".join(word[0] for word in title.split() if word[0].isalpha()).upper()
     contract_no = f"{initials}-2024-{1000 + seed % 9000:04d}"
-    w = _Writer(title=title, parties=tuple(parties), roles=tuple(roles), seed=seed,
-                numbering=numbering, contract_no=contract_no)
+    w = _Writer(
+        title=title,
+        parties=tuple(parties),
+        roles=tuple(roles),
+        seed=seed,
+        numbering=numbering,
+        contract_no=contract_no,
+    )
     w.front_matter(contract_no)
     w.definitions(1)
     w.body(body_last_page=pages - TAIL_PAGES)
@@ -462,9 +509,19 @@ def make_contract_pdf(
     path.parent.mkdir(parents=True, exist_ok=True)
     w.pdf.output(str(path))
     return ContractTruth(
-        path=path, title=title, parties=tuple(parties), roles=tuple(roles), seed=seed, pages=pages,
-        contract_no=contract_no, clauses=tuple(w.planted), absent=absent_cuad_types(),
-        signature_page=signature_page, fee_schedule_page=fee_page, words=w.words)
+        path=path,
+        title=title,
+        parties=(*parties,),
+        roles=(*roles,),
+        seed=seed,
+        pages=pages,
+        contract_no=contract_no,
+        clauses=tuple(w.planted),
+        absent=absent_cuad_types(),
+        signature_page=signature_page,
+        fee_schedule_page=fee_page,
+        words=w.words,
+    )
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import os
 import tempfile
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
-from typing import Callable
 
 from demo.contracts import make_contract_pdf
 from demo.documents import make_contract_docx
@@ -15,10 +15,17 @@ from demo.office import make_workbook_xlsx
 # file name -> (generator, keyword arguments); each generator takes the path first
 DEMO_FILES: dict[str, tuple[Callable, dict]] = {
     "northwind-brightline-msa.pdf": (make_contract_pdf, {"pages": 40, "seed": 0}),
-    "harbor-cascade-supply-agreement.pdf": (make_contract_pdf, {
-        "pages": 12, "seed": 7, "title": "Supply Agreement",
-        "parties": ("Harbor Foods Co.", "Cascade Packaging Ltd."), "roles": ("Buyer", "Supplier"),
-        "numbering": "decimal"}),
+    "harbor-cascade-supply-agreement.pdf": (
+        make_contract_pdf,
+        {
+            "pages": 12,
+            "seed": 7,
+            "title": "Supply Agreement",
+            "parties": ("Harbor Foods Co.", "Cascade Packaging Ltd."),
+            "roles": ("Buyer", "Supplier"),
+            "numbering": "decimal",
+        },
+    ),
     "aldermoor-quillfeather-nda.docx": (make_contract_docx, {"seed": 3}),
     "fee-schedule.xlsx": (make_workbook_xlsx, {}),
 }

@@ -13,30 +13,45 @@ from demo.documents import FIXED_DATETIME, DocumentTruth, KnownText, _fix_core_p
 
 DECK_TITLE = "Q3 Supplier Contract Review"
 SLIDES = (
-    ("Scope of the Review", [
-        "48 supplier contracts, 3,912 pages in total",
-        "Longest contract: Master Services Agreement, 200 pages",
-        "Review window: 1 July to 30 September 2024",
-    ]),
-    ("Key Commercial Terms", [
-        f"Standard unit fee: {UNIT_FEE} per Processed Unit",
-        f"Payment terms: {PAYMENT_TERMS} for 41 of 48 contracts",
-        "Liability cap on Northwind MSA: $247,830.00",
-    ]),
-    ("Findings", [
-        "7 contracts lack an audit rights clause",
-        "3 contracts renew automatically with 90 days' notice",
-        "Governing law: Delaware (31), New York (12), other (5)",
-    ]),
-    ("Exceptions Requiring Follow-up", [
-        f"Invoices for {CUSTOMER_ID} quote an outdated unit fee",
-        "Two change-of-control clauses allow termination within 60 days",
-    ]),
-    ("Next Steps", [
-        "Confirm corrected invoices with Accounts Payable by 15 October",
-        "Escalate uncapped indemnities to Legal",
-        "Re-run extraction after contract amendments are signed",
-    ]),
+    (
+        "Scope of the Review",
+        [
+            "48 supplier contracts, 3,912 pages in total",
+            "Longest contract: Master Services Agreement, 200 pages",
+            "Review window: 1 July to 30 September 2024",
+        ],
+    ),
+    (
+        "Key Commercial Terms",
+        [
+            f"Standard unit fee: {UNIT_FEE} per Processed Unit",
+            f"Payment terms: {PAYMENT_TERMS} for 41 of 48 contracts",
+            "Liability cap on Northwind MSA: $247,830.00",
+        ],
+    ),
+    (
+        "Findings",
+        [
+            "7 contracts lack an audit rights clause",
+            "3 contracts renew automatically with 90 days' notice",
+            "Governing law: Delaware (31), New York (12), other (5)",
+        ],
+    ),
+    (
+        "Exceptions Requiring Follow-up",
+        [
+            f"Invoices for {CUSTOMER_ID} quote an outdated unit fee",
+            "Two change-of-control clauses allow termination within 60 days",
+        ],
+    ),
+    (
+        "Next Steps",
+        [
+            "Confirm corrected invoices with Accounts Payable by 15 October",
+            "Escalate uncapped indemnities to Legal",
+            "Re-run extraction after contract amendments are signed",
+        ],
+    ),
 )
 
 
@@ -96,8 +111,12 @@ def make_workbook_xlsx(path: str | Path) -> DocumentTruth:
     customers = wb.create_sheet("Customers")
     _rows(customers, ("Customer ID", "Name", "City", "Payment Terms"), CUSTOMERS)
     invoices = wb.create_sheet("Invoices")
-    _rows(invoices, ("Invoice", "Customer ID", "Invoice Date", "Processed Units", "Amount (USD)", "Due Date"),
-          INVOICES, money_cols=(5,))
+    _rows(
+        invoices,
+        ("Invoice", "Customer ID", "Invoice Date", "Processed Units", "Amount (USD)", "Due Date"),
+        INVOICES,
+        money_cols=(5,),
+    )
     wb.properties.creator = "Clause Review demo generator"
     wb.properties.title = "Fee Schedule"
     wb.properties.created = FIXED_DATETIME

@@ -13,35 +13,96 @@ import random
 
 # Stems that must never appear in filler (they would create an unplanned clause).
 FORBIDDEN_IN_FILLER = (
-    "assign", "terminat", "liab", "licen", "exclusiv", "price", "pricing", "audit",
-    "insur", "indemn", "renew", "compet", "solicit", "escrow", "perpetual", "irrevoc",
-    "beneficiar", "governed by", "warrant", "expir", "minimum", "volume", "damages",
-    "revenue", "profit", "disparag", " sue ", "first refusal", "first offer", "affiliate",
-    "source code", "transition", "most favo", "change of control", "$", "delaware",
-    "owned", "ownership", "intellectual property",
+    "assign",
+    "terminat",
+    "liab",
+    "licen",
+    "exclusiv",
+    "price",
+    "pricing",
+    "audit",
+    "insur",
+    "indemn",
+    "renew",
+    "compet",
+    "solicit",
+    "escrow",
+    "perpetual",
+    "irrevoc",
+    "beneficiar",
+    "governed by",
+    "warrant",
+    "expir",
+    "minimum",
+    "volume",
+    "damages",
+    "revenue",
+    "profit",
+    "disparag",
+    " sue ",
+    "first refusal",
+    "first offer",
+    "affiliate",
+    "source code",
+    "transition",
+    "most favo",
+    "change of control",
+    "$",
+    "delaware",
+    "owned",
+    "ownership",
+    "intellectual property",
 )
 
 ROLE_SUBJECTS = ("{P}", "{C}", "Each Party", "The Parties")
 STAFF_SUBJECTS = (
-    "The {P} Account Manager", "The {C} Representative", "The Steering Committee",
-    "The Project Manager of each Party", "The Service Delivery Manager",
+    "The {P} Account Manager",
+    "The {C} Representative",
+    "The Steering Committee",
+    "The Project Manager of each Party",
+    "The Service Delivery Manager",
 )
 
 VERBS = (
-    "prepare and deliver", "maintain", "document", "review", "keep up to date",
-    "implement", "coordinate", "make available", "submit for approval", "validate",
-    "track", "publish", "reconcile", "circulate",
+    "prepare and deliver",
+    "maintain",
+    "document",
+    "review",
+    "keep up to date",
+    "implement",
+    "coordinate",
+    "make available",
+    "submit for approval",
+    "validate",
+    "track",
+    "publish",
+    "reconcile",
+    "circulate",
 )
 
 OBJECTS = (
-    "a detailed project plan", "the operational runbooks", "a monthly performance report",
-    "the service catalogue", "the escalation matrix", "an updated staffing plan",
-    "the acceptance criteria for each Deliverable", "the risk and issue register",
-    "the release schedule", "the capacity forecast", "the business continuity procedures",
-    "the configuration baseline", "a root-cause analysis for each Severity 1 Incident",
-    "the knowledge articles", "the test strategy", "the implementation checklist",
-    "the data flow diagrams", "the security operating procedures", "the training materials",
-    "the service improvement plan", "the reporting calendar", "the dependency log",
+    "a detailed project plan",
+    "the operational runbooks",
+    "a monthly performance report",
+    "the service catalogue",
+    "the escalation matrix",
+    "an updated staffing plan",
+    "the acceptance criteria for each Deliverable",
+    "the risk and issue register",
+    "the release schedule",
+    "the capacity forecast",
+    "the business continuity procedures",
+    "the configuration baseline",
+    "a root-cause analysis for each Severity 1 Incident",
+    "the knowledge articles",
+    "the test strategy",
+    "the implementation checklist",
+    "the data flow diagrams",
+    "the security operating procedures",
+    "the training materials",
+    "the service improvement plan",
+    "the reporting calendar",
+    "the dependency log",
 )
 
 MANNERS = (
@@ -105,13 +166,26 @@ NOTHING_CLAUSES = (
 )
 
 DOCUMENTS = (
-    "Service Description", "Statement of Work", "Governance Schedule", "Security Schedule",
-    "Service Level Schedule", "Implementation Plan", "Documentation",
+    "Service Description",
+    "Statement of Work",
+    "Governance Schedule",
+    "Security Schedule",
+    "Service Level Schedule",
+    "Implementation Plan",
+    "Documentation",
 )
 
 NOUNS = (
-    "report", "plan", "Change Request", "status update", "notice", "Deliverable",
-    "procedure", "work product", "test result", "service review pack",
+    "report",
+    "plan",
+    "Change Request",
+    "status update",
+    "notice",
+    "Deliverable",
+    "procedure",
+    "work product",
+    "test result",
+    "service review pack",
 )
 
 STANDARDS = (
@@ -174,20 +248,30 @@ class LegalProse:
             return f"Each {self._pick(NOUNS)} delivered under this Section shall be {self._pick(STANDARDS)}."
         if kind == 4:
             subj = self._pick(("{P}", "{C}", "Each Party"))
-            return (f"{subj} acknowledges that {self._pick(FACTS)} and, accordingly, "
-                    f"shall {verb} {obj} {self._pick(TIMINGS)}.")
+            return (
+                f"{subj} acknowledges that {self._pick(FACTS)} and, accordingly, "
+                f"shall {verb} {obj} {self._pick(TIMINGS)}."
+            )
         if kind == 5:
-            return (f"Where {self._pick(CONDITIONS)}, {low} shall promptly notify the other Party in "
-                    f"writing and the Parties shall cooperate in good faith to {self._pick(REMEDIES)}.")
+            return (
+                f"Where {self._pick(CONDITIONS)}, {low} shall promptly notify the other Party in "
+                f"writing and the Parties shall cooperate in good faith to {self._pick(REMEDIES)}."
+            )
         if kind == 6:
             return f"For the avoidance of doubt, nothing in this Section shall {self._pick(NOTHING_CLAUSES)}."
         if kind == 7:
-            return (f"The obligations in this Section are in addition to, and not in substitution for, "
-                    f"the requirements of the {self._pick(DOCUMENTS)} applicable to the relevant Services.")
+            return (
+                f"The obligations in this Section are in addition to, and not in substitution for, "
+                f"the requirements of the {self._pick(DOCUMENTS)} applicable to the relevant Services."
+            )
         if kind == 8:
-            return f"{subj} shall maintain {self._pick(RECORDS)} in sufficient detail to {self._pick(PURPOSES)}."
-        return (f"{subj} shall {verb} {obj} {self._pick(TIMINGS)}, and shall ensure that it is "
-                f"{self._pick(STANDARDS)}.")
+            return (
+                f"{subj} shall maintain {self._pick(RECORDS)} in sufficient detail to {self._pick(PURPOSES)}."
+            )
+        return (
+            f"{subj} shall {verb} {obj} {self._pick(TIMINGS)}, and shall ensure that it is "
+            f"{self._pick(STANDARDS)}."
+        )
 
     def paragraph(self, sentences: tuple[int, int] = (3, 5)) -> str:
         """Sentences of distinct kinds; a "for the avoidance of doubt" one only comes last."""
@@ -208,16 +292,61 @@ class LegalProse:
 
 AREAS = {
     "services": ("Service", "Project", "Implementation", "Service Location", "Onboarding", "Release"),
-    "governance": ("Governance", "Reporting", "Steering Committee", "Escalation", "Meeting", "Performance Review"),
+    "governance": (
+        "Governance",
+        "Reporting",
+        "Steering Committee",
+        "Escalation",
+        "Meeting",
+        "Performance Review",
+    ),
     "personnel": ("Personnel", "Staffing", "Key Personnel", "Training", "Onsite Attendance", "Conduct"),
-    "service_levels": ("Service Level", "Incident", "Measurement", "Availability", "Support", "Problem Management"),
-    "data": ("Data Handling", "Security", "Access Control", "Backup", "Information Management", "Vulnerability"),
-    "change": ("Change Control", "Change Request", "Impact Assessment", "Scheduling", "Planning", "Documentation"),
-    "general": ("Notice", "Record Keeping", "Communication", "Cooperation", "Dispute Escalation", "Document Control"),
+    "service_levels": (
+        "Service Level",
+        "Incident",
+        "Measurement",
+        "Availability",
+        "Support",
+        "Problem Management",
+    ),
+    "data": (
+        "Data Handling",
+        "Security",
+        "Access Control",
+        "Backup",
+        "Information Management",
+        "Vulnerability",
+    ),
+    "change": (
+        "Change Control",
+        "Change Request",
+        "Impact Assessment",
+        "Scheduling",
+        "Planning",
+        "Documentation",
+    ),
+    "general": (
+        "Notice",
+        "Record Keeping",
+        "Communication",
+        "Cooperation",
+        "Dispute Escalation",
+        "Document Control",
+    ),
 }
 ASPECTS = (
-    "Requirements", "Procedures", "Responsibilities", "Standards", "Plans", "Reviews",
-    "Records", "Obligations", "Arrangements", "Controls", "Processes", "Management",
+    "Requirements",
+    "Procedures",
+    "Responsibilities",
+    "Standards",
+    "Plans",
+    "Reviews",
+    "Records",
+    "Obligations",
+    "Arrangements",
+    "Controls",
+    "Processes",
+    "Management",
 )
 
 

@@ -1,4 +1,5 @@
 """Engagements and their members in the Django admin; an engagement is deleted with what came from it."""
+
 from django.contrib import admin
 
 from config.admin_readonly import DeletesWithReadOnlyRows

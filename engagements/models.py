@@ -1,4 +1,5 @@
 """A client audit (Engagement), who works on it (Membership) and in which role."""
+
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import models
@@ -26,9 +27,15 @@ class Engagement(models.Model):
         decimal = _first_decimal(self.policy_facts)
         if decimal is not None:
             key, value = decimal
-            raise ValidationError({"policy_facts": (
-                f"{key} is a decimal number ({value!r} once read, not as typed): write it as text, e.g. "
-                '"$250,000.00", so that the prompts and reports keep it exactly as written.')})
+            raise ValidationError(
+                {
+                    "policy_facts": (
+                        f"{key} is a decimal number ({value!r} once read, not as typed): "
+                        'write it as text, e.g. "$250,000.00", so that the prompts and reports keep it '
+                        "exactly as written."
+                    )
+                }
+            )
 
     @property
     def policy_cap(self) -> str:
@@ -62,7 +69,9 @@ class Membership(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
-        constraints = [models.UniqueConstraint(fields=["user", "engagement"], name="one_membership_per_engagement")]
+        constraints = [
+            models.UniqueConstraint(fields=["user", "engagement"], name="one_membership_per_engagement")
+        ]
 
     def __str__(self):
         return f"{self.user} · {self.engagement} · {self.role}"

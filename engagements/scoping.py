@@ -4,8 +4,10 @@
 ``require_role(user, engagement, *roles)`` refuses a member whose role is not allowed.
 Anything outside the user's engagements is a 404 (we do not reveal that it exists).
 """
+
 from __future__ import annotations
 
+from django.contrib.auth.models import AnonymousUser, User
 from django.core.exceptions import PermissionDenied
 from django.db.models import QuerySet
 from django.http import Http404
@@ -24,7 +26,7 @@ def _engagement_path(queryset: QuerySet) -> str:
     return path
 
 
-def scoped(queryset: QuerySet, user) -> QuerySet:
+def scoped(queryset: QuerySet, user: User | AnonymousUser) -> QuerySet:
     """Rows of ``queryset`` that belong to engagements ``user`` is a member of."""
     if not user.is_authenticated:
         return queryset.none()
@@ -34,21 +36,21 @@ def scoped(queryset: QuerySet, user) -> QuerySet:
     return queryset.filter(**{f"{prefix}memberships__user": user})
 
 
-def get_scoped_or_404(queryset: QuerySet, user, **lookup):
+def get_scoped_or_404(queryset: QuerySet, user: User | AnonymousUser, **lookup):
     try:
         return scoped(queryset, user).get(**lookup)
-    except queryset.model.DoesNotExist:
-        raise Http404(f"No {queryset.model._meta.verbose_name} matches the given query.")
+    except queryset.model.DoesNotExist as exc:
+        raise Http404(f"No {queryset.model._meta.verbose_name} matches the given query.") from exc
 
 
-def role_in(user, engagement: Engagement) -> str | None:
+def role_in(user: User | AnonymousUser, engagement: Engagement) -> str | None:
     if not user.is_authenticated:
         return None
     membership = Membership.objects.filter(user=user, engagement=engagement).only("role").first()
     return membership.role if membership else None
 
 
-def require_role(user, engagement: Engagement, *roles: str) -> str:
+def require_role(user: User | AnonymousUser, engagement: Engagement, *roles: str) -> str:
     """Return the user's role in ``engagement``; 404 for non-members, 403 for a role not in ``roles``."""
     role = role_in(user, engagement)
     if role is None:

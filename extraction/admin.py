@@ -1,7 +1,14 @@
 from django.contrib import admin
 
 from config.admin_readonly import ReadOnlyAdmin
-from extraction.models import Checkpoint, Citation, ClauseTask, ClauseType, Extraction, ExtractionRun
+from extraction.models import (
+    Checkpoint,
+    Citation,
+    ClauseTask,
+    ClauseType,
+    Extraction,
+    ExtractionRun,
+)
 
 
 @admin.register(ClauseType)
@@ -9,6 +16,7 @@ class ClauseTypeAdmin(ReadOnlyAdmin):
     """Read only: admins add, edit, retire and reactivate types on the catalog page, which checks names
     (a free question's "Q: ", a twin in other capitals), keeps built-in types' exact CUAD names and
     keeps every edit beside the wording it replaced (reviewer.catalog_edits)."""
+
     list_display = ("name", "kind", "source", "active")
     list_filter = ("source", "kind", "active")
     search_fields = ("name", "description", "query", "example")
@@ -25,11 +33,33 @@ class ClauseTaskInline(admin.TabularInline):
 
 @admin.register(ExtractionRun)
 class ExtractionRunAdmin(admin.ModelAdmin):
-    list_display = ("id", "engagement", "engine", "model", "mode", "status", "input_tokens", "output_tokens",
-                    "cache_read_tokens", "cost_usd", "created_at", "finished_at")
+    list_display = (
+        "id",
+        "engagement",
+        "engine",
+        "model",
+        "mode",
+        "status",
+        "input_tokens",
+        "output_tokens",
+        "cache_read_tokens",
+        "cost_usd",
+        "created_at",
+        "finished_at",
+    )
     list_filter = ("engine", "status", "mode")
-    readonly_fields = ("engine", "model", "input_tokens", "output_tokens", "cache_read_tokens",
-                       "cache_write_tokens", "cost_usd", "created_at", "finished_at", "error")
+    readonly_fields = (
+        "engine",
+        "model",
+        "input_tokens",
+        "output_tokens",
+        "cache_read_tokens",
+        "cache_write_tokens",
+        "cost_usd",
+        "created_at",
+        "finished_at",
+        "error",
+    )
     inlines = [ClauseTaskInline]
 
 
@@ -45,6 +75,7 @@ class CitationInline(admin.TabularInline):
 class ExtractionAdmin(ReadOnlyAdmin):
     """Read only: a clause's text changes only through a reviewer's correction, which is kept as a
     Review (an edit here would show as what the auditor accepted, with no trail)."""
+
     list_display = ("id", "document", "clause_type", "status", "engine", "model", "version", "created_at")
     list_filter = ("status", "engine", "clause_type")
     search_fields = ("clause_text", "document__title")

@@ -6,6 +6,7 @@ facts, verbatim. ``save`` writes {case_facts, last_record, position, history} in
 transaction under a row lock, so a checkpoint is never half written; callers that
 persist an extraction call it inside the same transaction.
 """
+
 from __future__ import annotations
 
 import json
@@ -13,8 +14,15 @@ import logging
 
 from django.db import IntegrityError, transaction
 
-from extraction.agent.case_facts import CaseFacts, parse_case_facts, render_case_facts, usable_key
-from extraction.models import Checkpoint, Extraction
+from engagements.models import Engagement
+from extraction.agent.case_facts import (
+    CaseFacts,
+    parse_case_facts,
+    render_case_facts,
+    usable_key,
+)
+from extraction.models import Checkpoint, Extraction, ExtractionRun
+from ingest.models import Document
 
 log = logging.getLogger(__name__)
 
@@ -35,16 +43,21 @@ def _fact_text(value) -> str:
     return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
 
 
-def facts_for(run, document) -> CaseFacts:
+def facts_for(run: ExtractionRun, document: Document) -> CaseFacts:
     """CASE_FACTS for (run, document), rebuilt from the database."""
-    rows = list(Extraction.objects.filter(run=run, document=document).select_related("clause_type")
-                .prefetch_related("citations__chunk").order_by("id"))
-    from engagements.models import Engagement
-    from ingest.models import Document
-
-    policy = Engagement.objects.filter(pk=run.engagement_id).values_list("policy_facts", flat=True).first() or {}
+    rows = list(
+        Extraction.objects.filter(run=run, document=document)
+        .select_related("clause_type")
+        .prefetch_related("citations__chunk")
+        .order_by("id")
+    )
+    policy = (
+        Engagement.objects.filter(pk=run.engagement_id).values_list("policy_facts", flat=True).first() or {}
+    )
     if not isinstance(policy, dict):  # saved before the admin checked its shape
-        log.warning("engagement %s: policy facts left out of CASE_FACTS: not a JSON object", run.engagement_id)
+        log.warning(
+            "engagement %s: policy facts left out of CASE_FACTS: not a JSON object", run.engagement_id
+        )
         policy = {}
     policy = dict(policy)
     doc_type = Document.objects.filter(pk=document.pk).values_list("doc_type", flat=True).first()
@@ -73,7 +86,7 @@ def facts_dict(facts: CaseFacts) -> dict:
     return parse_case_facts(render_case_facts(facts))
 
 
-def load(run, document) -> Checkpoint | None:
+def load(run: ExtractionRun, document: Document) -> Checkpoint | None:
     return Checkpoint.objects.filter(run=run, document=document).first()
 
 
@@ -83,12 +96,17 @@ def snapshot_of(checkpoint: Checkpoint | None) -> dict | None:
     return {"history": checkpoint.history or [], "position": checkpoint.position or {}}
 
 
-def save(run, document, snapshot: dict, *, last_record: dict | None = None) -> Checkpoint:
+def save(
+    run: ExtractionRun, document: Document, snapshot: dict, *, last_record: dict | None = None
+) -> Checkpoint:
     """Write the checkpoint of (run, document) atomically; CASE_FACTS are rebuilt from the DB here."""
     with transaction.atomic():
         row = _locked_row(run, document)
-        values = {"case_facts": facts_dict(facts_for(run, document)),
-                  "position": snapshot.get("position") or {}, "history": snapshot.get("history") or []}
+        values = {
+            "case_facts": facts_dict(facts_for(run, document)),
+            "position": snapshot.get("position") or {},
+            "history": snapshot.get("history") or [],
+        }
         if last_record is not None:
             values["last_record"] = last_record
         for k, v in values.items():
@@ -97,7 +115,7 @@ def save(run, document, snapshot: dict, *, last_record: dict | None = None) -> C
         return row
 
 
-def _locked_row(run, document) -> Checkpoint:
+def _locked_row(run: ExtractionRun, document: Document) -> Checkpoint:
     """The checkpoint row of (run, document), made if there is none, locked until the transaction ends.
     Two workers on one document (a redelivered message) may both find none: the second one's insert
     waits for the first one's commit, fails on the unique rule, and it locks the first one's row."""

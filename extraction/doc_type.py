@@ -20,6 +20,7 @@ import logging
 from extraction.agent.claude_call import ClaudeCallError
 from extraction.agent.doc_type import DocTypeAnswer
 from extraction.docview import DocumentView
+from extraction.models import ExtractionRun
 from extraction.run_status import add_usage
 from ingest.doctype import type_choices
 from ingest.models import Document
@@ -31,10 +32,12 @@ def needs_asking(document_id: int) -> bool:
     """True for a document with no type that nobody has asked Claude about yet (read afresh: the
     batch builder and a resumed run hold rows loaded before an earlier answer was saved)."""
     row = Document.objects.filter(pk=document_id).values("doc_type", "doc_type_source").first()
-    return bool(row) and not row["doc_type"] and not row["doc_type_source"]
+    return row is not None and not row["doc_type"] and not row["doc_type_source"]
 
 
-def classify_for_run(run, document, view: DocumentView, engine) -> DocTypeAnswer | None:
+def classify_for_run(
+    run: ExtractionRun, document: Document, view: DocumentView, engine
+) -> DocTypeAnswer | None:
     """Ask the run's engine for ``document``'s type when it has none and the engine can tell (Claude);
     save what passed the checks and add the call's usage to the run. None when nothing was asked."""
     classify = getattr(engine, "classify", None)
@@ -47,9 +50,13 @@ def classify_for_run(run, document, view: DocumentView, engine) -> DocTypeAnswer
         return None
     add_usage(run, answer.usage, batch=False)  # one Messages call, at the standard rate even in a bulk run
     typed = {"doc_type": answer.doc_type} if answer.doc_type else {}
-    Document.objects.filter(pk=document.pk, doc_type="").update(doc_type_source=Document.TypeSource.MODEL, **typed)
+    Document.objects.filter(pk=document.pk, doc_type="").update(
+        doc_type_source=Document.TypeSource.MODEL, **typed
+    )
     if answer.doc_type is None:
         log.info("document %s: Claude gave no type (%s)", document.pk, answer.problem or "Other")
     else:
-        log.info("document %s: Claude read its type as %s from %r", document.pk, answer.doc_type, answer.evidence)
+        log.info(
+            "document %s: Claude read its type as %s from %r", document.pk, answer.doc_type, answer.evidence
+        )
     return answer

@@ -6,6 +6,7 @@ An ``Extraction`` is what an engine found (or reported absent) for one task; its
 ``Citation`` rows carry offsets the server computed and verified against the
 document text. ``Checkpoint`` keeps what a long run needs to resume.
 """
+
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import models
@@ -25,8 +26,11 @@ class ClauseType(models.Model):
     slug = models.SlugField(max_length=100, unique=True)
     description = models.TextField()
     query = models.TextField(help_text="Retrieval query used to find candidate passages.")
-    example = models.TextField(blank=True, help_text="A model clause of this type, written in contract language; "
-                                                     "searched as one more retrieval query.")
+    example = models.TextField(
+        blank=True,
+        help_text="A model clause of this type, written in contract language; "
+        "searched as one more retrieval query.",
+    )
     kind = models.CharField(max_length=16, default="text")  # text | value
     source = models.CharField(max_length=16, choices=Source.choices, default=Source.CUSTOM)
     active = models.BooleanField(default=True)
@@ -44,12 +48,22 @@ class ClauseType(models.Model):
         if self.pk and ClauseType.objects.filter(pk=self.pk, name=self.name).exists():
             return  # a name it already has: twins saved before this check can still have their wording edited
         key = name_key(self.name or "")
-        twin = next((n for n in ClauseType.objects.exclude(pk=self.pk).values_list("name", flat=True)
-                     if n != self.name and name_key(n) == key), None)
+        twin = next(
+            (
+                n
+                for n in ClauseType.objects.exclude(pk=self.pk).values_list("name", flat=True)
+                if n != self.name and name_key(n) == key
+            ),
+            None,
+        )
         if twin is not None:
-            raise ValidationError({"name": f"“{twin}” is already in the catalog (names that differ only in "
-                                           "capitals, spacing or punctuation are the same type); edit or "
-                                           "reactivate it instead."})
+            raise ValidationError(
+                {
+                    "name": f"“{twin}” is already in the catalog (names that differ only in "
+                    "capitals, spacing or punctuation are the same type); edit or "
+                    "reactivate it instead."
+                }
+            )
 
 
 class ExtractionRun(models.Model):
@@ -83,6 +97,9 @@ class ExtractionRun(models.Model):
     class Meta:
         ordering = ["-created_at"]
 
+    def __str__(self):
+        return f"#{self.pk} {self.engine} {self.status}"
+
 
 class ClauseTask(models.Model):
     ENGAGEMENT_PATH = "run__engagement"
@@ -103,8 +120,13 @@ class ClauseTask(models.Model):
 
     class Meta:
         constraints = [
-            models.UniqueConstraint(fields=["run", "document", "clause_type"], name="one_task_per_run_doc_type")
+            models.UniqueConstraint(
+                fields=["run", "document", "clause_type"], name="one_task_per_run_doc_type"
+            )
         ]
+
+    def __str__(self):
+        return f"{self.run_id} {self.document_id} {self.clause_type_id} {self.status}"
 
 
 class Extraction(models.Model):
@@ -158,6 +180,9 @@ class Citation(models.Model):
     class Meta:
         ordering = ["extraction", "ordinal"]
 
+    def __str__(self):
+        return f"{self.extraction_id} p.{self.page} [{self.start}:{self.end}]"
+
 
 class Checkpoint(models.Model):
     """What a fresh session needs to resume a run on one document; written atomically."""
@@ -172,3 +197,6 @@ class Checkpoint(models.Model):
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["run", "document"], name="one_checkpoint_per_run_doc")]
+
+    def __str__(self):
+        return f"{self.run_id} {self.document_id}"

@@ -5,27 +5,30 @@ snapshotted (``snapshot``) into a checkpoint and reopened from one, so a fresh
 session resumes where the last one stopped. Engines verify every citation with
 ``extraction.verify`` before they report a clause found.
 """
+
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Callable, Protocol, Sequence
+from typing import Protocol
 
 from extraction.agent.case_facts import CaseFacts
 from extraction.catalog import ClauseType
-from extraction.docview import DocumentView
-from extraction.types import ChunkView, ScoredChunk
+from extraction.docview import DocumentView, ScoredChunk
 from extraction.usage import Usage
 from extraction.verify import VerificationResult
+from ingest.chunker import ChunkSpec
 
 FOUND, NOT_FOUND, UNVERIFIED, FAILED = "found", "not_found", "unverified", "failed"
 
 FactsProvider = Callable[[], CaseFacts]
-Search = Callable[[str, int], Sequence["ChunkView | ScoredChunk"]]
+Search = Callable[[str, int], Sequence["ChunkSpec | ScoredChunk"]]
 CheckpointHook = Callable[[dict, str], None]  # (snapshot, reason)
 
 
 class EngineError(Exception):
-    """A clause could not be processed (API error after retries, refusal...): the task fails with this text."""
+    """A clause could not be processed (API error after retries, refusal...): the task fails with this
+    text."""
 
 
 class TransientEngineError(EngineError):
@@ -42,12 +45,12 @@ class Interrupted(Exception):
 class ClauseOutcome:
     clause_type: str
     clause_id: str
-    status: str                                   # found | not_found | unverified | failed
-    tool_input: dict | None = None                # the final extract_clause input
+    status: str  # found | not_found | unverified | failed
+    tool_input: dict | None = None  # the final extract_clause input
     verification: VerificationResult | None = None
     errors: list[str] = field(default_factory=list)
     turns: int = 0
-    detail: dict = field(default_factory=dict)    # engine-specific (offline scores, stop reasons)
+    detail: dict = field(default_factory=dict)  # engine-specific (offline scores, stop reasons)
 
     @property
     def clause_text(self) -> str:
@@ -57,7 +60,9 @@ class ClauseOutcome:
 class EngineSession(Protocol):
     usage: Usage
 
-    def extract(self, clause: ClauseType, clause_id: str, retrieved: Sequence[ScoredChunk]) -> ClauseOutcome: ...
+    def extract(
+        self, clause: ClauseType, clause_id: str, retrieved: Sequence[ScoredChunk]
+    ) -> ClauseOutcome: ...
 
     def snapshot(self) -> dict: ...
 
@@ -66,13 +71,21 @@ class Engine(Protocol):
     name: str
     model: str
 
-    def open_session(self, document: DocumentView, *, facts: FactsProvider, types: Sequence[ClauseType],
-                     search: Search | None = None, snapshot: dict | None = None,
-                     on_checkpoint: CheckpointHook | None = None) -> EngineSession: ...
+    def open_session(
+        self,
+        document: DocumentView,
+        *,
+        facts: FactsProvider,
+        types: Sequence[ClauseType],
+        search: Search | None = None,
+        snapshot: dict | None = None,
+        on_checkpoint: CheckpointHook | None = None,
+    ) -> EngineSession: ...
 
 
-def outcome_from_verification(clause: ClauseType, clause_id: str, tool_input: dict,
-                              result: VerificationResult, **extra) -> ClauseOutcome:
+def outcome_from_verification(
+    clause: ClauseType, clause_id: str, tool_input: dict, result: VerificationResult, **extra
+) -> ClauseOutcome:
     """found / not_found when the verifier accepts, unverified (with its errors) when not."""
     if result.ok:
         status = NOT_FOUND if result.not_found else FOUND

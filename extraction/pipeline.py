@@ -8,11 +8,12 @@ message, a rerun), so nothing is done twice and nothing is lost; a task started
 ``stop_reason: max_tokens`` the engine has checkpointed; ``process_document``
 returns ``"interrupted"`` and the caller opens a fresh session (re-enqueue).
 """
+
 from __future__ import annotations
 
 import logging
 import time
-from typing import Callable
+from collections.abc import Callable
 
 from django.db import transaction
 from django.db.models import F
@@ -23,11 +24,23 @@ from extraction.checkpoints import clause_id_for
 from extraction.doc_type import classify_for_run
 from extraction.docview import load_document
 from extraction.engines import get_engine
-from extraction.outcome import FAILED, Engine, EngineError, Interrupted, TransientEngineError
 from extraction.launch import types_for
 from extraction.models import ClauseTask, ExtractionRun
+from extraction.outcome import (
+    FAILED,
+    Engine,
+    EngineError,
+    Interrupted,
+    TransientEngineError,
+)
 from extraction.persist import save_outcome
-from extraction.run_status import OPEN, add_usage, fail_open_tasks, mark_running, refresh_status
+from extraction.run_status import (
+    OPEN,
+    add_usage,
+    fail_open_tasks,
+    mark_running,
+    refresh_status,
+)
 from extraction.usage import Usage
 from ingest.models import Document
 
@@ -50,17 +63,31 @@ class _UsageMeter:
 
     def flush(self) -> None:
         total: Usage = self.session.usage
-        add_usage(self.run, Usage(
-            total.input_tokens - self.flushed.input_tokens, total.output_tokens - self.flushed.output_tokens,
-            total.cache_write_tokens - self.flushed.cache_write_tokens,
-            total.cache_read_tokens - self.flushed.cache_read_tokens))
-        self.flushed = Usage(total.input_tokens, total.output_tokens, total.cache_write_tokens, total.cache_read_tokens)
+        add_usage(
+            self.run,
+            Usage(
+                total.input_tokens - self.flushed.input_tokens,
+                total.output_tokens - self.flushed.output_tokens,
+                total.cache_write_tokens - self.flushed.cache_write_tokens,
+                total.cache_read_tokens - self.flushed.cache_read_tokens,
+            ),
+        )
+        self.flushed = Usage(
+            total.input_tokens, total.output_tokens, total.cache_write_tokens, total.cache_read_tokens
+        )
 
 
-def process_document(run_id: int, document_id: int, *, engine: Engine | None = None,
-                     retrieve: Callable | None = None, k: int = retrieval.DEFAULT_K,
-                     observe: Callable[[dict], None] | None = None, deadline: float | None = None,
-                     resume_later: bool = False) -> str:
+def process_document(
+    run_id: int,
+    document_id: int,
+    *,
+    engine: Engine | None = None,
+    retrieve: Callable | None = None,
+    k: int = retrieval.DEFAULT_K,
+    observe: Callable[[dict], None] | None = None,
+    deadline: float | None = None,
+    resume_later: bool = False,
+) -> str:
     """Work through the open clause tasks of (run, document). Returns "done" or "interrupted".
 
     ``deadline`` (a ``time.monotonic()`` value): once past it, no new clause is started and the call
@@ -81,8 +108,10 @@ def process_document(run_id: int, document_id: int, *, engine: Engine | None = N
     if run is None or document is None:  # deleted (the document, or its engagement) before its turn came
         gone(run_id, document_id)
         return DONE
-    tasks = sorted(ClauseTask.objects.filter(run=run, document=document, status__in=OPEN).select_related("clause_type"),
-                   key=lambda t: (catalog_order(t.clause_type.name), t.clause_type.name))
+    tasks = sorted(
+        ClauseTask.objects.filter(run=run, document=document, status__in=OPEN).select_related("clause_type"),
+        key=lambda t: (catalog_order(t.clause_type.name), t.clause_type.name),
+    )
     if not tasks:
         refresh_status(run)
         return DONE
@@ -102,9 +131,13 @@ def process_document(run_id: int, document_id: int, *, engine: Engine | None = N
             session_box["meter"].flush()
 
     session = engine.open_session(
-        view, facts=lambda: checkpoints.facts_for(run, document), types=types_for(run),
-        search=retrieval.searcher(document), snapshot=checkpoints.snapshot_of(checkpoints.load(run, document)),
-        on_checkpoint=on_checkpoint)
+        view,
+        facts=lambda: checkpoints.facts_for(run, document),
+        types=types_for(run),
+        search=retrieval.searcher(document),
+        snapshot=checkpoints.snapshot_of(checkpoints.load(run, document)),
+        on_checkpoint=on_checkpoint,
+    )
     meter = session_box["meter"] = _UsageMeter(run, session)
     outage = ""  # set by a TransientEngineError: the API is down, the clauses after it are not tried
     for n, task in enumerate(tasks):
@@ -117,12 +150,19 @@ def process_document(run_id: int, document_id: int, *, engine: Engine | None = N
             _fail(run, document, task, f"not tried: {outage}", session, meter)
             continue
         if task.attempts >= MAX_ATTEMPTS:
-            _fail(run, document, task, f"started {task.attempts} times without finishing (the worker was lost, "
-                                       "or the API unavailable, each time); ask for it again with Find a clause",
-                  session, meter)
+            _fail(
+                run,
+                document,
+                task,
+                f"started {task.attempts} times without finishing (the worker was lost, "
+                "or the API unavailable, each time); ask for it again with Find a clause",
+                session,
+                meter,
+            )
             continue
         taken = ClauseTask.objects.filter(pk=task.pk, status__in=OPEN).update(
-            status=ClauseTask.Status.RUNNING, attempts=F("attempts") + 1)
+            status=ClauseTask.Status.RUNNING, attempts=F("attempts") + 1
+        )
         if not taken:  # finished or failed meanwhile by another worker (a redelivered message)
             continue
         try:
@@ -143,8 +183,17 @@ def process_document(run_id: int, document_id: int, *, engine: Engine | None = N
                 outage = f"{exc}; try again in a few minutes"
             _fail(run, document, task, outage or str(exc), session, meter)
             if observe is not None:
-                observe({"task": task, "clause": clause, "retrieved": retrieved, "outcome": None,
-                         "extraction": None, "error": str(exc), "latency_ms": {}})
+                observe(
+                    {
+                        "task": task,
+                        "clause": clause,
+                        "retrieved": retrieved,
+                        "outcome": None,
+                        "extraction": None,
+                        "error": str(exc),
+                        "latency_ms": {},
+                    }
+                )
             continue
         ex = None
         with transaction.atomic():
@@ -153,29 +202,57 @@ def process_document(run_id: int, document_id: int, *, engine: Engine | None = N
                 continue
             if outcome.status == FAILED:
                 locked.status, locked.error = ClauseTask.Status.FAILED, "; ".join(outcome.errors)[:4000]
-                record = {"clause_type": clause.name, "status": FAILED, "error": locked.error}
+                record: dict[str, str | int] = {
+                    "clause_type": clause.name,
+                    "status": FAILED,
+                    "error": locked.error,
+                }
             else:
-                ex = save_outcome(run, document, task.clause_type, outcome, engine=engine.name, model=engine.model)
+                ex = save_outcome(
+                    run, document, task.clause_type, outcome, engine=engine.name, model=engine.model
+                )
                 locked.status, locked.error = ClauseTask.Status.DONE, ""
-                record = {"clause_type": clause.name, "clause_id": outcome.clause_id, "status": ex.status,
-                          "extraction_id": ex.pk, "dedupe_key": ex.dedupe_key}
+                record = {
+                    "clause_type": clause.name,
+                    "clause_id": outcome.clause_id,
+                    "status": ex.status,
+                    "extraction_id": ex.pk,
+                    "dedupe_key": ex.dedupe_key,
+                }
             locked.save(update_fields=["status", "error", "updated_at"])
             checkpoints.save(run, document, session.snapshot(), last_record=record)
             meter.flush()
         if observe is not None:
-            observe({"task": task, "clause": clause, "retrieved": retrieved, "outcome": outcome, "extraction": ex,
-                     "latency_ms": {"retrieval": round((t1 - t0) * 1000, 1),
-                                    "extraction": round((t2 - t1) * 1000, 1)}})
+            observe(
+                {
+                    "task": task,
+                    "clause": clause,
+                    "retrieved": retrieved,
+                    "outcome": outcome,
+                    "extraction": ex,
+                    "latency_ms": {
+                        "retrieval": round((t1 - t0) * 1000, 1),
+                        "extraction": round((t2 - t1) * 1000, 1),
+                    },
+                }
+            )
     refresh_status(run)
     return DONE
 
 
-def _fail(run, document, task, error: str, session, meter) -> None:
+def _fail(
+    run: ExtractionRun, document: Document, task: ClauseTask, error: str, session, meter: _UsageMeter
+) -> None:
     with transaction.atomic():
         ClauseTask.objects.filter(pk=task.pk).exclude(status=ClauseTask.Status.DONE).update(
-            status=ClauseTask.Status.FAILED, error=error[:4000])
-        checkpoints.save(run, document, session.snapshot(),
-                         last_record={"clause_type": task.clause_type.name, "status": FAILED, "error": error[:500]})
+            status=ClauseTask.Status.FAILED, error=error[:4000]
+        )
+        checkpoints.save(
+            run,
+            document,
+            session.snapshot(),
+            last_record={"clause_type": task.clause_type.name, "status": FAILED, "error": error[:500]},
+        )
         meter.flush()
     log.warning("run %s document %s %s failed: %s", run.pk, document.pk, task.clause_type.name, error)
 

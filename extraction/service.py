@@ -1,4 +1,4 @@
-""""Find a clause" now, for the reviewer UI: one catalog type or a free question, on one document.
+""" "Find a clause" now, for the reviewer UI: one catalog type or a free question, on one document.
 
 ``find_clause(document, user=..., clause_type=... | question=...)`` runs a one-task
 extraction run in the calling process (no worker), with the configured engine, and
@@ -6,9 +6,12 @@ returns the saved ``Extraction`` (its citations verified by the server). A free
 question is saved under an inactive custom clause type named after it, so it never
 joins the catalog runs but the reviewer sees what was asked.
 """
+
 from __future__ import annotations
 
 import hashlib
+
+from django.contrib.auth.models import User
 
 from engagements.scoping import require_role
 from extraction import catalog, pipeline
@@ -16,6 +19,7 @@ from extraction.catalog.sync import ensure_catalog
 from extraction.launch import create_run
 from extraction.models import ClauseTask, ClauseType, Extraction
 from extraction.run_status import fail_open_tasks
+from ingest.models import Document
 
 
 class FindClauseError(Exception):
@@ -28,15 +32,24 @@ def question_type(question: str) -> ClauseType:
     if len(question) < 3:
         raise ValueError("The question is too short.")
     if not any(ch.isalnum() for ch in question):  # "???" would be searched for nothing and "not found"
-        raise ValueError("The question has no words: ask it in words, e.g. “Which law governs this agreement?”.")
+        raise ValueError(
+            "The question has no words: ask it in words, e.g. “Which law governs this agreement?”."
+        )
     digest = hashlib.sha1(question.encode()).hexdigest()[:12]
     name = f"{catalog.QUESTION_PREFIX}{question}"
     if len(name) > 100:
         name = f"{name[:86]}… #{digest[:8]}"
     row, _ = ClauseType.objects.get_or_create(
         slug=f"q-{digest}",
-        defaults={"name": name, "description": question, "query": question, "kind": catalog.TEXT,
-                  "source": ClauseType.Source.CUSTOM, "active": False})
+        defaults={
+            "name": name,
+            "description": question,
+            "query": question,
+            "kind": catalog.TEXT,
+            "source": ClauseType.Source.CUSTOM,
+            "active": False,
+        },
+    )
     return row
 
 
@@ -51,7 +64,9 @@ def resolve_type(clause_type) -> ClauseType:
     return row
 
 
-def find_clause(document, *, user, clause_type=None, question: str | None = None, engine=None) -> Extraction:
+def find_clause(
+    document: Document, *, user: User | None, clause_type=None, question: str | None = None, engine=None
+) -> Extraction | None:
     """Extract one clause type (or answer a free question) on ``document`` now; the saved Extraction."""
     if user is not None:
         require_role(user, document.engagement)
@@ -59,10 +74,20 @@ def find_clause(document, *, user, clause_type=None, question: str | None = None
         raise ValueError("Give a clause type or a question.")
     if document.status != "ready":
         raise ValueError(f"The document is not ready ({document.status}).")
-    ct = resolve_type(clause_type) if clause_type is not None else question_type(question)
+    if clause_type is not None:
+        ct = resolve_type(clause_type)
+    else:
+        assert question is not None  # checked above: a clause type or a question
+        ct = question_type(question)
     engine_name = getattr(engine, "name", engine)
-    run = create_run(document.engagement, documents=[document], clause_types=[ct], engine=engine_name,
-                          user=user, enqueue=False)
+    run = create_run(
+        document.engagement,
+        documents=[document],
+        clause_types=[ct],
+        engine=engine_name,
+        user=user,
+        enqueue=False,
+    )
     engine_obj = engine if hasattr(engine, "open_session") else None
     try:
         pipeline.process_until_done(run.pk, document.pk, engine=engine_obj)

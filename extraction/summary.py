@@ -15,18 +15,19 @@ Either way the server then looks for every exact value of every point (amounts, 
 :func:`extraction.verify.exact_values`) in the document text; a value it cannot find is listed
 beside its point, never dropped or corrected silently.
 """
+
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from typing import Sequence
 
 from extraction.agent.claude_call import ClaudeCallError, create_message
-from extraction.docview import DocumentView
 from extraction.agent.prompts import SUMMARY_SYSTEM, summary_question
+from extraction.agent.whole_document import SUMMARY_QUERIES, task_context
+from extraction.docview import DocumentView
 from extraction.usage import Usage
 from extraction.verify import ValueSource, exact_values
-from extraction.agent.whole_document import SUMMARY_QUERIES, task_context
 
 MAX_POINTS = 10
 MAX_TOKENS = 2048
@@ -37,11 +38,28 @@ TOPICS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("Dates", ("Agreement Date", "Effective Date")),
     ("Term and renewal", ("Expiration Date", "Renewal Term", "Notice Period To Terminate Renewal")),
     ("Termination", ("Termination For Convenience", "Termination")),
-    ("Money", ("Payment", "Minimum Commitment", "Revenue/Profit Sharing", "Price Restrictions",
-               "Liquidated Damages")),
+    (
+        "Money",
+        (
+            "Payment",
+            "Minimum Commitment",
+            "Revenue/Profit Sharing",
+            "Price Restrictions",
+            "Liquidated Damages",
+        ),
+    ),
     ("Liability", ("Cap On Liability", "Uncapped Liability", "Indemnification", "Insurance")),
-    ("Restrictions", ("Exclusivity", "Non-Compete", "No-Solicit Of Customers", "No-Solicit Of Employees",
-                      "Most Favored Nation", "Rofr/Rofo/Rofn")),
+    (
+        "Restrictions",
+        (
+            "Exclusivity",
+            "Non-Compete",
+            "No-Solicit Of Customers",
+            "No-Solicit Of Employees",
+            "Most Favored Nation",
+            "Rofr/Rofo/Rofn",
+        ),
+    ),
     ("Assignment and control", ("Anti-Assignment", "Change Of Control")),
     ("Governing law", ("Governing Law",)),
 )
@@ -68,9 +86,20 @@ class Point:
     unverified: tuple[str, ...] = ()  # exact values the server did not find in the document
 
     def as_dict(self) -> dict:
-        return {"topic": self.topic, "text": self.text, "unverified": list(self.unverified),
-                "sources": [{"clause_type": s.clause_type, "extraction_id": s.extraction_id, "page": s.page,
-                             "text": s.text} for s in self.sources]}
+        return {
+            "topic": self.topic,
+            "text": self.text,
+            "unverified": list(self.unverified),
+            "sources": [
+                {
+                    "clause_type": s.clause_type,
+                    "extraction_id": s.extraction_id,
+                    "page": s.page,
+                    "text": s.text,
+                }
+                for s in self.sources
+            ],
+        }
 
 
 @dataclass(frozen=True)
@@ -110,7 +139,7 @@ def parse_points(answer: str) -> tuple[Point, ...]:
     lines = [line for line in answer.splitlines() if line.strip()]
     bullets = [i for i, line in enumerate(lines) if _BULLET.match(line)]
     if bullets:
-        lines = lines[bullets[0]:]
+        lines = lines[bullets[0] :]
     points: list[str] = []
     for line in lines:
         if _BULLET.match(line) or not bullets or not points:
@@ -134,8 +163,14 @@ def ask_claude(document: DocumentView, *, client, model: str, max_tokens: int = 
     """Claude's summary of ``document`` (one Messages API call; the SDK retries 429/500/529)."""
     pack = task_context(document, SUMMARY_QUERIES)
     try:
-        response = create_message(client, task="summarise this document", model=model, max_tokens=max_tokens,
-                                  system=SUMMARY_SYSTEM, messages=[summary_question(pack)])
+        response = create_message(
+            client,
+            task="summarise this document",
+            model=model,
+            max_tokens=max_tokens,
+            system=SUMMARY_SYSTEM,
+            messages=[summary_question(pack)],
+        )
     except ClaudeCallError as exc:
         raise SummaryError(str(exc)) from exc
     stop = response.stop_reason
@@ -147,5 +182,11 @@ def ask_claude(document: DocumentView, *, client, model: str, max_tokens: int = 
         points = points[:-1]  # the last point was cut mid-sentence
     if not points:
         raise SummaryError("Claude's answer had no summary points.")
-    return Summary("anthropic", check_points(points, document.text), model=response.model,
-                   context_mode=pack.mode, truncated=stop == "max_tokens", usage=Usage().add(response.usage))
+    return Summary(
+        "anthropic",
+        check_points(points, document.text),
+        model=response.model,
+        context_mode=pack.mode,
+        truncated=stop == "max_tokens",
+        usage=Usage().add(response.usage),
+    )

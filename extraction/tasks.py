@@ -8,6 +8,7 @@ overloaded or unreachable past the SDK's retries are resumed the same way, in a 
 back-off), at most ``pipeline.MAX_RESUMES`` times; any other error fails the document's open clause tasks
 with its message, unless the document (or its engagement) was deleted meanwhile: the task then ends
 quietly, its run finished from the tasks left."""
+
 from __future__ import annotations
 
 import logging
@@ -22,7 +23,7 @@ from django.utils import timezone
 
 from config.celery import lost_after_s
 from extraction import pipeline
-from extraction.launch import extract_ready_document
+from extraction.launch import EXTRACT_WHEN_READY, extract_ready_document
 from extraction.models import ClauseTask, ExtractionRun
 from extraction.outcome import TransientEngineError
 from extraction.pipeline import MAX_RESUMES
@@ -36,8 +37,13 @@ RESUMABLE = (SoftTimeLimitExceeded, OperationalError, InterfaceError, TransientE
 STOP_BEFORE_LIMIT_S = 600
 
 
-@shared_task(bind=True, acks_late=True, reject_on_worker_lost=True, max_retries=MAX_RESUMES,
-             name="extraction.tasks.extract_document")
+@shared_task(
+    bind=True,
+    acks_late=True,
+    reject_on_worker_lost=True,
+    max_retries=MAX_RESUMES,
+    name="extraction.tasks.extract_document",
+)
 def extract_document(self, run_id: int, document_id: int) -> str:
     reason, countdown = "max_tokens or the time limit", 0
     try:
@@ -45,9 +51,9 @@ def extract_document(self, run_id: int, document_id: int) -> str:
     except RESUMABLE as exc:
         result, reason = pipeline.INTERRUPTED, type(exc).__name__
         if isinstance(exc, TransientEngineError):  # minutes, not the SDK's seconds: 30 s, 1, 2, 4, 8, 10 min
-            countdown = min(600, 30 * 2 ** self.request.retries)
+            countdown = min(600, 30 * 2**self.request.retries)
         elif not isinstance(exc, SoftTimeLimitExceeded):  # give the database time to come back
-            countdown = min(60, 5 * 2 ** self.request.retries)
+            countdown = min(60, 5 * 2**self.request.retries)
     except Exception as exc:
         if pipeline.gone(run_id, document_id):  # deleted mid-clause: its writes failed on the rows that went
             return "gone"
@@ -68,26 +74,36 @@ def _deadline(task) -> float | None:
     return time.monotonic() + max(limit - STOP_BEFORE_LIMIT_S, limit / 2) if limit else None
 
 
-@shared_task(name="extraction.tasks.extract_when_ready")
+@shared_task(name=EXTRACT_WHEN_READY)
 def extract_when_ready(document_id: int, user_id: int | None = None, engine: str | None = None) -> str:
     """Chained after an upload's ingest pipeline: a run over the document and every active clause
     type when it became ready; nothing when it did not (failed, needs OCR) or is gone."""
     run = extract_ready_document(document_id, user_id=user_id, engine=engine)
-    return f"run {run.pk}" if run is not None else "no run: not ready, or already extracted since it became ready"
+    return (
+        f"run {run.pk}"
+        if run is not None
+        else "no run: not ready, or already extracted since it became ready"
+    )
 
 
 @shared_task(name="extraction.tasks.fail_abandoned_tasks")
 def fail_abandoned_tasks() -> str:
     """Fail the clause tasks of app-started runs left running by a process that died, so their
-    documents stop showing "extracting" (and their pages stop refreshing) for ever."""
+    documents do not show "extracting" (and their pages do not refresh) forever."""
     # still "running" this long after it last changed: lost with the process running it (a web worker killed
     # during Find a clause; a Celery message not redelivered), never a task still working or to be redelivered
-    stale = ClauseTask.objects.filter(run__mode=ExtractionRun.Mode.SYNC, status=ClauseTask.Status.RUNNING,
-                                      updated_at__lt=timezone.now() - timedelta(seconds=lost_after_s()))
+    stale = ClauseTask.objects.filter(
+        run__mode=ExtractionRun.Mode.SYNC,
+        status=ClauseTask.Status.RUNNING,
+        updated_at__lt=timezone.now() - timedelta(seconds=lost_after_s()),
+    )
     pairs = set(stale.values_list("run_id", "document_id"))
     for run_id, document_id in pairs:
-        fail_open_tasks(run_id, document_id, "stopped without finishing: the process running it was "
-                                                      "lost; ask for it again with Find a clause")
+        fail_open_tasks(
+            run_id,
+            document_id,
+            "stopped without finishing: the process running it was lost; ask for it again with Find a clause",
+        )
     return f"{len(pairs)} abandoned"
 
 
@@ -96,8 +112,12 @@ NOT_QUEUED = "The task queue could not be reached, so this run never started; st
 
 def enqueue_run(run_id: int, *, queue: str | None = None) -> int:
     """One ``extract_document`` task per document with open clause tasks; returns how many were sent."""
-    doc_ids = (ClauseTask.objects.filter(run_id=run_id, status__in=OPEN)
-               .values_list("document_id", flat=True).distinct().order_by("document_id"))
+    doc_ids = (
+        ClauseTask.objects.filter(run_id=run_id, status__in=OPEN)
+        .values_list("document_id", flat=True)
+        .distinct()
+        .order_by("document_id")
+    )
     options = {"queue": queue} if queue else {}
     n = 0
     for doc_id in doc_ids:

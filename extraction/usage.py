@@ -7,12 +7,14 @@ input; cache reads 0.1x input; Message Batches at half price). Prices change:
 this is an estimate for dashboards, not an invoice. Unknown models are priced
 like Sonnet.
 """
+
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal
-from typing import Any, Mapping
+from typing import Any
 
 # model-name prefix -> (input, output) USD per million tokens; the longest matching prefix wins. From the
 # model pages on platform.claude.com (November 2026); Haiku 5.5 is listed "from" its price.
@@ -50,9 +52,9 @@ class Usage:
     cache_read_tokens: int = 0
     requests: int = 0
 
-    def add(self, usage: Any) -> "Usage":
+    def add(self, usage: Any) -> Usage:
         """Add one response's ``usage`` (an SDK object or a dict); returns self."""
-        get = (usage.get if isinstance(usage, Mapping) else lambda k, d=0: getattr(usage, k, d))
+        get = usage.get if isinstance(usage, Mapping) else lambda k, d=0: getattr(usage, k, d)
         self.input_tokens += int(get("input_tokens", 0) or 0)
         self.output_tokens += int(get("output_tokens", 0) or 0)
         self.cache_write_tokens += int(get("cache_creation_input_tokens", 0) or 0)
@@ -60,15 +62,23 @@ class Usage:
         self.requests += 1
         return self
 
-    def __add__(self, other: "Usage") -> "Usage":
-        return Usage(self.input_tokens + other.input_tokens, self.output_tokens + other.output_tokens,
-                     self.cache_write_tokens + other.cache_write_tokens,
-                     self.cache_read_tokens + other.cache_read_tokens, self.requests + other.requests)
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            self.input_tokens + other.input_tokens,
+            self.output_tokens + other.output_tokens,
+            self.cache_write_tokens + other.cache_write_tokens,
+            self.cache_read_tokens + other.cache_read_tokens,
+            self.requests + other.requests,
+        )
 
     def as_dict(self) -> dict:
-        return {"input_tokens": self.input_tokens, "output_tokens": self.output_tokens,
-                "cache_write_tokens": self.cache_write_tokens, "cache_read_tokens": self.cache_read_tokens,
-                "requests": self.requests}
+        return {
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+            "cache_write_tokens": self.cache_write_tokens,
+            "cache_read_tokens": self.cache_read_tokens,
+            "requests": self.requests,
+        }
 
 
 def price_for(model: str) -> tuple[Decimal, Decimal]:
@@ -83,10 +93,12 @@ def price_for(model: str) -> tuple[Decimal, Decimal]:
 def cost_usd(usage: Usage, model: str, *, batch: bool = False) -> Decimal:
     """Estimated cost in USD, rounded to 6 decimals."""
     inp, out = price_for(model)
-    total = (Decimal(usage.input_tokens) * inp
-             + Decimal(usage.cache_write_tokens) * inp * CACHE_WRITE_FACTOR
-             + Decimal(usage.cache_read_tokens) * inp * CACHE_READ_FACTOR
-             + Decimal(usage.output_tokens) * out) / _MILLION
+    total = (
+        Decimal(usage.input_tokens) * inp
+        + Decimal(usage.cache_write_tokens) * inp * CACHE_WRITE_FACTOR
+        + Decimal(usage.cache_read_tokens) * inp * CACHE_READ_FACTOR
+        + Decimal(usage.output_tokens) * out
+    ) / _MILLION
     if batch:
         total *= BATCH_FACTOR
     return total.quantize(Decimal("0.000001"), rounding=ROUND_HALF_UP)

@@ -6,6 +6,6 @@ class IngestConfig(AppConfig):
     verbose_name = "Ingest"
 
     def ready(self):
-        from ingest import removal
+        from ingest import removal, signals  # noqa: F401  (signals connects its receivers)
 
         removal.connect()  # a deleted document's file is removed with it

@@ -17,6 +17,7 @@ the page edges) inside a running sentence stays in that paragraph; between parag
 becomes a ``furniture`` block the chunker glues to what follows. Offsets are into the
 original text; nothing is rewritten.
 """
+
 from __future__ import annotations
 
 import re
@@ -52,7 +53,9 @@ _ENUMERATOR_ONLY = re.compile(
     r"\(?(?:\d{1,3}(?:\.\d{1,3})*|[A-Za-z]|[ivxlcIVXLC]{1,6})[.)]?|(?:Section|SECTION)\s+\d{1,3}(?:\.\d{1,3})*\.?"
 )
 # Headings recognised even right after an unfinished line (a running footer, a title line).
-_STRONG_HEADING = re.compile(r"#{1,6}\s|ARTICLE\s|Article\s+[IVXLC\d]|SECTION\s|EXHIBIT\s|SCHEDULE\s|ANNEX\s|APPENDIX\s")
+_STRONG_HEADING = re.compile(
+    r"#{1,6}\s|ARTICLE\s|Article\s+[IVXLC\d]|SECTION\s|EXHIBIT\s|SCHEDULE\s|ANNEX\s|APPENDIX\s"
+)
 _ENUMERATION_FIRST = frozenset("(0123456789•●·▪◦-–*ivxlcIVXLC")
 _BLOCK_KIND = {"text": "paragraph", "table": "table"}
 _DIGITS = re.compile(r"\d+")
@@ -175,7 +178,9 @@ def split_blocks(text: str) -> list[Block]:
             and line.kind == "text"
             and _ENUMERATOR_ONLY.fullmatch(last_text.text)
         )
-        same_block = not blank and _BLOCK_KIND[line.kind] == cur_kind and not _new_paragraph(last_text, line, typical)
+        same_block = (
+            not blank and _BLOCK_KIND[line.kind] == cur_kind and not _new_paragraph(last_text, line, typical)
+        )
         if cur_start >= 0 and (glued or same_block):
             cur_end = line.end
             last_text = line
@@ -277,7 +282,7 @@ def _caps_heading(lines: list[_Line], i: int) -> tuple[Heading | None, int]:
         last += 1
     if last == i:
         return line_heading(lines[i].text), i
-    title = " ".join(line.text for line in lines[i:last + 1])
+    title = " ".join(line.text for line in lines[i : last + 1])
     heading = line_heading(title) if words <= 12 else None
     if heading is None:
         return None, i
@@ -345,5 +350,5 @@ def _new_paragraph(prev: _Line | None, line: _Line, typical: int) -> bool:
     if enumerated and _ENUMERATED.match(line.text):
         return bool(_TERMINAL.search(prev_text) or _LIST_LEAD_OUT.search(prev_text))
     if len(prev_text) < 0.7 * typical and _SENTENCE_END.search(prev_text):
-        return first.isupper() or first.isdigit() or first in "\"“(["
+        return first.isupper() or first.isdigit() or first in '"“(['
     return False

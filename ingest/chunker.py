@@ -33,20 +33,18 @@ word pieces as estimated by :func:`estimate_wordpieces`, a conservative imitatio
 tokenizer (punctuation marks are pieces, long words and numbers split), so dense text
 (numbers, redaction marks, tables) stays bounded too. all-MiniLM-L6-v2 reads only 256 word
 pieces at a time, so :mod:`ingest.embeddings` embeds a longer chunk as overlapping windows
-(at most three at this size) and no text is left unembedded. Why 2,000: on cuad-dev 2.5% of
-the lawyer-labelled clauses are longer than 1,000 characters and only 0.1% longer than
-2,000, so at 2,000 a clause lies whole inside one chunk 99.6% of the time (96.1% at 1,000);
-``bench/chunk_quality.py --max-chars N`` shows the trade. Larger chunks were measured and not kept:
-at 3,000 characters (900 word pieces) retrieval recall@5 on cuad-dev rose 0.861 -> 0.885 only because
-five chunks then hold more text (seven 2,000-character chunks, the same amount, reach 0.888), while
-the offline engine's calibrated silent-source rate fell 0.956 -> 0.940 and page accuracy 0.997 -> 0.992.
+(at most three at this size) and no text is left unembedded. Why 2,000: nearly every
+lawyer-labelled clause lies whole inside one chunk at this size, and larger chunks cost the
+offline engine silent-source and page accuracy (docs/decisions.md,
+ingest.chunker.DEFAULT_MAX_CHARS); ``bench/chunk_quality.py --max-chars N`` shows the trade.
 """
+
 from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Callable, Sequence
 
 from ingest.blocks import split_blocks
 from ingest.headings import Heading
@@ -74,9 +72,12 @@ SentenceSplitter = Callable[[str, int, int], list[tuple[int, int]]]
 # Character classes for the word-piece estimate: letters "a", digits "0", space " ",
 # anything else (punctuation, and every non-ASCII character) ".".
 _CLASSES = bytes(
-    ord("a") if chr(c).isascii() and chr(c).isalpha()
-    else ord("0") if chr(c).isdigit() and c < 128
-    else ord(" ") if chr(c) in " \t\n\r\x0b\x0c"
+    ord("a")
+    if chr(c).isascii() and chr(c).isalpha()
+    else ord("0")
+    if chr(c).isdigit() and c < 128
+    else ord(" ")
+    if chr(c) in " \t\n\r\x0b\x0c"
     else ord(".")
     for c in range(256)
 )
@@ -118,9 +119,9 @@ def estimate_wordpieces(text: str) -> int:
     BERT splits on whitespace and on every punctuation character, then cuts words it does
     not know into pieces. Estimate: one piece per punctuation mark (and per non-ASCII
     character), one per word plus one per 7 of its letters, one per number plus one per 3
-    of its digits. Counted with byte-level ``count`` calls over a class map of the text
-    (about 1.5x faster than a regex). On CUAD contract chunks the real count exceeds it
-    for about 1-2% of chunks, by 3% at the 99th percentile.
+    of its digits. Counted with byte-level ``count`` calls over a class map of the text, which is
+    faster than a regex. On contract chunks the real count seldom exceeds it, and then by little
+    (docs/decisions.md, ingest.chunker.estimate_wordpieces).
     """
     c = text.encode("ascii", "replace").translate(_CLASSES)
     first = c[:1]
@@ -183,7 +184,7 @@ def _chunk_id(chunk_text: str, seen: dict[str, int]) -> str:
     seen[digest] = repeat + 1
     if repeat == 0:
         return digest
-    salted = f"{chunk_text}\x00{repeat}".encode("utf-8")
+    salted = f"{chunk_text}\x00{repeat}".encode()
     return hashlib.sha256(salted).hexdigest()[:CHUNK_ID_HEX]
 
 
@@ -202,7 +203,9 @@ def _units(text: str, max_chars: int, max_tokens: int, splitter: SentenceSplitte
         path.append(heading)
         return " > ".join(h.label for h in path)[:MAX_SECTION_CHARS]
 
-    def add(spans: list[tuple[int, int]], first_kind: int, glued: bool, overlappable: bool, table: bool = False) -> None:
+    def add(
+        spans: list[tuple[int, int]], first_kind: int, glued: bool, overlappable: bool, table: bool = False
+    ) -> None:
         """Append the units of ``spans``; the first starts ``first_kind``, the rest sentences."""
         kind = first_kind
         for s, e in spans:
@@ -219,7 +222,17 @@ def _units(text: str, max_chars: int, max_tokens: int, splitter: SentenceSplitte
                 for k, (ps, pe) in enumerate(_cut(text, s, e, max_chars, max_tokens, tokens)):
                     piece_tokens = estimate_wordpieces(text[ps:pe])
                     units.append(
-                        _Unit(ps, pe, kind if k == 0 else PIECE, glued, False, section, paragraph, piece_tokens, False)
+                        _Unit(
+                            ps,
+                            pe,
+                            kind if k == 0 else PIECE,
+                            glued,
+                            False,
+                            section,
+                            paragraph,
+                            piece_tokens,
+                            False,
+                        )
                     )
             kind = SENTENCE
 
@@ -229,6 +242,7 @@ def _units(text: str, max_chars: int, max_tokens: int, splitter: SentenceSplitte
             continue
         paragraph += 1
         if block.kind == "heading":
+            assert block.heading is not None  # a heading block always carries its Heading
             section = enter(block.heading)
             add([(block.start, block.end)], HEADING, True, False)
             continue

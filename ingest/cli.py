@@ -1,14 +1,18 @@
 """What the ``ingest`` and ``bulk_ingest`` commands share: finding files, waiting for
 documents (on a worker or in this process) with a progress line, and dumping chunks.
 """
+
 from __future__ import annotations
 
 import json
 import sys
 import time
+from collections.abc import Callable, Iterable
+from io import TextIOBase
 from pathlib import Path
-from typing import Callable, Iterable, TextIO
+from typing import TextIO
 
+from config.celery import app
 from ingest.models import Chunk, Document
 from ingest.sniff import EXTENSION_KINDS
 
@@ -25,9 +29,12 @@ def find_files(paths: Iterable[str | Path], *, all_files: bool = False) -> list[
         path = Path(raw)
         if path.is_dir():
             for child in sorted(path.rglob("*")):
-                if child.is_file() and not any(part.startswith(".") for part in child.relative_to(path).parts):
-                    if all_files or child.suffix.lower() in EXTENSION_KINDS:
-                        found.append(child)
+                if (
+                    child.is_file()
+                    and not any(part.startswith(".") for part in child.relative_to(path).parts)
+                    and (all_files or child.suffix.lower() in EXTENSION_KINDS)
+                ):
+                    found.append(child)
         else:
             found.append(path)
     return found
@@ -35,8 +42,6 @@ def find_files(paths: Iterable[str | Path], *, all_files: bool = False) -> list[
 
 def workers_alive(timeout: float = 1.0) -> bool:
     """True when at least one Celery worker answers a ping."""
-    from config.celery import app
-
     try:
         return bool(app.control.ping(timeout=timeout))
     except Exception:  # broker down: nobody will run the tasks
@@ -59,7 +64,7 @@ class ProgressLine:
 
     LOG_EVERY_S = 5.0
 
-    def __init__(self, out: TextIO | None = None):
+    def __init__(self, out: TextIO | TextIOBase | None = None):  # TextIOBase: a command's OutputWrapper
         self.out = out or sys.stdout
         self.tty = hasattr(self.out, "isatty") and self.out.isatty()
         self._last = ""
@@ -85,8 +90,12 @@ class ProgressLine:
         self._last = ""
 
 
-def wait_for(document_ids: list[int], *, on_change: Callable[[list[Document]], None] | None = None,
-             timeout: float | None = None) -> list[Document]:
+def wait_for(
+    document_ids: list[int],
+    *,
+    on_change: Callable[[list[Document]], None] | None = None,
+    timeout: float | None = None,
+) -> list[Document]:
     """Poll until every document is ready/failed/needs OCR; returns the final rows."""
     deadline = None if timeout is None else time.monotonic() + timeout
     while True:
@@ -105,13 +114,49 @@ def dump_chunks(documents: Iterable[Document], out: TextIO) -> int:
     count = 0
     for document in documents:
         stem = Path(document.original_name).stem
-        rows = (Chunk.objects.filter(document=document).order_by("ordinal")
-                .values_list("chunk_id", "ordinal", "page_start", "page_end", "char_start", "char_end",
-                             "paragraph", "section", "text"))
-        for chunk_id, ordinal, page_start, page_end, char_start, char_end, paragraph, section, text in rows.iterator():
-            out.write(json.dumps({
-                "doc": stem, "chunk_id": chunk_id, "ordinal": ordinal, "page_start": page_start, "page_end": page_end,
-                "char_start": char_start, "char_end": char_end, "paragraph": paragraph, "section": section, "text": text,
-            }, ensure_ascii=False) + "\n")
+        rows = (
+            Chunk.objects.filter(document=document)
+            .order_by("ordinal")
+            .values_list(
+                "chunk_id",
+                "ordinal",
+                "page_start",
+                "page_end",
+                "char_start",
+                "char_end",
+                "paragraph",
+                "section",
+                "text",
+            )
+        )
+        for (
+            chunk_id,
+            ordinal,
+            page_start,
+            page_end,
+            char_start,
+            char_end,
+            paragraph,
+            section,
+            text,
+        ) in rows.iterator():
+            out.write(
+                json.dumps(
+                    {
+                        "doc": stem,
+                        "chunk_id": chunk_id,
+                        "ordinal": ordinal,
+                        "page_start": page_start,
+                        "page_end": page_end,
+                        "char_start": char_start,
+                        "char_end": char_end,
+                        "paragraph": paragraph,
+                        "section": section,
+                        "text": text,
+                    },
+                    ensure_ascii=False,
+                )
+                + "\n"
+            )
             count += 1
     return count

@@ -3,6 +3,7 @@
 Kept apart from :mod:`ingest.convert` so the format-specific modules (PDF, sniffing, zip
 checks) can raise it without importing the whole conversion pipeline.
 """
+
 from __future__ import annotations
 
 CODES = frozenset(

@@ -6,15 +6,18 @@ title ("EXCLUSIVE DISTRIBUTOR AGREEMENT", "Mutual Non-Disclosure Agreement"), so
 named last (the head of the compound) before "Agreement" in the first title line of the opening text
 that names one; when none does, the sentence that names the agreement ("This Hosting Agreement ...").
 The names are CUAD's 25 contract types (CUAD v1, The Atticus Project, CC BY 4.0) plus
-non-disclosure agreements. ``bench/doctype_accuracy.py``: 0.955 of cuad-dev's 89 contracts get
-CUAD's type from their text alone (always naming the most common type: 0.090). When the title
-names none and the run's engine is Claude, ``extraction.doc_type`` asks Claude.
+non-disclosure agreements. ``bench/doctype_accuracy.py`` measures how many contracts get CUAD's
+type from their text alone (docs/decisions.md, ingest.doctype). When the title names none and
+the run's engine is Claude, ``extraction.doc_type`` asks Claude.
 
 The reader is pure; ``type_choices`` asks the database which names an engagement already uses.
 """
+
 from __future__ import annotations
 
 import re
+
+from ingest.models import Document
 
 # (type, words that name it in a title); a type's words are searched whole, case-insensitively
 TYPES: tuple[tuple[str, str], ...] = (
@@ -48,8 +51,11 @@ TYPES: tuple[tuple[str, str], ...] = (
 _PATTERNS = [(name, re.compile(rf"\b(?:{words})\b", re.I)) for name, words in TYPES]
 # buying shares, securities or a business ("Stock Purchase Agreement") is no supply contract: no type of
 # the list names it
-_DEAL_PURCHASE = re.compile(r"\b(?:stock|shares?|assets?|securities|equity|units?|notes?|warrants?|"
-                            r"interests?)\s+purchase\b", re.I)
+_DEAL_PURCHASE = re.compile(
+    r"\b(?:stock|shares?|assets?|securities|equity|units?|notes?|warrants?|"
+    r"interests?)\s+purchase\b",
+    re.I,
+)
 _TITLE_LINE = re.compile(r"\b(?:agreement|contract)\b", re.I)
 _NAMING_SENTENCE = re.compile(r"\bthis\s+([A-Za-z][\w\s,&/-]{0,80}?)\s+(?:agreement|contract)\b", re.I)
 OPENING_CHARS = 3000
@@ -94,10 +100,13 @@ def type_choices(engagement) -> list[str]:
     """The type names to offer (the upload and change forms, Claude's choices): the engagement's
     own types first, then the title reader's, without repeats. One engagement should name each
     type one way, since managers read accuracy per document type."""
-    from ingest.models import Document
-
-    used = (Document.objects.filter(engagement=engagement).exclude(doc_type="")
-            .order_by("doc_type").values_list("doc_type", flat=True).distinct())
+    used = (
+        Document.objects.filter(engagement=engagement)
+        .exclude(doc_type="")
+        .order_by("doc_type")
+        .values_list("doc_type", flat=True)
+        .distinct()
+    )
     names = list(used)
     seen = {n.casefold() for n in names}
     return names + sorted(name for name, _ in TYPES if name.casefold() not in seen)

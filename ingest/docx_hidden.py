@@ -9,6 +9,7 @@ hides no words and does not count.
 
 Pure: lxml elements in, plain values out; no Django.
 """
+
 from __future__ import annotations
 
 from lxml import etree
@@ -30,11 +31,12 @@ def hidden_styles(styles: etree._Element | None, w: str) -> set[str]:
             parent[style_id] = based_on.get(f"{{{w}}}val", "")
     hidden = set()
     for style_id in set(own) | set(parent):
-        seen, current = set(), style_id
+        seen: set[str] = set()
+        current: str | None = style_id
         while current and current not in own and current not in seen:
             seen.add(current)
             current = parent.get(current)
-        if own.get(current):
+        if current is not None and own.get(current):
             hidden.add(style_id)
     return hidden
 

@@ -19,6 +19,7 @@ Pure functions over lxml elements; no Django. Not handled: ``numStyleLink`` indi
 formats other than decimal, zero-padded decimal, letters and roman numerals (they are written as
 decimal numbers).
 """
+
 from __future__ import annotations
 
 import re
@@ -27,8 +28,21 @@ from dataclasses import dataclass, field
 from lxml import etree
 
 _PLACEHOLDER = re.compile(r"%([1-9])")
-_ROMAN = ((1000, "m"), (900, "cm"), (500, "d"), (400, "cd"), (100, "c"), (90, "xc"), (50, "l"), (40, "xl"),
-          (10, "x"), (9, "ix"), (5, "v"), (4, "iv"), (1, "i"))
+_ROMAN = (
+    (1000, "m"),
+    (900, "cm"),
+    (500, "d"),
+    (400, "cd"),
+    (100, "c"),
+    (90, "xc"),
+    (50, "l"),
+    (40, "xl"),
+    (10, "x"),
+    (9, "ix"),
+    (5, "v"),
+    (4, "iv"),
+    (1, "i"),
+)
 
 
 @dataclass(frozen=True)
@@ -57,8 +71,11 @@ class Numbering:
         level = overrides.get(ilvl) or self.abstract.get(abstract_id, {}).get(ilvl)
         if level is None:
             return None
-        return Level(level.fmt, level.text, starts[ilvl], level.restart, level.legal, level.suffix) \
-            if ilvl in starts else level
+        return (
+            Level(level.fmt, level.text, starts[ilvl], level.restart, level.legal, level.suffix)
+            if ilvl in starts
+            else level
+        )
 
 
 def read_numbering(root: etree._Element | None, w: str) -> Numbering:
@@ -81,7 +98,11 @@ def read_numbering(root: etree._Element | None, w: str) -> Numbering:
             start = override.find(f"{{{w}}}startOverride")
             if start is not None:
                 starts[ilvl] = _int(start.get(f"{{{w}}}val"), 1)
-        numbering.lists[num.get(f"{{{w}}}numId", "")] = (_val(num, "abstractNumId", w) or "", overrides, starts)
+        numbering.lists[num.get(f"{{{w}}}numId", "")] = (
+            _val(num, "abstractNumId", w) or "",
+            overrides,
+            starts,
+        )
     return numbering
 
 
@@ -99,7 +120,8 @@ def read_style_numbering(root: etree._Element | None, w: str) -> dict[str, tuple
             parent[style_id] = based_on
     resolved: dict[str, tuple[str | None, int | None]] = {}
     for style_id in set(own) | set(parent):
-        seen, current = set(), style_id
+        seen: set[str] = set()
+        current: str | None = style_id
         while current and current not in own and current not in seen:
             seen.add(current)
             current = parent.get(current)
@@ -108,8 +130,9 @@ def read_style_numbering(root: etree._Element | None, w: str) -> dict[str, tuple
     return resolved
 
 
-def paragraph_numbering(paragraph: etree._Element, w: str,
-                        styles: dict[str, tuple[str | None, int | None]]) -> tuple[str, int] | None:
+def paragraph_numbering(
+    paragraph: etree._Element, w: str, styles: dict[str, tuple[str | None, int | None]]
+) -> tuple[str, int] | None:
     """(numId, ilvl) of the list ``paragraph`` belongs to, or None; numId "0" means "not numbered"."""
     ppr = paragraph.find(f"{{{w}}}pPr")
     if ppr is None:
@@ -151,7 +174,9 @@ class Labeller:
                 del counters[deeper]
         if level.fmt == "bullet":
             return None
-        text = _PLACEHOLDER.sub(lambda m: self._shown(num_id, int(m.group(1)) - 1, counters, level.legal), level.text)
+        text = _PLACEHOLDER.sub(
+            lambda m: self._shown(num_id, int(m.group(1)) - 1, counters, level.legal), level.text
+        )
         return text, level.suffix
 
     def _level(self, num_id: str, ilvl: int) -> Level:

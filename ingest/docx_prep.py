@@ -5,17 +5,17 @@ inside. A contract clause can sit in any of them, so :func:`prepare_docx` rewrit
 (and its footnotes and endnotes) into elements mammoth does read:
 
 * a tracked move (``w:moveTo``) is read where it was moved to, its old place (``w:moveFrom``) like a
-  deletion: mammoth knew neither, so a moved clause vanished from both places;
+  deletion: mammoth knows neither, so a moved clause would vanish from both places;
 * simple fields (``w:fldSimple``: the shown result, e.g. a DOCPROPERTY value), custom XML and smart
   tags, bidirectional runs (``w:dir``, ``w:bdo``) are unwrapped: their runs are kept, the wrapper goes;
 * ruby text keeps its base text (the reading aid above it is not contract text);
 * a text box drawn only as DrawingML (``wps``, no VML copy) is handed to mammoth the way it reads
   VML text boxes, and markup-compatibility content with no ``mc:Fallback`` uses its ``mc:Choice``
-  (mammoth reads only the Fallback, so a Choice-only block was dropped whole);
+  (mammoth reads only the Fallback, so a Choice-only block would be dropped whole);
 * an ``w:altChunk`` that embeds HTML or plain text becomes paragraphs where it stands; any other
   embedded part is left alone and reported;
 * automatic clause numbers ("1.1", "(a)", "Schedule C") are written into the text as Word shows
-  them (:mod:`ingest.docx_numbering`): mammoth made them Markdown lists that count 1., 2., ...;
+  them (:mod:`ingest.docx_numbering`): mammoth makes them Markdown lists that count 1., 2., ...;
 * headers and footers, which mammoth never reads, are added once each at the end, labelled
   (``[Header] CONFIDENTIAL Contract No. K-2024-0091``).
 
@@ -27,6 +27,7 @@ A file that is not a readable DOCX is handed back unchanged for the converter to
 
 Pure: bytes in, bytes (and warnings) out; no Django.
 """
+
 from __future__ import annotations
 
 import io
@@ -38,12 +39,19 @@ from bs4 import BeautifulSoup
 from lxml import etree
 
 from ingest.docx_hidden import has_hidden_text, hidden_styles
-from ingest.docx_numbering import Labeller, paragraph_numbering, read_numbering, read_style_numbering
+from ingest.docx_numbering import (
+    Labeller,
+    paragraph_numbering,
+    read_numbering,
+    read_style_numbering,
+)
 from ingest.sniff import ZIP_READ_ERRORS
 
 MC = "http://schemas.openxmlformats.org/markup-compatibility/2006"
 PACKAGE_RELS = "http://schemas.openxmlformats.org/package/2006/relationships"
-TRACKED_CHANGES_WARNING = "This document has unaccepted tracked changes; insertions are read, deletions are not."
+TRACKED_CHANGES_WARNING = (
+    "This document has unaccepted tracked changes; insertions are read, deletions are not."
+)
 HIDDEN_TEXT_WARNING = "This document contains hidden text; it is included in the text."
 
 _UNWRAP = ("moveTo", "customXml", "smartTag", "dir", "bdo", "fldSimple")
@@ -119,7 +127,12 @@ def rewrite_part(root: etree._Element, w: str) -> None:
                 wrapper.remove(prop)
         _unwrap(wrapper)
     for ruby in list(root.iter(f"{{{w}}}ruby")):
-        base = [child for r in ruby.iterfind(f"{{{w}}}rubyBase/{{{w}}}r") for child in r if child.tag != f"{{{w}}}rPr"]
+        base = [
+            child
+            for r in ruby.iterfind(f"{{{w}}}rubyBase/{{{w}}}r")
+            for child in r
+            if child.tag != f"{{{w}}}rPr"
+        ]
         _replace(ruby, base)
 
 
@@ -192,7 +205,7 @@ def _inline_alt_chunks(root: etree._Element, w: str, package: _Package, path: st
     targets = package.relationships(path)
     for chunk in list(root.iter(f"{{{w}}}altChunk")):
         rid = next((v for k, v in chunk.attrib.items() if etree.QName(k).localname == "id"), None)
-        target = targets.get(rid, ("", ""))[1]
+        target = targets.get(rid, ("", ""))[1] if rid is not None else ""
         raw = package.read(target) if target.lower().endswith(_TEXT_CHUNK_EXTENSIONS) else None
         if raw is None:
             unread += 1
@@ -216,7 +229,7 @@ def _append_headers_and_footers(root: etree._Element, w: str, package: _Package,
     seen: list[str] = []
     for reference in root.iter(f"{{{w}}}headerReference", f"{{{w}}}footerReference"):
         rid = next((v for k, v in reference.attrib.items() if etree.QName(k).localname == "id"), None)
-        kind, target = targets.get(rid, ("", ""))
+        kind, target = targets.get(rid, ("", "")) if rid is not None else ("", "")
         part = package.xml(target) if kind in ("header", "footer") else None
         if part is None:
             continue
@@ -240,7 +253,9 @@ def _append_headers_and_footers(root: etree._Element, w: str, package: _Package,
 def _paragraph_text(paragraph: etree._Element, w: str) -> str:
     """The words of one paragraph, tabs and breaks as spaces, whitespace runs as one space."""
     pieces = []
-    for element in paragraph.iter(f"{{{w}}}t", f"{{{w}}}tab", f"{{{w}}}br", f"{{{w}}}cr", f"{{{w}}}noBreakHyphen"):
+    for element in paragraph.iter(
+        f"{{{w}}}t", f"{{{w}}}tab", f"{{{w}}}br", f"{{{w}}}cr", f"{{{w}}}noBreakHyphen"
+    ):
         name = etree.QName(element).localname
         pieces.append(element.text or "" if name == "t" else "-" if name == "noBreakHyphen" else " ")
     return " ".join("".join(pieces).split())
@@ -331,7 +346,11 @@ class _Package:
             if rel.get("TargetMode") == "External":
                 continue
             target = rel.get("Target", "")
-            target = target.lstrip("/") if target.startswith("/") else posixpath.normpath(posixpath.join(folder, target))
+            target = (
+                target.lstrip("/")
+                if target.startswith("/")
+                else posixpath.normpath(posixpath.join(folder, target))
+            )
             found[rel.get("Id", "")] = (rel.get("Type", "").rsplit("/", 1)[-1], target)
         return found
 

@@ -1,4 +1,5 @@
 """A length of time in the words the pages use: "45 s", "12 min", "2 h 12 min"."""
+
 from __future__ import annotations
 
 

@@ -23,7 +23,11 @@ this process may use).
 
 The model is loaded once per process (lazily, so a forking Celery worker loads it in the
 child that uses it) and shared by every task in that process.
+
+torch, transformers, onnxruntime and the model package are imported on first use, inside the
+functions that need them: they cost seconds and hundreds of MB, which a web process never spends.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -32,12 +36,15 @@ import hashlib
 import logging
 import os
 import threading
+import warnings
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Sequence
 
 import numpy as np
+
+from ingest.models import EmbeddingCache
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -50,7 +57,7 @@ DIMENSIONS = 384
 MAX_TOKENS = 256  # the model's max_seq_length, [CLS] and [SEP] included
 WINDOW_TOKENS = MAX_TOKENS - 2
 WINDOW_OVERLAP = 32  # word pieces shared by neighbouring windows of one long text
-BATCH_SIZE = 16  # windows per model call (measured: 16 beat 32 and 64 by ~5-10% on 2 cores)
+BATCH_SIZE = 16  # windows per model call (why: docs/decisions.md, ingest.embeddings.BATCH_SIZE)
 GROUP_SIZE = 128  # texts embedded (then cached, progress reported) together by embed_texts
 BACKENDS = ("torch", "onnx")
 DEFAULT_BACKEND = "onnx"
@@ -116,10 +123,12 @@ class Embedder:
             return np.zeros((0, DIMENSIONS), dtype=np.float32)
         pieces, owner, lengths = self._windows(texts)
         order = np.argsort(-lengths, kind="stable")
-        batches = [order[start:start + batch_size] for start in range(0, len(order), batch_size)]
+        batches = [order[start : start + batch_size] for start in range(0, len(order), batch_size)]
         out = np.zeros((len(texts), DIMENSIONS), dtype=np.float32)
         with self._lock:
-            for batch, vectors in zip(batches, self._map(self._encode_batch, [[pieces[i] for i in b] for b in batches])):
+            for batch, vectors in zip(
+                batches, self._map(self._encode_batch, [[pieces[i] for i in b] for b in batches])
+            ):
                 np.add.at(out, owner[batch], vectors)
         return _normalise(out)
 
@@ -149,7 +158,7 @@ class Embedder:
             step = WINDOW_TOKENS - WINDOW_OVERLAP
             for first in range(0, len(offsets), step):
                 last = min(first + WINDOW_TOKENS, len(offsets)) - 1
-                pieces.append(texts[index][offsets[first][0]:offsets[last][1]])
+                pieces.append(texts[index][offsets[first][0] : offsets[last][1]])
                 owner.append(index)
                 lengths.append(last - first + 1)
                 if last == len(offsets) - 1:
@@ -177,7 +186,11 @@ class TorchEmbedder(Embedder):
 
         with torch.inference_mode():
             vectors = self._model.encode(
-                texts, batch_size=len(texts), convert_to_numpy=True, normalize_embeddings=True, show_progress_bar=False
+                texts,
+                batch_size=len(texts),
+                convert_to_numpy=True,
+                normalize_embeddings=True,
+                show_progress_bar=False,
             )
         return vectors.astype(np.float32)
 
@@ -186,9 +199,9 @@ class OnnxEmbedder(Embedder):
     """int8 ONNX Runtime session + the model's own tokenizer, mean pooling, L2 norm.
 
     The session runs each batch on one thread, and :attr:`workers` batches run at once (one
-    per core): data parallelism with no per-operator synchronisation, which measured ~25%
-    less CPU than one batch on two intra-op threads, and degrades gracefully when other
-    processes share the cores.
+    per core): data parallelism with no per-operator synchronisation, which costs less CPU than
+    one batch on several intra-op threads and degrades gracefully when other processes share the
+    cores (docs/decisions.md, ingest.embeddings.OnnxEmbedder.workers).
     """
 
     backend = "onnx"
@@ -308,22 +321,27 @@ def _build_onnx_model(target: Path) -> None:
 
     sample = tokenizer(["an example", "a second, longer example sentence"], padding=True, return_tensors="pt")
     names = ["input_ids", "attention_mask", "token_type_ids"]
-    import warnings
-
     try:
         with warnings.catch_warnings(), torch.inference_mode(False), torch.no_grad():
             warnings.simplefilter("ignore")
             torch.onnx.export(
-                _Encoder(model), tuple(sample[n] for n in names), str(fp32),
-                input_names=names, output_names=["last_hidden_state"],
+                _Encoder(model),
+                tuple(sample[n] for n in names),
+                str(fp32),
+                input_names=names,
+                output_names=["last_hidden_state"],
                 dynamic_axes={n: {0: "batch", 1: "sequence"} for n in [*names, "last_hidden_state"]},
-                opset_version=17, dynamo=False,
+                opset_version=17,
+                dynamo=False,
             )
         optimized = optimize_model(str(fp32), model_type="bert", num_heads=12, hidden_size=DIMENSIONS)
         optimized.save_model_to_file(str(fused))
         partial = folder / "model_opt_int8.tmp.onnx"
         quantize_dynamic(
-            str(fused), str(partial), weight_type=QuantType.QInt8, per_channel=True,
+            str(fused),
+            str(partial),
+            weight_type=QuantType.QInt8,
+            per_channel=True,
             extra_options={"DefaultTensorType": 1},  # FLOAT, for outputs of the fused (com.microsoft) ops
         )
         os.replace(partial, target)
@@ -343,8 +361,13 @@ class EmbedStats:
     embedded: int = 0
 
 
-def embed_texts(texts: Sequence[str], *, embedder: Embedder | None = None, group_size: int = GROUP_SIZE,
-                on_progress: ProgressCallback | None = None) -> tuple[dict[str, list[float]], EmbedStats]:
+def embed_texts(
+    texts: Sequence[str],
+    *,
+    embedder: Embedder | None = None,
+    group_size: int = GROUP_SIZE,
+    on_progress: ProgressCallback | None = None,
+) -> tuple[dict[str, list[float]], EmbedStats]:
     """Embeddings for ``texts`` keyed by :func:`content_hash`, through ``EmbeddingCache``.
 
     Texts already cached under (model name, content hash) are not embedded again. The rest
@@ -353,8 +376,6 @@ def embed_texts(texts: Sequence[str], *, embedder: Embedder | None = None, group
     (so a crash loses at most one group of work). ``on_progress(done, total)`` is called
     after each group, counting cached texts as done.
     """
-    from ingest.models import EmbeddingCache
-
     embedder = embedder or get_embedder()
     by_hash: dict[str, str] = {}
     for text in texts:
@@ -363,7 +384,7 @@ def embed_texts(texts: Sequence[str], *, embedder: Embedder | None = None, group
     hashes = list(by_hash)
     for start in range(0, len(hashes), 1000):
         rows = EmbeddingCache.objects.filter(
-            model_name=embedder.name, content_hash__in=hashes[start:start + 1000]
+            model_name=embedder.name, content_hash__in=hashes[start : start + 1000]
         ).values_list("content_hash", "embedding")
         vectors.update((h, list(v)) for h, v in rows)
     missing = sorted((h for h in hashes if h not in vectors), key=lambda h: -len(by_hash[h]))
@@ -371,11 +392,15 @@ def embed_texts(texts: Sequence[str], *, embedder: Embedder | None = None, group
     if on_progress:
         on_progress(stats.cached, stats.total)
     for start in range(0, len(missing), group_size):
-        group = missing[start:start + group_size]
+        group = missing[start : start + group_size]
         encoded = embedder.encode([by_hash[h] for h in group])
         EmbeddingCache.objects.bulk_create(
-            [EmbeddingCache(model_name=embedder.name, content_hash=h, embedding=v) for h, v in zip(group, encoded)],
-            batch_size=500, ignore_conflicts=True,  # a redelivered task may race a first attempt
+            [
+                EmbeddingCache(model_name=embedder.name, content_hash=h, embedding=v)
+                for h, v in zip(group, encoded)
+            ],
+            batch_size=500,
+            ignore_conflicts=True,  # a redelivered task may race a first attempt
         )
         vectors.update((h, v.tolist()) for h, v in zip(group, encoded))
         stats.embedded += len(group)
@@ -387,4 +412,3 @@ def embed_texts(texts: Sequence[str], *, embedder: Embedder | None = None, group
 def embed_query(text: str, *, embedder: Embedder | None = None) -> list[float]:
     """The vector of a search query (not cached: queries are cheap and varied)."""
     return (embedder or get_embedder()).encode([text])[0].tolist()
-

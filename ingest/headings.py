@@ -10,6 +10,7 @@ towards *not* calling something a heading: a clause sentence, a table row, a tab
 entry (ends with a page number) or a line of an all-caps disclaimer must stay text. Whether the
 line stands alone (starts a paragraph) is the caller's job (:mod:`ingest.blocks`).
 """
+
 from __future__ import annotations
 
 import re
@@ -47,7 +48,30 @@ _CONNECTOR_END = re.compile(r"\b(?:and|or|of|the|to|for|in|with|by|a|an|on|at|as
 _WORD = re.compile(r"[A-Za-z][A-Za-z'’\-]*")
 _WHITESPACE = re.compile(r"\s+")
 _NON_LETTER = re.compile(r"[\W\d_]+")
-_SMALL_WORDS = frozenset("a an and as at but by for from in into of on or per the to upon via with".split())
+_SMALL_WORDS = frozenset(
+    [
+        "a",
+        "an",
+        "and",
+        "as",
+        "at",
+        "but",
+        "by",
+        "for",
+        "from",
+        "in",
+        "into",
+        "of",
+        "on",
+        "or",
+        "per",
+        "the",
+        "to",
+        "upon",
+        "via",
+        "with",
+    ]
+)
 
 
 def line_heading(line: str) -> Heading | None:
@@ -56,7 +80,7 @@ def line_heading(line: str) -> Heading | None:
         return None
     m = _MD_HEADING.match(line)
     if m:
-        label = line[m.end():].strip().strip("#").strip()
+        label = line[m.end() :].strip().strip("#").strip()
         label = _strip_emphasis(label)
         return Heading(len(m.group()), _tidy(label)) if label else None
     if len(line) > MAX_HEADING_CHARS or line.count(" ") > MAX_TITLE_WORDS + 4:

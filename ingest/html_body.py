@@ -3,8 +3,8 @@
 MarkItDown's :class:`~markitdown.converters.HtmlConverter` converts only ``soup.find("body")``:
 text after ``</body>`` (a signature block pasted below it) or in a second ``<body>`` (two pages
 saved into one file) was silently lost. Browsers show all of it, so this converter drops what is
-not document text (title, metadata, styles, scripts and their fallbacks, templates), unwraps ``<head>`` and every ``<body>`` and
-converts everything that is left, in document order.
+not document text (title, metadata, styles, scripts and their fallbacks, templates), unwraps ``<head>``
+and every ``<body>`` and converts everything that is left, in document order.
 
 Every table row is given its full set of cells first, and ``|`` in a cell is escaped
 (:mod:`ingest.html_tables`): a cell merged down over the rows below moved their values one
@@ -19,11 +19,13 @@ stylesheet rule (``.x {display:none}``) is not seen.
 Uses markitdown's private ``_CustomMarkdownify`` (markitdown 0.1.8 is pinned in pyproject.toml), so
 the Markdown is written exactly as MarkItDown writes it, with the options passed in.
 """
+
 from __future__ import annotations
 
 import re
 import warnings
-from typing import Any, BinaryIO, Callable
+from collections.abc import Callable
+from typing import Any, BinaryIO
 
 from bs4 import BeautifulSoup, Tag
 from markitdown import DocumentConverterResult, StreamInfo
@@ -58,7 +60,7 @@ def _hides(element: Tag) -> bool:
 class WholeHtmlConverter(HtmlConverter):
     """HTML to Markdown over the whole document (see the module doc).
 
-    ``decode`` turns the file's bytes into text (for EPUB chapters, :func:`ingest.convert.decode_html`);
+    ``decode`` turns the file's bytes into text (for EPUB chapters, :func:`ingest.charsets.decode_html`);
     without it the bytes are read in the stream's charset, UTF-8 if none is given.
     """
 
@@ -66,7 +68,9 @@ class WholeHtmlConverter(HtmlConverter):
         super().__init__()
         self._decode = decode
 
-    def convert(self, file_stream: BinaryIO, stream_info: StreamInfo, **kwargs: Any) -> DocumentConverterResult:
+    def convert(
+        self, file_stream: BinaryIO, stream_info: StreamInfo, **kwargs: Any
+    ) -> DocumentConverterResult:
         kwargs.pop("strict", None)
         if self._decode is not None:
             soup = BeautifulSoup(self._decode(file_stream.read()), "html.parser")

@@ -17,6 +17,7 @@ so that a cell reading "cust_4712 | EU" is not split into two columns.
 
 Pure functions over a BeautifulSoup tree, changed in place; no Django.
 """
+
 from __future__ import annotations
 
 from bs4 import BeautifulSoup, Comment, NavigableString, Tag
@@ -75,7 +76,7 @@ def _square(soup: BeautifulSoup, table: Tag) -> None:
     columns, width = layout(spans)
     for tr, row, starts, row_spans in zip(rows, cells, columns, spans):
         name = "th" if row and all(c.name == "th" for c in row) else "td"
-        taken = {}
+        taken: dict[int, Tag | None] = {}
         for cell, start, (colspan, _) in zip(row, starts, row_spans):
             taken.update({c: None for c in range(start + 1, start + colspan)})
             taken[start] = cell

@@ -11,6 +11,7 @@ ends as a failed document (see :mod:`ingest.pipeline`).
 The same bytes (sha256) in the same engagement are one document: a second upload returns the
 existing row, stores nothing and queues nothing.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -21,11 +22,15 @@ from pathlib import Path, PurePath
 from typing import IO
 
 from django.conf import settings
+from django.contrib.auth.models import User
 from django.core.files import File
 from django.db import IntegrityError, transaction
+from django.dispatch import Signal
 
+from engagements.models import Engagement
 from ingest.convert_errors import ConversionError
 from ingest.models import Document, DocumentStage
+from ingest.pipeline import reset_stages
 from ingest.sniff import OLE_MAGIC, sniff_kind
 
 log = logging.getLogger(__name__)
@@ -61,8 +66,17 @@ class IntakeResult:
     kept: Document | None = None  # the earlier version that ``replace`` left as it was (see held_elsewhere)
 
 
-def intake_file(engagement, source, *, filename: str, uploaded_by=None, doc_type: str = "",
-                replace: bool = False, enqueue: bool = True, then=None) -> IntakeResult:
+def intake_file(
+    engagement: Engagement,
+    source,
+    *,
+    filename: str,
+    uploaded_by: User | None = None,
+    doc_type: str = "",
+    replace: bool = False,
+    enqueue: bool = True,
+    then=None,
+) -> IntakeResult:
     """Check, store and register one file, and queue its pipeline on commit.
 
     ``source`` is a path or an uploaded/open binary file. With ``replace``, a document of the
@@ -70,8 +84,9 @@ def intake_file(engagement, source, *, filename: str, uploaded_by=None, doc_type
     stages reset) instead of a new document being created; its pipeline then re-embeds
     only the chunks whose text changed. Not while that document is still being processed
     (``IntakeError`` "busy"), and never once clauses were extracted from it or anything else
-    refers to it (:func:`held_elsewhere`): the new bytes then become a new document beside it. ``enqueue=False`` leaves running the pipeline to
-    the caller (``manage.py ingest --wait`` without a worker). ``then(document_id)``: a Celery
+    refers to it (:func:`held_elsewhere`): the new bytes then become a new document beside it.
+    ``enqueue=False`` leaves running the pipeline to the caller (``manage.py ingest --wait`` without a
+    worker). ``then(document_id)``: a Celery
     signature queued after the pipeline's last stage, whatever became of the document (it checks).
     """
     name = PurePath(filename or getattr(source, "name", "") or "upload").name
@@ -96,11 +111,17 @@ def intake_file(engagement, source, *, filename: str, uploaded_by=None, doc_type
                 existing.refresh_from_db()
             return IntakeResult(existing, created=False, retried=retry)
         if replace:
-            earlier = (Document.objects.filter(engagement=engagement, original_name=name)
-                       .order_by("-created_at", "-pk").first())
+            earlier = (
+                Document.objects.filter(engagement=engagement, original_name=name)
+                .order_by("-created_at", "-pk")
+                .first()
+            )
             if earlier is not None and earlier.status not in SETTLED:
-                raise IntakeError("busy", f"“{name}” is still being processed ({earlier.status}); replace it "
-                                          "once it is ready or has failed.")
+                raise IntakeError(
+                    "busy",
+                    f"“{name}” is still being processed ({earlier.status}); replace it "
+                    "once it is ready or has failed.",
+                )
             if earlier is not None and not held_elsewhere(earlier):
                 return _replace(earlier, handle, name, digest, size, doc_type, enqueue, then)
             # an earlier version with clauses, reviews or summaries is kept as it is: these bytes
@@ -120,17 +141,27 @@ def held_elsewhere(document: Document) -> bool:
     Such a document is never changed in place: their citations hold offsets into its text. Asked
     through Django's relations, so ingest needs to know nothing of those apps."""
     for relation in Document._meta.related_objects:
-        model = relation.related_model
-        if model._meta.app_label != Document._meta.app_label and \
-                model._base_manager.filter(**{relation.field.name: document}).exists():
+        model = relation.field.model  # what ``related_model`` returns (its stub also allows "self")
+        if (
+            model._meta.app_label != Document._meta.app_label
+            and model._base_manager.filter(**{relation.field.name: document}).exists()
+        ):
             return True
     return False
 
 
-def _create(engagement, handle, name, digest, size, uploaded_by, doc_type, enqueue, then=None) -> IntakeResult:
+def _create(
+    engagement, handle, name, digest, size, uploaded_by, doc_type, enqueue, then=None
+) -> IntakeResult:
     document = Document(
-        engagement=engagement, original_name=name, sha256=digest, size_bytes=size, title=PurePath(name).stem[:300],
-        doc_type=doc_type, doc_type_source=Document.TypeSource.UPLOAD if doc_type else "", uploaded_by=uploaded_by,
+        engagement=engagement,
+        original_name=name,
+        sha256=digest,
+        size_bytes=size,
+        title=PurePath(name).stem[:300],
+        doc_type=doc_type,
+        doc_type_source=Document.TypeSource.UPLOAD if doc_type else "",
+        uploaded_by=uploaded_by,
         status=Document.Status.QUEUED,
     )
     _store(document, handle, name)
@@ -156,8 +187,6 @@ def _create(engagement, handle, name, digest, size, uploaded_by, doc_type, enque
 
 
 def _replace(document: Document, handle, name, digest, size, doc_type, enqueue, then=None) -> IntakeResult:
-    from ingest.pipeline import reset_stages
-
     old_file = document.file.name
     if doc_type:
         typed = {"doc_type": doc_type, "doc_type_source": Document.TypeSource.UPLOAD}
@@ -168,8 +197,14 @@ def _replace(document: Document, handle, name, digest, size, doc_type, enqueue, 
     _store(document, handle, name)
     with transaction.atomic():
         Document.objects.filter(pk=document.pk).update(
-            file=document.file.name, sha256=digest, size_bytes=size, status=Document.Status.QUEUED, progress=0,
-            error="", error_code="", **typed,
+            file=document.file.name,
+            sha256=digest,
+            size_bytes=size,
+            status=Document.Status.QUEUED,
+            progress=0,
+            error="",
+            error_code="",
+            **typed,
         )
         reset_stages(document)
         if enqueue:
@@ -184,8 +219,6 @@ def reprocess(document: Document, *, enqueue: bool = True, then=None, only_faile
     """Run the whole pipeline of a document again (cached embeddings make it cheap). With ``only_failed``
     (error codes), only while the document is still failed with one of them: of two uploads that retry
     it at once, the first queues it and the second finds it queued. True when it was queued here."""
-    from ingest.pipeline import reset_stages
-
     with transaction.atomic():
         rows = Document.objects.filter(pk=document.pk)
         if only_failed is not None:
@@ -198,20 +231,27 @@ def reprocess(document: Document, *, enqueue: bool = True, then=None, only_faile
     return True
 
 
-NOT_QUEUED = ("The background workers' queue could not be reached, so processing never started. Upload the "
-              "same file again to retry.")
+# Sent on commit when a saved document's pipeline is to be queued; arguments ``document_id`` and
+# ``then`` (a follow-on signature factory, or None). The receiver in ``ingest.signals`` queues it; an
+# exception it raises (the broker unreachable) reaches the sender, which marks the document.
+pipeline_requested = Signal()
+
+
+NOT_QUEUED = (
+    "The background workers' queue could not be reached, so processing never started. Upload the "
+    "same file again to retry."
+)
 
 
 def _enqueue_on_commit(document_id: int, then=None) -> None:
     def send():
-        from ingest.tasks import enqueue_pipeline
-
         try:
-            enqueue_pipeline(document_id, then=then)
+            pipeline_requested.send(Document, document_id=document_id, then=then)
         except Exception:  # a broker that cannot be reached: the document, saved with its file, says so
             log.exception("could not queue the pipeline of document %s", document_id)
             Document.objects.filter(pk=document_id, status=Document.Status.QUEUED).update(
-                status=Document.Status.FAILED, error_code="not_queued", error=NOT_QUEUED)
+                status=Document.Status.FAILED, error_code="not_queued", error=NOT_QUEUED
+            )
 
     transaction.on_commit(send)
 
@@ -244,7 +284,6 @@ def stored_name(name: str, max_bytes: int = STORED_NAME_BYTES) -> str:
     room = max_bytes - len(suffix.encode())
     stem = stem.encode()[:room].decode("utf-8", errors="ignore").rstrip(" .")
     return (stem or "upload") + suffix
-
 
 
 class _open:
@@ -309,4 +348,3 @@ def _check_kind(handle, head: bytes, name: str, size: int) -> str:
     except ConversionError as exc:
         message = exc.message if name in exc.message else f"“{name}”: {exc.message}"
         raise IntakeError(exc.code, message) from None
-

@@ -3,6 +3,7 @@
 Ingest knows nothing of clauses. The document text is stored whole (pages joined
 by ``\\f``) so every offset a citation carries can be checked against it.
 """
+
 from django.conf import settings
 from django.contrib.postgres.indexes import GinIndex
 from django.contrib.postgres.search import SearchVector, SearchVectorField
@@ -29,6 +30,7 @@ class Document(models.Model):
 
     class TypeSource(models.TextChoices):
         """Where ``doc_type`` came from; a type read from the title may be wrong (ingest.doctype)."""
+
         UPLOAD = "upload", "given at upload"
         TITLE = "title", "read from its title"
         ADMIN = "admin", "set by an admin"
@@ -50,13 +52,17 @@ class Document(models.Model):
     text = models.TextField(blank=True)
     page_count = models.PositiveIntegerField(default=0)
     pages_estimated = models.BooleanField(default=False)
-    uploaded_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+    uploaded_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
         ordering = ["title", "id"]
-        constraints = [models.UniqueConstraint(fields=["engagement", "sha256"], name="one_document_per_content")]
+        constraints = [
+            models.UniqueConstraint(fields=["engagement", "sha256"], name="one_document_per_content")
+        ]
         indexes = [models.Index(fields=["engagement", "status"])]
 
     def __str__(self):
@@ -100,6 +106,9 @@ class DocumentStage(models.Model):
     class Meta:
         constraints = [models.UniqueConstraint(fields=["document", "name"], name="one_row_per_stage")]
 
+    def __str__(self):
+        return f"{self.document_id} {self.name} {self.status}"
+
 
 class Page(models.Model):
     ENGAGEMENT_PATH = "document__engagement"
@@ -112,6 +121,9 @@ class Page(models.Model):
     class Meta:
         ordering = ["document", "number"]
         constraints = [models.UniqueConstraint(fields=["document", "number"], name="one_row_per_page")]
+
+    def __str__(self):
+        return f"{self.document_id} p.{self.number}"
 
 
 class Chunk(models.Model):
@@ -164,4 +176,9 @@ class EmbeddingCache(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
-        constraints = [models.UniqueConstraint(fields=["model_name", "content_hash"], name="one_embedding_per_key")]
+        constraints = [
+            models.UniqueConstraint(fields=["model_name", "content_hash"], name="one_embedding_per_key")
+        ]
+
+    def __str__(self):
+        return f"{self.model_name} {self.content_hash}"

@@ -10,14 +10,15 @@ EPUB chapters are converted one by one in spine order, as markitdown does. Its H
 read only each chapter's first ``<body>``, and took the bytes as UTF-8 unless they failed to
 decode, then guessed: a UTF-8 chapter with one stray cp1252 byte was read as cp1252 whole, every
 "ł" and "€" garbled. :class:`EpubChaptersConverter` reads each chapter whole, decoded as an HTML
-file is (the ``decode`` it is given, :func:`ingest.convert.decode_html`: the encoding the chapter
+file is (the ``decode`` it is given, :func:`ingest.charsets.decode_html`: the encoding the chapter
 declares, or UTF-8 with a few stray bytes replaced).
 
 Sets markitdown's ``_html_converter`` attribute (markitdown 0.1.8 is pinned in pyproject.toml).
 """
+
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from markitdown.converters import DocxConverter, EpubConverter, PptxConverter
 

@@ -8,23 +8,28 @@ one character later. So the page break character itself belongs to no page's tex
 
 Pure functions over plain data: no Django here.
 """
+
 from __future__ import annotations
 
 import bisect
 import re
-from dataclasses import dataclass
-from typing import Sequence
+from collections.abc import Sequence
+from typing import NamedTuple
 
 PAGE_BREAK = "\f"
 
 
-@dataclass(frozen=True)
-class PageSpan:
-    """One page: its 1-based physical number and its ``[char_start, char_end)`` in the text."""
+class PageSpan(NamedTuple):
+    """One page: its 1-based physical number and its ``[char_start, char_end)`` in the text (a
+    tuple, so a row read with ``values_list("number", "char_start", "char_end")`` is one too)."""
 
     number: int
     char_start: int
     char_end: int
+
+
+# The page table of a document: its pages in order of ``char_start``.
+PageTable = Sequence[PageSpan]
 
 
 def page_of(offset: int, pages: Sequence[PageSpan]) -> int:
@@ -39,18 +44,25 @@ def page_of(offset: int, pages: Sequence[PageSpan]) -> int:
     return PageIndex(pages).page_of(offset)
 
 
-class PageIndex:
-    """Map many offsets to pages (the list of page starts is built once, then bisected)."""
+def pages_of_span(start: int, end: int, pages: PageTable) -> tuple[int, int]:
+    """(first, last) page of the half-open span ``[start, end)``."""
+    index = PageIndex(pages)
+    return index.page_of(start), index.page_of(max(start, end - 1))
 
-    def __init__(self, pages: Sequence[PageSpan]):
-        self._pages = list(pages)
-        self._starts = [p.char_start for p in self._pages]
+
+class PageIndex:
+    """Map many offsets to pages (the page starts are sorted once, then bisected). Pages may be
+    ``PageSpan`` rows or plain ``(number, char_start, char_end)`` tuples."""
+
+    def __init__(self, pages: PageTable):
+        self._pages = sorted(pages, key=lambda p: p[1])
+        self._starts = [p[1] for p in self._pages]
 
     def page_of(self, offset: int) -> int:
         if not self._pages:
             return 1
         index = bisect.bisect_right(self._starts, offset) - 1
-        return self._pages[max(index, 0)].number
+        return self._pages[max(index, 0)][0]
 
 
 def spans_from_text(text: str, first_number: int = 1) -> list[PageSpan]:

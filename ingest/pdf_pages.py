@@ -17,6 +17,7 @@ clearly larger than the page's usual line pitch becomes a blank line.
 
 pdfium is not thread-safe: convert in processes (Celery prefork workers), not threads.
 """
+
 from __future__ import annotations
 
 import re
@@ -37,9 +38,7 @@ MIN_TEXT_CHARS_PER_PAGE = 20
 # A vertical step between two lines larger than this many "usual" line pitches starts a paragraph.
 PARAGRAPH_GAP_RATIO = 1.45
 
-NEEDS_OCR_MESSAGE = (
-    "This PDF has no text layer (scanned images?). It needs OCR before it can be reviewed."
-)
+NEEDS_OCR_MESSAGE = "This PDF has no text layer (scanned images?). It needs OCR before it can be reviewed."
 
 _CLEAN = str.maketrans(
     {
@@ -89,7 +88,8 @@ def extract_pdf_pages(data: bytes, *, password: str | None = None) -> PdfText:
         if code in (pdfium_c.FPDF_ERR_PASSWORD, pdfium_c.FPDF_ERR_SECURITY):
             raise ConversionError(
                 "encrypted",
-                "This PDF is password-protected. Remove the password (or upload an unlocked copy) and try again.",
+                "This PDF is password-protected. "
+                "Remove the password (or upload an unlocked copy) and try again.",
             ) from exc
         raise ConversionError(
             "corrupt", "This PDF is damaged or not a real PDF, so its text cannot be read."

@@ -23,12 +23,14 @@ Guarantees:
 * Only chunks whose text is new to the embedding cache are embedded (re-ingesting a
   changed version re-embeds only the changed chunks).
 """
+
 from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable
 from datetime import timedelta
-from typing import Callable
+from functools import partial
 
 import numpy as np
 from celery.exceptions import SoftTimeLimitExceeded
@@ -83,7 +85,7 @@ class PipelineFailure(Exception):
 def run_pipeline(document_id: int, *, on_stage: Callable[[str, int], None] | None = None) -> bool:
     """Run every stage of the document in order, in this process. True when it is ready."""
     for name in STAGES:
-        if not run_stage(document_id, name, on_progress=(lambda pct, n=name: on_stage(n, pct)) if on_stage else None):
+        if not run_stage(document_id, name, on_progress=partial(on_stage, name) if on_stage else None):
             return False
     return True
 
@@ -101,16 +103,29 @@ def run_stage(document_id: int, name: str, *, on_progress: Callable[[int], None]
     if stage.status == DocumentStage.Status.DONE:
         return True
     previous = STAGES[: STAGES.index(name)]
-    if DocumentStage.objects.filter(document=document, name__in=previous).exclude(status=DocumentStage.Status.DONE).exists():
+    if (
+        DocumentStage.objects.filter(document=document, name__in=previous)
+        .exclude(status=DocumentStage.Status.DONE)
+        .exists()
+    ):
         return False  # out of order (a stray redelivery): the stage before it will get here
     if stage.attempts >= MAX_ATTEMPTS:
-        _fail(document, stage, "worker_lost",
-              f"Processing stopped: the {name} stage was interrupted {stage.attempts} times (the file may crash the converter).")
+        _fail(
+            document,
+            stage,
+            "worker_lost",
+            f"Processing stopped: the {name} stage was interrupted {stage.attempts} times "
+            "(the file may crash the converter).",
+        )
         return False
 
     now = timezone.now()
     DocumentStage.objects.filter(pk=stage.pk).update(
-        status=DocumentStage.Status.RUNNING, progress=0, attempts=stage.attempts + 1, started_at=now, finished_at=None
+        status=DocumentStage.Status.RUNNING,
+        progress=0,
+        attempts=stage.attempts + 1,
+        started_at=now,
+        finished_at=None,
     )
     _set_document(document.pk, RUNNING[name], _overall(name, 0))
     report = _Reporter(document.pk, stage.pk, name, on_progress)
@@ -129,13 +144,24 @@ def run_stage(document_id: int, name: str, *, on_progress: Callable[[int], None]
         if not Document.objects.filter(pk=document.pk).exists():
             # deleted while the stage ran (an admin's delete): its rows went with it, and the stage's
             # writes failed on them; nothing is wrong with the file, and nothing is left to do
-            log.info("document %s was deleted during its %s stage (%s)", document.pk, name, type(exc).__name__)
+            log.info(
+                "document %s was deleted during its %s stage (%s)", document.pk, name, type(exc).__name__
+            )
             return False
         log.exception("stage %s of document %s failed", name, document.pk)
-        _fail(document, stage, "internal", f"Processing failed unexpectedly in the {name} stage ({type(exc).__name__}: {exc})."[:2000])
+        _fail(
+            document,
+            stage,
+            "internal",
+            f"Processing failed unexpectedly in the {name} stage ({type(exc).__name__}: {exc})."[:2000],
+        )
         raise
     if not DocumentStage.objects.filter(pk=stage.pk).update(
-            status=DocumentStage.Status.DONE, progress=100, detail=(detail or "")[:300], finished_at=timezone.now()):
+        status=DocumentStage.Status.DONE,
+        progress=100,
+        detail=(detail or "")[:300],
+        finished_at=timezone.now(),
+    ):
         return False  # deleted while the stage ran, its stage rows with it
     if on_progress:
         on_progress(100)
@@ -147,30 +173,38 @@ def run_stage(document_id: int, name: str, *, on_progress: Callable[[int], None]
 
 
 def fail_at_time_limit(document_id: int, name: str) -> None:
-    """The process running the stage was killed at the hard time limit (it did not stop at the soft one:
-    a long call into a C library, or a library that swallowed it). Its message is acknowledged and never
-    comes back, so the document would show the stage running for ever: it ends failed, as at the soft limit."""
+    """The process running the stage was killed at the hard time limit (it did not stop at the soft
+    one: a long call into a C library, or a library that swallowed it). Its message is acknowledged
+    and never comes back, so the document would otherwise show the stage running indefinitely: it
+    ends failed, as at the soft limit."""
     document = Document.objects.filter(pk=document_id).first()
-    stage = DocumentStage.objects.filter(document_id=document_id, name=name, status=DocumentStage.Status.RUNNING).first()
+    stage = DocumentStage.objects.filter(
+        document_id=document_id, name=name, status=DocumentStage.Status.RUNNING
+    ).first()
     if document is None or stage is None or document.status in TERMINAL_FAILURES:
         return
     _fail(document, stage, "timed_out", _time_limit_message(name, settings.CELERY_TASK_TIME_LIMIT))
 
 
 def fail_stalled() -> int:
-    """Fail the documents left showing a running stage that nothing will finish (a task message the broker
-    lost, or the next stage never sent because the broker was down just as a stage ended), once unchanged for
-    ``config.celery.lost_after_s``. They showed "embedding 40%" for ever and could not be retried; failed with
-    code ``worker_lost``, an upload of the same bytes retries them. A queued document is left alone: it may
-    wait its turn behind a large batch for hours. Returns how many were failed."""
+    """Fail the documents left showing a running stage that nothing will finish (a task message the
+    broker lost, or the next stage never sent because the broker was down just as a stage ended), once
+    unchanged for ``config.celery.lost_after_s``. Left alone they would show "embedding 40%"
+    indefinitely and could not be retried; failed with code ``worker_lost``, an upload of the same
+    bytes retries them. A queued document is left alone: it may wait its turn behind a large batch
+    for hours. Returns how many were failed."""
     cutoff = timezone.now() - timedelta(seconds=lost_after_s())
-    stage_of = {status: name for name, status in RUNNING.items()}
+    stage_of: dict[str, str] = {status: name for name, status in RUNNING.items()}
     failed = 0
-    for document_id in Document.objects.filter(status__in=RUNNING.values(), updated_at__lt=cutoff).values_list(
-            "pk", flat=True):
+    for document_id in Document.objects.filter(
+        status__in=RUNNING.values(), updated_at__lt=cutoff
+    ).values_list("pk", flat=True):
         with transaction.atomic():
-            document = Document.objects.select_for_update().filter(
-                pk=document_id, status__in=RUNNING.values(), updated_at__lt=cutoff).first()
+            document = (
+                Document.objects.select_for_update()
+                .filter(pk=document_id, status__in=RUNNING.values(), updated_at__lt=cutoff)
+                .first()
+            )
             if document is None:  # it moved on meanwhile
                 continue
             name = stage_of[document.status]
@@ -178,17 +212,23 @@ def fail_stalled() -> int:
             if stage.status == DocumentStage.Status.DONE and name != STAGES[-1]:
                 name = STAGES[STAGES.index(name) + 1]  # it finished; the next one never came
                 stage, _ = DocumentStage.objects.get_or_create(document=document, name=name)
-            _fail(document, stage, "worker_lost",
-                  f"Processing stopped: the {name} stage never finished (the worker or its task was lost). Upload "
-                  "the file again to retry.")
+            _fail(
+                document,
+                stage,
+                "worker_lost",
+                f"Processing stopped: the {name} stage never finished "
+                "(the worker or its task was lost). Upload the file again to retry.",
+            )
             failed += 1
     return failed
 
 
 def _time_limit_message(name: str, seconds: int) -> str:
-    return (f"Processing stopped: the {name} stage ran past its time limit ({in_words(seconds)}). Upload "
-            "the file again to retry; if it stops again, the file may be too large to process here in one piece "
-            "(split it).")
+    return (
+        f"Processing stopped: the {name} stage ran past its time limit ({in_words(seconds)}). Upload "
+        "the file again to retry; if it stops again, the file may be too large to process here in one piece "
+        "(split it)."
+    )
 
 
 class _Reporter:
@@ -204,13 +244,14 @@ class _Reporter:
         if percent < 100 and now - self._last < PROGRESS_INTERVAL_S:
             return
         self._last = now
-        fields = {"progress": percent}
+        fields: dict[str, int | str] = {"progress": percent}
         if detail is not None:
             fields["detail"] = detail[:300]
         with transaction.atomic():  # a reader sees the stage and the document at the same point
             DocumentStage.objects.filter(pk=self.stage_id).update(**fields)
             Document.objects.filter(pk=self.document_id, status=RUNNING[self.name]).update(
-                progress=_overall(self.name, percent), updated_at=timezone.now())
+                progress=_overall(self.name, percent), updated_at=timezone.now()
+            )
         if self.callback:
             self.callback(percent)
 
@@ -225,7 +266,8 @@ def _set_document(document_id: int, status: str, progress: int) -> None:
     first delivery still ran finishes after the document went on (or became ready), and must not set it
     back to a stage every later stage then skips as done."""
     Document.objects.filter(pk=document_id, status__in=FORWARD[: FORWARD.index(status) + 1]).update(
-        status=status, progress=progress, updated_at=timezone.now())
+        status=status, progress=progress, updated_at=timezone.now()
+    )
 
 
 def _fail(document: Document, stage: DocumentStage, code: str, message: str) -> None:
@@ -236,7 +278,12 @@ def _fail(document: Document, stage: DocumentStage, code: str, message: str) -> 
         Chunk.objects.filter(document=document).delete()
         Page.objects.filter(document=document).delete()
         Document.objects.filter(pk=document.pk).update(
-            status=status, error_code=code[:32], error=message, text="", page_count=0, updated_at=timezone.now()
+            status=status,
+            error_code=code[:32],
+            error=message,
+            text="",
+            page_count=0,
+            updated_at=timezone.now(),
         )
         DocumentStage.objects.filter(pk=stage.pk).update(
             status=DocumentStage.Status.FAILED, detail=message[:300], finished_at=timezone.now()
@@ -250,35 +297,51 @@ def _fail(document: Document, stage: DocumentStage, code: str, message: str) -> 
 def convert_stage(document: Document, report: _Reporter) -> str:
     """File → Document.text (pages joined by \\f) and one Page row per page."""
     report(5)
-    converted = convert_file(document.file.path, filename=document.original_name, max_bytes=settings.MAX_UPLOAD_BYTES)
+    converted = convert_file(
+        document.file.path, filename=document.original_name, max_bytes=settings.MAX_UPLOAD_BYTES
+    )
     report(90)
     with transaction.atomic():
-        Document.objects.select_for_update().filter(pk=document.pk).first()  # two deliveries: one after the other
+        # two deliveries: one after the other
+        Document.objects.select_for_update().filter(pk=document.pk).first()
         Page.objects.filter(document=document).delete()
         Page.objects.bulk_create(
-            [Page(document=document, number=p.number, char_start=p.char_start, char_end=p.char_end) for p in converted.pages],
+            [
+                Page(document=document, number=p.number, char_start=p.char_start, char_end=p.char_end)
+                for p in converted.pages
+            ],
             batch_size=1000,
         )
         Document.objects.filter(pk=document.pk).update(
-            text=converted.text, kind=converted.kind, page_count=len(converted.pages),
-            pages_estimated=converted.pages_estimated, error="", error_code="",
+            text=converted.text,
+            kind=converted.kind,
+            page_count=len(converted.pages),
+            pages_estimated=converted.pages_estimated,
+            error="",
+            error_code="",
         )
         # a document uploaded without a type takes the one its title names (ingest.doctype)
         titled = classify_doc_type(converted.text) if not document.doc_type else None
         if titled:
             Document.objects.filter(pk=document.pk, doc_type="").update(
-                doc_type=titled, doc_type_source=Document.TypeSource.TITLE)
+                doc_type=titled, doc_type_source=Document.TypeSource.TITLE
+            )
     estimated = " (estimated)" if converted.pages_estimated else ""
     warnings = f"; {'; '.join(converted.warnings)}" if converted.warnings else ""
     typed = f"; type {titled}, read from its title" if titled else ""
-    return (f"{converted.kind}: {len(converted.pages)} pages{estimated}, {len(converted.text):,} characters"
-            f"{typed}{warnings}")
+    return (
+        f"{converted.kind}: {len(converted.pages)} pages{estimated}, {len(converted.text):,} characters"
+        f"{typed}{warnings}"
+    )
 
 
 def chunk_stage(document: Document, report: _Reporter) -> str:
     """Document text → Chunk rows (upserted by chunk_id, so unchanged chunks keep their row)."""
     document.refresh_from_db(fields=["text"])
-    pages = [PageSpan(n, s, e) for n, s, e in Page.objects.filter(document=document).values_list("number", "char_start", "char_end")]
+    pages = [
+        PageSpan(n, s, e)
+        for n, s, e in Page.objects.filter(document=document).values_list("number", "char_start", "char_end")
+    ]
     specs = chunk_document(document.text, pages)
     report(60)
     with transaction.atomic():
@@ -295,14 +358,27 @@ def _upsert_chunks(document: Document, specs) -> tuple[int, int, int]:
     Chunk.objects.filter(document=document).update(ordinal=F("ordinal") + PARKED_ORDINAL)
     kept_rows, new_rows = [], []
     for spec in specs:
-        fields = dict(ordinal=spec.ordinal, text=spec.text, char_start=spec.char_start, char_end=spec.char_end,
-                      page_start=spec.page_start, page_end=spec.page_end, paragraph=spec.paragraph, section=spec.section)
+        fields = dict(
+            ordinal=spec.ordinal,
+            text=spec.text,
+            char_start=spec.char_start,
+            char_end=spec.char_end,
+            page_start=spec.page_start,
+            page_end=spec.page_end,
+            paragraph=spec.paragraph,
+            section=spec.section,
+        )
         if spec.chunk_id in existing:
-            kept_rows.append(Chunk(pk=existing[spec.chunk_id], document=document, chunk_id=spec.chunk_id, **fields))
+            kept_rows.append(
+                Chunk(pk=existing[spec.chunk_id], document=document, chunk_id=spec.chunk_id, **fields)
+            )
         else:
             new_rows.append(Chunk(document=document, chunk_id=spec.chunk_id, **fields))
-    Chunk.objects.bulk_update(kept_rows, ["ordinal", "char_start", "char_end", "page_start", "page_end", "paragraph", "section"],
-                              batch_size=500)
+    Chunk.objects.bulk_update(
+        kept_rows,
+        ["ordinal", "char_start", "char_end", "page_start", "page_end", "paragraph", "section"],
+        batch_size=500,
+    )
     Chunk.objects.bulk_create(new_rows, batch_size=500)
     return len(kept_rows), len(new_rows), removed
 
@@ -346,7 +422,14 @@ def reset_stages(document: Document) -> None:
     """Mark every stage pending again (before re-processing a document)."""
     for name in STAGES:
         DocumentStage.objects.update_or_create(
-            document=document, name=name,
-            defaults=dict(status=DocumentStage.Status.PENDING, progress=0, detail="", attempts=0,
-                          started_at=None, finished_at=None),
+            document=document,
+            name=name,
+            defaults=dict(
+                status=DocumentStage.Status.PENDING,
+                progress=0,
+                detail="",
+                attempts=0,
+                started_at=None,
+                finished_at=None,
+            ),
         )

@@ -21,6 +21,7 @@ A scheme not in :data:`SCHEMES` (the East Asian and Hebrew/Arabic/Thai ones) get
 
 Pure: plain data in and out; no XML, no Django.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -29,8 +30,13 @@ from ingest.docx_numbering import format_number
 
 # buAutoNum type → (number format as ingest.docx_numbering.format_number knows it, text before, text after)
 SCHEMES: dict[str, tuple[str, str, str]] = {}
-for _name, _fmt in (("arabic", "decimal"), ("alphaLc", "lowerLetter"), ("alphaUc", "upperLetter"),
-                    ("romanLc", "lowerRoman"), ("romanUc", "upperRoman")):
+for _name, _fmt in (
+    ("arabic", "decimal"),
+    ("alphaLc", "lowerLetter"),
+    ("alphaUc", "upperLetter"),
+    ("romanLc", "lowerRoman"),
+    ("romanUc", "upperRoman"),
+):
     SCHEMES[f"{_name}Period"] = (_fmt, "", ".")
     SCHEMES[f"{_name}ParenR"] = (_fmt, "", ")")
     SCHEMES[f"{_name}ParenBoth"] = (_fmt, "(", ")")
@@ -63,8 +69,10 @@ def paragraph_labels(paragraphs: list[Paragraph]) -> list[str | None]:
             labels.append(None)
             continue
         previous = counts.get(level)
-        same = previous is not None and previous[:2] == (paragraph.scheme, paragraph.start)
-        number = previous[2] + 1 if same else paragraph.start
+        if previous is not None and previous[:2] == (paragraph.scheme, paragraph.start):
+            number = previous[2] + 1
+        else:
+            number = paragraph.start
         counts[level] = (paragraph.scheme, paragraph.start, number)
         labels.append(format_label(paragraph.scheme, number))
     return labels

@@ -4,7 +4,7 @@
 and their notes).
 
 **Automatic numbers.** python-pptx reads a paragraph's text without the number PowerPoint shows
-before it (``a:buAutoNum``): "(a) Fees of $247.83" was read "Fees of $247.83". Each
+before it (``a:buAutoNum``): "(a) Fees of $247.83" reads "Fees of $247.83". Each
 auto-numbered paragraph gets its label, counted per text frame as :mod:`ingest.pptx_numbering`
 describes, written as text at its start ("(a) "). The numbering is taken from the paragraph's own
 properties, else from its text frame's list style (``a:lstStyle``); numbering a paragraph only
@@ -12,8 +12,8 @@ inherits from its slide layout or master is not seen (rare for numbers: masters 
 
 **Slide markers.** MarkItDown writes ``<!-- Slide number: N -->`` before each slide, and :mod:`ingest.convert`
 cuts the pages at those markers. Slide text can hold the same characters (a pasted HTML
-comment, or a deliberate one): read as a marker, it moved the rest of its slide to another page,
-or, numbered 3000000, made three million empty pages. So before MarkItDown runs,
+comment, or a deliberate one): read as a marker, it would move the rest of its slide to another
+page, or, numbered 3000000, make three million empty pages. So before MarkItDown runs,
 :func:`prepare_pptx` puts :data:`ESCAPE` after every ``<`` that opens ``<!--`` in the text of
 the presentation's XML parts, which no real marker then contains; :func:`unescape` takes it out
 again once the pages are cut. Escaping is reversible: an ``ESCAPE`` already in the text is doubled
@@ -21,6 +21,7 @@ first, so the text comes back exactly as written.
 
 Pure: bytes in, bytes out; no Django.
 """
+
 from __future__ import annotations
 
 import copy
@@ -74,8 +75,12 @@ def unescape(text: str) -> str:
 
 def _escape_part(raw: bytes) -> bytes:
     """One XML part with its text escaped, or ``raw`` itself (the same object) when unchanged."""
-    if b"<!--" not in raw.replace(b"&lt;", b"<") and b"&#" not in raw and b"CDATA" not in raw \
-            and ESCAPE.encode() not in raw:
+    if (
+        b"<!--" not in raw.replace(b"&lt;", b"<")
+        and b"&#" not in raw
+        and b"CDATA" not in raw
+        and ESCAPE.encode() not in raw
+    ):
         return raw  # the usual case: nothing to escape, no need to parse
     try:
         root = etree.fromstring(raw, _PARSER)
@@ -87,7 +92,6 @@ def _escape_part(raw: bytes) -> bytes:
         if element.tail:
             element.tail = escape_text(element.tail)
     return etree.tostring(root, xml_declaration=True, encoding="UTF-8", standalone=True)
-
 
 
 def _number_part(raw: bytes) -> bytes:

@@ -1,9 +1,11 @@
 """A deleted document's uploaded file leaves the disk with it.
 
 Django deletes rows, never the files a ``FileField`` names: a contract deleted by an admin (or with
-its engagement) stayed in MEDIA_ROOT for ever, readable by anyone with the disk. The file goes once
-the deletion commits (a deletion rolled back keeps it), and only when no document names it.
+its engagement) would otherwise stay in MEDIA_ROOT indefinitely, readable by anyone with the disk.
+The file goes once the deletion commits (a deletion rolled back keeps it), and only when no
+document names it.
 """
+
 from __future__ import annotations
 
 import logging
@@ -23,7 +25,7 @@ def _remove_file(storage, name: str) -> None:
         return
     try:
         storage.delete(name)
-    except (OSError, SuspiciousFileOperation) as exc:  # the rows are gone either way: say so, do not fail after commit
+    except (OSError, SuspiciousFileOperation) as exc:  # rows gone either way: log, never fail after commit
         log.warning("the file %s of a deleted document could not be removed: %s", name, exc)
 
 

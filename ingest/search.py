@@ -27,21 +27,22 @@ tie-breaks as :func:`fuse`) and returns only the ``k`` winning rows. :func:`vect
 and :func:`text_candidates` run the very same SQL on their own (extraction's vector lists, the
 benchmarks; extraction's lexical lists are BM25, ``extraction.bm25``). The
 ``tsvector`` of a chunk lives in TOAST (the inline vector fills the row), and each mention of
-``search`` in a query fetched it again: the text side copies it once (``tsvector_concat`` with
+``search`` in a query fetches it again: the text side copies it once (``tsvector_concat`` with
 an empty vector) and ranks that copy.
 """
+
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Callable, Sequence
 
 from django.db import connection, transaction
 
 from ingest.embeddings import embed_query
+from ingest.fusion import RRF_K
 from ingest.models import Chunk, Document
 
-RRF_K = 60
 EXACT_MAX_ROWS = 5_000  # up to this many chunks in the filter: exact scan; above: HNSW
 HNSW_EF_SEARCH = 100
 MIN_CANDIDATES = 20
@@ -87,7 +88,8 @@ TEXT_BOUNDED_SQL = (
     "SELECT id, m, ts_rank(v, %(any)s::tsquery, 1) AS rank FROM ("
     "SELECT id, v, v @@ %(all)s::tsquery AS m FROM ("
     "SELECT id, tsvector_concat(search, ''::tsvector) AS v FROM ingest_chunk "
-    "WHERE document_id = ANY(%(docs)s) AND (search @@ %(all)s::tsquery OR id = ANY({within})) OFFSET 0) s0) s1 "
+    "WHERE document_id = ANY(%(docs)s) AND (search @@ %(all)s::tsquery OR id = ANY({within})) "
+    "OFFSET 0) s0) s1 "
     "WHERE m OR v @@ %(any)s::tsquery "
     "ORDER BY m DESC, rank DESC, id LIMIT %(depth)s) s"
 )
@@ -114,8 +116,16 @@ class SearchHit:
     text_rank: int | None
 
 
-def search(query: str, documents, k: int = 5, *, reading_order: bool = False, rerank: Rerank | None = None,
-           method: str = "auto", query_vector: Sequence[float] | None = None) -> list[SearchHit]:
+def search(
+    query: str,
+    documents,
+    k: int = 5,
+    *,
+    reading_order: bool = False,
+    rerank: Rerank | None = None,
+    method: str = "auto",
+    query_vector: Sequence[float] | None = None,
+) -> list[SearchHit]:
     """The ``k`` best chunks of ``documents`` for ``query`` (see the module docstring).
 
     ``documents``: Document rows, ids, or a queryset. ``method``: ``auto`` | ``exact`` |
@@ -140,15 +150,27 @@ def search(query: str, documents, k: int = 5, *, reading_order: bool = False, re
         text_sql = TEXT_BOUNDED_SQL.format(within="ARRAY(SELECT id FROM v)")
     else:
         text_sql = TEXT_ALL_SQL
-    sql = FUSED_SQL.format(vector=VECTOR_HNSW_SQL if method == "hnsw" else VECTOR_EXACT_SQL, text=text_sql,
-                           columns=", ".join(f"c.{connection.ops.quote_name(f.column)}" for f in _ROW_FIELDS))
-    params = {"vec": _vector_literal(vector), "docs": document_ids, "pool": pool, "depth": depth,
-              "all": all_stems, "any": all_stems.replace(" & ", " | "), "rrf_k": RRF_K,
-              # only the rerank hook needs the rows of every candidate
-              "limit": k if rerank is None else None}
+    sql = FUSED_SQL.format(
+        vector=VECTOR_HNSW_SQL if method == "hnsw" else VECTOR_EXACT_SQL,
+        text=text_sql,
+        columns=", ".join(f"c.{connection.ops.quote_name(f.column)}" for f in _ROW_FIELDS),
+    )
+    params = {
+        "vec": _vector_literal(vector),
+        "docs": document_ids,
+        "pool": pool,
+        "depth": depth,
+        "all": all_stems,
+        "any": all_stems.replace(" & ", " | "),
+        "rrf_k": RRF_K,
+        # only the rerank hook needs the rows of every candidate
+        "limit": k if rerank is None else None,
+    }
     rows = _fetch(sql, params, hnsw_ef=max(HNSW_EF_SEARCH, pool) if method == "hnsw" else None)
     names = [f.attname for f in _ROW_FIELDS]
-    hits = [SearchHit(Chunk.from_db(connection.alias, names, row[3:]), row[0], row[1], row[2]) for row in rows]
+    hits = [
+        SearchHit(Chunk.from_db(connection.alias, names, row[3:]), row[0], row[1], row[2]) for row in rows
+    ]
     if rerank is not None:
         hits = list(rerank(query, hits))
     hits = hits[:k]
@@ -158,23 +180,9 @@ def search(query: str, documents, k: int = 5, *, reading_order: bool = False, re
     return hits
 
 
-def fuse(*ranked: Sequence[int], rrf_k: int = RRF_K) -> list[tuple[int, float, int | None, int | None]]:
-    """Reciprocal rank fusion of the vector and text lists: ``(pk, score, vector_rank, text_rank)``,
-    best first (ties: better vector rank, then lower pk, so results are deterministic).
-    :data:`FUSED_SQL` does the same in the database for :func:`search`."""
-    ranks: dict[int, list[int | None]] = {}
-    for which, ids in enumerate(ranked):
-        for rank, pk in enumerate(ids, start=1):
-            ranks.setdefault(pk, [None] * len(ranked))[which] = rank
-    scored = [
-        (pk, sum(1.0 / (rrf_k + r) for r in rs if r is not None), *(rs + [None, None])[:2])
-        for pk, rs in ranks.items()
-    ]
-    scored.sort(key=lambda row: (-row[1], row[2] if row[2] is not None else 1 << 30, row[0]))
-    return scored
-
-
-def vector_candidates(vector: Sequence[float], document_ids: list[int], limit: int, *, method: str = "auto") -> list[int]:
+def vector_candidates(
+    vector: Sequence[float], document_ids: list[int], limit: int, *, method: str = "auto"
+) -> list[int]:
     """Chunk pks of ``document_ids`` nearest to ``vector`` by cosine distance, nearest first."""
     if method == "auto":
         method = choose_method(document_ids)
@@ -182,10 +190,15 @@ def vector_candidates(vector: Sequence[float], document_ids: list[int], limit: i
         raise ValueError(f"method must be auto, exact or hnsw, not {method!r}")
     sql = (VECTOR_HNSW_SQL if method == "hnsw" else VECTOR_EXACT_SQL) + " ORDER BY r"
     params = {"vec": _vector_literal(vector), "docs": list(document_ids), "pool": limit}
-    return [row[0] for row in _fetch(sql, params, hnsw_ef=max(HNSW_EF_SEARCH, limit) if method == "hnsw" else None)]
+    return [
+        row[0]
+        for row in _fetch(sql, params, hnsw_ef=max(HNSW_EF_SEARCH, limit) if method == "hnsw" else None)
+    ]
 
 
-def text_candidates(query: str, document_ids: list[int], limit: int, *, within: Sequence[int] | None = None) -> list[int]:
+def text_candidates(
+    query: str, document_ids: list[int], limit: int, *, within: Sequence[int] | None = None
+) -> list[int]:
     """Chunk pks of ``document_ids`` matching English stems of ``query``, best first.
 
     Without ``within``: every chunk matching *any* stem, by ``ts_rank`` (term frequency,
@@ -201,7 +214,12 @@ def text_candidates(query: str, document_ids: list[int], limit: int, *, within: 
     if not all_stems:
         return []
     # The tsqueries go in as literals (not a CTE) so the planner can use the GIN index.
-    params = {"docs": list(document_ids), "all": all_stems, "any": all_stems.replace(" & ", " | "), "depth": limit}
+    params = {
+        "docs": list(document_ids),
+        "all": all_stems,
+        "any": all_stems.replace(" & ", " | "),
+        "depth": limit,
+    }
     if within is None:
         sql = TEXT_ALL_SQL
     else:
@@ -222,7 +240,8 @@ def _prepare(query: str, document_ids: list[int], *, cap: int = EXACT_MAX_ROWS +
     query's stems (:func:`_and_tsquery`) and the table's estimated rows (``reltuples``)."""
     with connection.cursor() as cursor:
         cursor.execute(
-            "SELECT (SELECT count(*) FROM (SELECT 1 FROM ingest_chunk WHERE document_id = ANY(%s) LIMIT %s) s), "
+            "SELECT (SELECT count(*) FROM "
+            "(SELECT 1 FROM ingest_chunk WHERE document_id = ANY(%s) LIMIT %s) s), "
             "plainto_tsquery('english', %s)::text, "
             "(SELECT reltuples FROM pg_class WHERE oid = 'ingest_chunk'::regclass)",
             [document_ids, cap, query],
@@ -256,14 +275,16 @@ def _vector_literal(vector: Sequence[float]) -> str:
     return "[" + ",".join(["%.7g"] * len(values)) % values + "]"
 
 
-def choose_method(document_ids: list[int], *, large: bool | None = None, table_rows: float | None = None) -> str:
+def choose_method(
+    document_ids: list[int], *, large: bool | None = None, table_rows: float | None = None
+) -> str:
     """``exact`` or ``hnsw`` for the vector side over these documents' chunks.
 
     Exact up to :data:`EXACT_MAX_ROWS` chunks. Above that, HNSW only when the documents hold
     at least :data:`HNSW_MIN_SHARE` of the table: a filtered HNSW walk must pass over the
-    other documents' vectors (iterative scan) and was slower, and far less complete, than an
-    exact scan of the document's own rows when those were 1-10% of a 1M-row table
-    (bench/bench_search.py). ``table_rows``: ``reltuples`` if the caller has it.
+    other documents' vectors (iterative scan), which makes it slower and far less complete than
+    an exact scan of a small share's own rows (docs/decisions.md, ingest.search.HNSW_MIN_SHARE).
+    ``table_rows``: ``reltuples`` if the caller has it.
     """
     if large is None:
         large = chunk_count(document_ids) > EXACT_MAX_ROWS

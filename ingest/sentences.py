@@ -1,7 +1,7 @@
 """Fast sentence boundaries for legal English, as character spans into the original text.
 
-Why not pysbd: it is the maintained rule-based splitter, but it runs at about 0.1 MB/s here
-(chunking must do 5 MB/s) and it splits legal references such as ``Section 2.(b)``. This
+Why not pysbd: it is the maintained rule-based splitter, but it is far slower than chunking
+needs and it splits legal references such as ``Section 2.(b)``. This
 splitter looks only at candidate ends (``.``, ``!``, ``?`` plus closing quotes/brackets,
 followed by whitespace) and rejects a candidate when:
 
@@ -16,30 +16,141 @@ followed by whitespace) and rejects a candidate when:
 
 A missed boundary only makes a sentence longer; a false one cuts a clause, so doubtful
 cases are resolved towards *no* boundary. ``bench/chunk_quality.py --splitter pysbd``
-compares the two inside the chunker on the CUAD dev set (CUAD v1, The Atticus Project,
-CC BY 4.0): on its first 30 contracts this splitter gave gold clauses wholly inside one
-chunk 97.1% vs 93.9% with pysbd, chunks ending a sentence 92.9% vs 87.9%, at about 25x
-the speed.
+compares the two inside the chunker (figures: docs/decisions.md, ingest.sentences.sentence_spans).
 """
+
 from __future__ import annotations
 
 import re
 
 ABBREVIATIONS = frozenset(
-    """
-    inc corp co cos ltd llc llp lp plc pty bros assn assoc dept div mfg intl natl govt
-    mr mrs ms messrs dr prof jr sr esq hon rev st ste ave blvd rd fl mt ft
-    no nos sec secs art arts para paras par cl sch sched exh ex pt pts ch chap subsec subpara
-    vol p pp fig figs ref reg regs stat ann supp amend
-    cf viz al seq approx est min max avg incl excl
-    jan feb mar apr jun jul aug sep sept oct nov dec
-    v vs tel fax attn dba
-    cal del fla mass tex ill
-    """.split()
+    [
+        "inc",
+        "corp",
+        "co",
+        "cos",
+        "ltd",
+        "llc",
+        "llp",
+        "lp",
+        "plc",
+        "pty",
+        "bros",
+        "assn",
+        "assoc",
+        "dept",
+        "div",
+        "mfg",
+        "intl",
+        "natl",
+        "govt",
+        "mr",
+        "mrs",
+        "ms",
+        "messrs",
+        "dr",
+        "prof",
+        "jr",
+        "sr",
+        "esq",
+        "hon",
+        "rev",
+        "st",
+        "ste",
+        "ave",
+        "blvd",
+        "rd",
+        "fl",
+        "mt",
+        "ft",
+        "no",
+        "nos",
+        "sec",
+        "secs",
+        "art",
+        "arts",
+        "para",
+        "paras",
+        "par",
+        "cl",
+        "sch",
+        "sched",
+        "exh",
+        "ex",
+        "pt",
+        "pts",
+        "ch",
+        "chap",
+        "subsec",
+        "subpara",
+        "vol",
+        "p",
+        "pp",
+        "fig",
+        "figs",
+        "ref",
+        "reg",
+        "regs",
+        "stat",
+        "ann",
+        "supp",
+        "amend",
+        "cf",
+        "viz",
+        "al",
+        "seq",
+        "approx",
+        "est",
+        "min",
+        "max",
+        "avg",
+        "incl",
+        "excl",
+        "jan",
+        "feb",
+        "mar",
+        "apr",
+        "jun",
+        "jul",
+        "aug",
+        "sep",
+        "sept",
+        "oct",
+        "nov",
+        "dec",
+        "v",
+        "vs",
+        "tel",
+        "fax",
+        "attn",
+        "dba",
+        "cal",
+        "del",
+        "fla",
+        "mass",
+        "tex",
+        "ill",
+    ]
 )
 # Words that, before a single capital letter, make "X." a reference ending a sentence.
 REFERENCE_WORDS = frozenset(
-    "exhibit schedule annex appendix attachment addendum article part section clause item class series tranche plan".split()
+    [
+        "exhibit",
+        "schedule",
+        "annex",
+        "appendix",
+        "attachment",
+        "addendum",
+        "article",
+        "part",
+        "section",
+        "clause",
+        "item",
+        "class",
+        "series",
+        "tranche",
+        "plan",
+    ]
 )
 
 _CANDIDATE = re.compile(r"[.!?]+[\"'”’)\]]*(?=\s)|[.!?]+[\"'”’)\]]*$")
@@ -48,11 +159,19 @@ _ANY_END = re.compile(r"[.!?]")
 _INNER_PERIODS = re.compile(r"(?:[a-z]\.)+[a-z]{1,2}")
 _ENUMERATOR = re.compile(r"\(?(?:\d{1,3}(?:\.\d{1,3})*|[ivxlc]{1,6}|[a-z])\)?")
 _CLAUSE_BREAKS = (
-    re.compile(r"(?<=[;:,])\s+(?=\((?:[a-z]{1,4}|[A-Z]|\d{1,2})\)\s)|\s+(?=(?:and|or)\s+\((?:[a-z]{1,4}|\d{1,2})\)\s)"),
+    re.compile(
+        r"(?<=[;:,])\s+(?=\((?:[a-z]{1,4}|[A-Z]|\d{1,2})\)\s)|\s+(?=(?:and|or)\s+\((?:[a-z]{1,4}|\d{1,2})\)\s)"
+    ),
     re.compile(r"[;:](?=\s)"),
     re.compile(r",(?=\s)"),
     re.compile(r"\s"),
 )
+
+
+def _skip_space(text: str, pos: int, end: int) -> int:
+    """The position after the spaces at ``pos`` (``\\s*`` always matches, if only the empty string)."""
+    m = _SPACE.match(text, pos, end)
+    return m.end() if m else pos
 
 
 def sentence_spans(text: str, start: int = 0, end: int | None = None) -> list[tuple[int, int]]:
@@ -63,7 +182,7 @@ def sentence_spans(text: str, start: int = 0, end: int | None = None) -> list[tu
     """
     if end is None:
         end = len(text)
-    s = _SPACE.match(text, start, end).end()
+    s = _skip_space(text, start, end)
     if s >= end:
         return []
     e = end
@@ -74,7 +193,7 @@ def sentence_spans(text: str, start: int = 0, end: int | None = None) -> list[tu
     spans: list[tuple[int, int]] = []
     for m in _CANDIDATE.finditer(text, s, end):
         p = m.end()
-        q = _SPACE.match(text, p, end).end()
+        q = _skip_space(text, p, end)
         if q >= end:
             break
         if not _is_boundary(text, s, m.start(), m.group(), q):
@@ -109,9 +228,7 @@ def _is_boundary(text: str, sentence_start: int, dot: int, punct: str, next_at: 
         return False
     if len(token) == 1 and token.isalpha():
         return _previous_word(text, sentence_start, w).lower() in REFERENCE_WORDS
-    if _ENUMERATOR.fullmatch(token) and _opens_clause(text, sentence_start, w):
-        return False
-    return True
+    return not (_ENUMERATOR.fullmatch(token) and _opens_clause(text, sentence_start, w))
 
 
 def _previous_word(text: str, floor: int, before: int) -> str:
@@ -163,7 +280,69 @@ def split_oversized(text: str, start: int, end: int, max_chars: int) -> list[tup
         while e > s and text[e - 1].isspace():
             e -= 1
         pieces.append((s, e))
-        s = _SPACE.match(text, cut, end).end()
+        s = _skip_space(text, cut, end)
     if s < end:
         pieces.append((s, end))
     return pieces
+
+
+# Sentences as units of evidence (the offline reader's and retrieval's sentence list).
+MAX_SENTENCE_CHARS = 700  # longer sentences are cut at "; " boundaries
+_UNIT_ABBREV = re.compile(
+    r"(?:\b(?:Inc|Corp|Co|Ltd|No|NO|Nos|NOS|Mr|Mrs|Ms|Dr|St|Sec|Art|vs|etc|approx|Jr|Sr|L\.P|"
+    r"U\.S|e\.g|i\.e|N\.A|S\.A)|\b[A-Z])\.$"
+)
+# a clause number alone before its full stop ("12. INDEMNIFICATION", "4.1. The term", a Markdown
+# heading's "# 11. Governing Law"): no sentence end
+_UNIT_ENUMERATOR = re.compile(r"(?:#{1,6}\s*)?\(?(?:\d{1,3}(?:\.\d{1,3})*|[ivxlcIVXLC]{1,6}|[A-Za-z])\)?")
+
+
+def evidence_sentences(text: str) -> list[tuple[int, int]]:
+    """(start, end) of each sentence of ``text`` as a reader scores it, whitespace trimmed, in order.
+
+    Unlike :func:`sentence_spans` (the chunker's, which covers every non-space character), these
+    are units of evidence: fragments without a word character are dropped.
+
+    Breaks at ``.!?`` followed by space and a capital/digit/quote/bracket (not after
+    common abbreviations or initials), at blank lines and page breaks, and cuts
+    sentences longer than ``MAX_SENTENCE_CHARS`` at ``; ``.
+    """
+    cuts = {0, len(text)}
+    for m in re.finditer(r"[.!?][\"'”’)]?(?=\s+[\"'“‘(\[A-Z0-9])", text):
+        line_start = text.rfind("\n", 0, m.start()) + 1
+        if not _UNIT_ABBREV.search(
+            text[max(0, m.start() - 6) : m.start() + 1]
+        ) and not _UNIT_ENUMERATOR.fullmatch(text[line_start : m.start()].strip()):
+            cuts.add(m.end())
+    for m in re.finditer(r"\n[ \t]*\n|\f", text):
+        cuts.add(m.start())
+        cuts.add(m.end())
+    spans = []
+    bounds = sorted(cuts)
+    for a, b in zip(bounds, bounds[1:]):
+        for s, e in _cut_long_unit(text, a, b):
+            s, e = _trim_unit(text, s, e)
+            if e - s >= 2 and re.search(r"\w", text[s:e]):
+                spans.append((s, e))
+    return spans
+
+
+def _cut_long_unit(text: str, a: int, b: int) -> list[tuple[int, int]]:
+    if b - a <= MAX_SENTENCE_CHARS:
+        return [(a, b)]
+    out, s = [], a
+    for m in re.finditer(r";\s+", text[a:b]):
+        e = a + m.end()
+        if e - s >= MAX_SENTENCE_CHARS // 3:
+            out.append((s, e))
+            s = e
+    out.append((s, b))
+    return out
+
+
+def _trim_unit(text: str, s: int, e: int) -> tuple[int, int]:
+    while s < e and text[s].isspace():
+        s += 1
+    while e > s and text[e - 1].isspace():
+        e -= 1
+    return s, e

@@ -3,9 +3,11 @@
 Uploads are named by people: a ``.pdf`` may be a Word file, a ``.docx`` a spreadsheet. The
 kind is read from magic bytes (``%PDF-``; a ZIP's member names: ``word/``, ``xl/``,
 ``ppt/``, an EPUB ``mimetype``; the OLE header of legacy Office files, and in it the
-``EncryptedPackage`` of a password-protected DOCX/XLSX/PPTX) and compared with the extension. Office files and EPUBs are ZIP archives, so before anything extracts them the
-central directory is checked for decompression bombs.
+``EncryptedPackage`` of a password-protected DOCX/XLSX/PPTX) and compared with the extension.
+Office files and EPUBs are ZIP archives, so before anything extracts them the central directory
+is checked for decompression bombs.
 """
+
 from __future__ import annotations
 
 import io
@@ -41,17 +43,37 @@ MAX_UNZIPPED_BYTES = 200 * 1024 * 1024
 MAX_RATIO = 100  # uncompressed / compressed, per parsed member over MIN_RATIO_CHECK_BYTES
 MIN_RATIO_CHECK_BYTES = 1024 * 1024
 MAX_MEMBERS = 10_000
-# Text and markup a converter parses (every member but images and embedded objects), unpacked. Parsing costs
-# about 45 bytes of memory per byte: a DOCX with 20 MB of document.xml (3,750 pages of plain paragraphs)
-# took 908 MB and 51 s; one near the 200 MB total would take about 9 GB (extrapolated, not measured). 50 MB is
-# several thousand pages.
+# Text and markup a converter parses (every member but images and embedded objects), unpacked. Parsing
+# costs tens of bytes of memory per byte, so a file near MAX_UNZIPPED_BYTES would need gigabytes; 50 MB
+# is several thousand pages (docs/decisions.md, ingest.sniff.MAX_MARKUP_BYTES).
 MAX_MARKUP_BYTES = 50 * 1024 * 1024
 # What reading a damaged archive or member raises: zipfile's own errors, zlib.error for a damaged
 # deflate stream, EOFError for a cut one, NotImplementedError for a bad "version needed", ...
 ZIP_READ_ERRORS = (zipfile.BadZipFile, zlib.error, OSError, EOFError, NotImplementedError, ValueError)
 # Members no converter parses (images, embedded objects): exempt from the ratio, not from the total.
-_UNPARSED_FOLDERS = ("word/media/", "xl/media/", "ppt/media/", "word/embeddings/", "xl/embeddings/", "ppt/embeddings/")
-_IMAGE_SUFFIXES = (".bmp", ".dib", ".tif", ".tiff", ".emf", ".wmf", ".emz", ".wmz", ".png", ".jpg", ".jpeg", ".gif", ".webp")
+_UNPARSED_FOLDERS = (
+    "word/media/",
+    "xl/media/",
+    "ppt/media/",
+    "word/embeddings/",
+    "xl/embeddings/",
+    "ppt/embeddings/",
+)
+_IMAGE_SUFFIXES = (
+    ".bmp",
+    ".dib",
+    ".tif",
+    ".tiff",
+    ".emf",
+    ".wmf",
+    ".emz",
+    ".wmz",
+    ".png",
+    ".jpg",
+    ".jpeg",
+    ".gif",
+    ".webp",
+)
 
 OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
 _ENCRYPTED_PACKAGE = "EncryptedPackage\0".encode("utf-16-le")  # a compound-file directory entry's name
@@ -94,7 +116,8 @@ def sniff_kind(data_head: bytes, filename: str) -> str:
     if content == "ole" and is_encrypted_ooxml(data_head):
         raise ConversionError(
             "encrypted",
-            "This Office file is password-protected. Remove the password (or save an unlocked copy) and upload it again.",
+            "This Office file is password-protected. "
+            "Remove the password (or save an unlocked copy) and upload it again.",
         )
     if content in ("ole", "zip", "binary"):
         if claimed is not None:
@@ -112,7 +135,9 @@ def sniff_kind(data_head: bytes, filename: str) -> str:
             raise _mismatch(filename, claimed, "text")
         if ext and ext not in ("", ".csv", ".log"):
             raise ConversionError(
-                "unsupported", f"Files of type {ext} are not supported. Upload PDF, Word, Excel, PowerPoint, EPUB, HTML, Markdown or text."
+                "unsupported",
+                f"Files of type {ext} are not supported. "
+                "Upload PDF, Word, Excel, PowerPoint, EPUB, HTML, Markdown or text.",
             )
         return "html" if _HTML_START.match(data_head[:4096]) else "text"
     # a binary document format
@@ -144,7 +169,9 @@ def is_encrypted_ooxml(data: bytes) -> bool:
         return False
     at = data.find(_ENCRYPTED_PACKAGE)
     while at >= 0:
-        if at % _DIRECTORY_ENTRY == 0 and data[at + 64 : at + 66] == len(_ENCRYPTED_PACKAGE).to_bytes(2, "little"):
+        if at % _DIRECTORY_ENTRY == 0 and data[at + 64 : at + 66] == len(_ENCRYPTED_PACKAGE).to_bytes(
+            2, "little"
+        ):
             return True
         at = data.find(_ENCRYPTED_PACKAGE, at + 1)
     return False
@@ -251,11 +278,12 @@ def check_zip_safety(data: bytes) -> None:
     try:
         with zipfile.ZipFile(io.BytesIO(data)) as archive:
             infos = archive.infolist()
-    except Exception as exc:  # BadZipFile, but also NotImplementedError (a bad "version needed"), EOFError, ...
+    except Exception as exc:  # BadZipFile, NotImplementedError (a bad "version needed"), EOFError, ...
         raise ConversionError("corrupt", "This file is damaged: its ZIP structure cannot be read.") from exc
     bomb = ConversionError(
         "zip_bomb",
-        "This file expands to far more data than its size suggests (a possible decompression bomb), so it was not opened.",
+        "This file expands to far more data than its size suggests (a possible decompression bomb), "
+        "so it was not opened.",
     )
     if len(infos) > MAX_MEMBERS:
         raise bomb

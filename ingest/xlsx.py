@@ -13,6 +13,7 @@ cell becomes a space, so the table row stays one line); empty cells are ``""``.
 Each sheet is a page: ``## SheetName`` and a Markdown table whose header is the sheet's first
 non-empty row. Rows and columns that are empty throughout are left out.
 """
+
 from __future__ import annotations
 
 import datetime as dt
@@ -20,10 +21,25 @@ import io
 import re
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 
+import openpyxl
+
 from ingest.convert_errors import ConversionError
 
-_MONTHS = ("January February March April May June July August September October November December").split()
-_DAYS = "Monday Tuesday Wednesday Thursday Friday Saturday Sunday".split()
+_MONTHS = [
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
+]
+_DAYS = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"]
 _PLACEHOLDERS = "0#?"
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 # A sheet's table (filled rows times filled columns) beyond this is refused: some 40 MB of text at least.
@@ -33,14 +49,12 @@ MAX_TABLE_CELLS = 10_000_000
 def sheet_pages(data: bytes) -> list[str]:
     """One Markdown page per worksheet of the workbook in ``data`` (raises what openpyxl raises, and
     :class:`ConversionError` ``too_large`` for a sheet too large to review, see :func:`_sheet_markdown`)."""
-    import openpyxl
-
     workbook = openpyxl.load_workbook(io.BytesIO(data), read_only=True, data_only=True)
     try:
         pages = []
         for sheet in workbook.worksheets:
             if hasattr(sheet, "reset_dimensions"):  # read-only mode trusts the file's <dimension>, which
-                sheet.reset_dimensions()             # some writers set to "A1": every other cell was lost
+                sheet.reset_dimensions()  # some writers set to "A1": every other cell was lost
             pages.append(_sheet_markdown(sheet.title, sheet.iter_rows()))
         return pages
     finally:
@@ -51,7 +65,7 @@ def _sheet_markdown(title: str, rows) -> str:
     """The sheet's table. Only filled cells are kept while reading (openpyxl hands each row padded with
     empty cells up to its last one: a row whose other cell is in column XFD is 16,384 cells), and a
     table of more than :data:`MAX_TABLE_CELLS` (its filled rows times its filled columns) is refused
-    before it is written: cells spread far apart in a small file were gigabytes of empty cells."""
+    before it is written: cells spread far apart in a small file would be gigabytes of empty cells."""
     table: list[dict[int, str]] = []
     for row in rows:
         filled = {}
@@ -67,8 +81,8 @@ def _sheet_markdown(title: str, rows) -> str:
         raise ConversionError(
             "too_large",
             f"Sheet “{title}” is too large to review: its filled cells spread over {len(table):,} rows and "
-            f"{len(used):,} columns, more than {MAX_TABLE_CELLS:,} cells as a table. Split it, or delete what "
-            "lies far from its data.",
+            f"{len(used):,} columns, more than {MAX_TABLE_CELLS:,} cells as a table. "
+            "Split it, or delete what lies far from its data.",
         )
     lines = [f"## {title}"]
     if table:
@@ -118,7 +132,8 @@ def format_number(value: float | int, fmt: str) -> str:
         value = abs(value)
     tokens = _tokens(section)
     if any(kind == "general" for kind, _ in tokens) or "/" in _unquoted(section):
-        return sign + _general(value)  # a fraction ("# ?/?", "# ?/4") is not read here: General keeps the value
+        # a fraction ("# ?/?", "# ?/4") is not read here: General keeps the value
+        return sign + _general(value)
     places = [i for i, (kind, _) in enumerate(tokens) if kind == "digit"]
     if not places:
         return sign + "".join(text for kind, text in tokens if kind == "literal")
@@ -163,7 +178,11 @@ def _integer(whole: int, template: str) -> str:
     if whole == 0 and minimum == 0:
         return ""
     grouped = "," in template
-    return f"{whole:0{minimum},d}" if grouped and minimum else (f"{whole:,d}" if grouped else f"{whole:0{minimum}d}")
+    return (
+        f"{whole:0{minimum},d}"
+        if grouped and minimum
+        else (f"{whole:,d}" if grouped else f"{whole:0{minimum}d}")
+    )
 
 
 def _scientific(number: Decimal, pattern: str) -> str:

@@ -3,8 +3,10 @@
 Everything a reviewer view reads goes through these: a row outside the user's engagements
 is a 404 (we do not reveal it exists); a member whose role is not allowed gets a 403.
 """
+
 from __future__ import annotations
 
+from django.contrib.auth.models import AnonymousUser, User
 from django.core.exceptions import PermissionDenied
 from django.db.models import F
 from django.http import Http404
@@ -13,6 +15,7 @@ from engagements.models import Engagement, Role
 from engagements.scoping import scoped
 from extraction.models import Extraction
 from ingest.models import Document
+from reviewer.rows import with_rows as annotate_rows
 
 ADMIN, AUDITOR, MANAGER = Role.ADMIN.value, Role.AUDITOR.value, Role.MANAGER.value
 ANY_ROLE: tuple[str, ...] = ()
@@ -34,12 +37,14 @@ def _one(queryset, **lookup):
     return row
 
 
-def engagement_for(user, engagement_id: int, roles: tuple[str, ...] = ANY_ROLE) -> Engagement:
+def engagement_for(
+    user: User | AnonymousUser, engagement_id: int, roles: tuple[str, ...] = ANY_ROLE
+) -> Engagement:
     qs = scoped(Engagement.objects.all(), user).annotate(my_role=F("memberships__role"))
     return _check(_one(qs, pk=engagement_id), roles)
 
 
-def documents_of(user):
+def documents_of(user: User | AnonymousUser):
     """Scoped documents, text deferred (it can be megabytes), role annotated."""
     return (
         scoped(Document.objects.all(), user)
@@ -49,12 +54,19 @@ def documents_of(user):
     )
 
 
-def document_for(user, document_id: int, roles: tuple[str, ...] = ANY_ROLE) -> Document:
+def document_for(user: User | AnonymousUser, document_id: int, roles: tuple[str, ...] = ANY_ROLE) -> Document:
     return _check(_one(documents_of(user), pk=document_id), roles)
 
 
-def extraction_for(user, document_id: int, extraction_id: int, roles: tuple[str, ...] = ANY_ROLE,
-                   *, with_rows: bool = False, pages_for: int | None = None) -> Extraction:
+def extraction_for(
+    user: User | AnonymousUser,
+    document_id: int,
+    extraction_id: int,
+    roles: tuple[str, ...] = ANY_ROLE,
+    *,
+    with_rows: bool = False,
+    pages_for: int | None = None,
+) -> Extraction:
     """The clause (document, engagement, type joined); ``with_rows``: its citations and reviews too,
     and with ``pages_for`` the page texts around that citation (0: the first) — one query in all."""
     qs = (
@@ -64,7 +76,5 @@ def extraction_for(user, document_id: int, extraction_id: int, roles: tuple[str,
         .annotate(my_role=F("document__engagement__memberships__role"))
     )
     if with_rows:
-        from reviewer.rows import with_rows as annotate_rows
-
         qs = annotate_rows(qs, pages_for=pages_for)
     return _check(_one(qs, pk=extraction_id, document_id=document_id), roles)

@@ -1,8 +1,10 @@
 """An admin's edit of a catalog type (its wording, and the name of an admin's own type), kept as a
 ``ClauseTypeChange`` beside the wording it replaced. New runs use the new wording; clauses already
 found keep their text, citations and reviews."""
+
 from __future__ import annotations
 
+from django.contrib.auth.models import User
 from django.db import transaction
 
 from extraction.models import ClauseType
@@ -16,7 +18,7 @@ def changed_fields(current: dict, wanted: dict) -> dict:
     return {f: (current.get(f), wanted[f]) for f in EDITABLE if f in wanted and wanted[f] != current.get(f)}
 
 
-def edit_clause_type(clause_type: ClauseType, wanted: dict, user) -> ClauseTypeChange | None:
+def edit_clause_type(clause_type: ClauseType, wanted: dict, user: User) -> ClauseTypeChange | None:
     """Apply ``wanted`` (cleaned form values) to ``clause_type`` as ``user``; None when nothing changed."""
     with transaction.atomic():
         row = ClauseType.objects.select_for_update().get(pk=clause_type.pk)
@@ -27,5 +29,8 @@ def edit_clause_type(clause_type: ClauseType, wanted: dict, user) -> ClauseTypeC
             setattr(row, field, new)
         row.save(update_fields=list(changes))
         return ClauseTypeChange.objects.create(
-            clause_type=row, changed_by=user,
-            before={f: old for f, (old, _) in changes.items()}, after={f: new for f, (_, new) in changes.items()})
+            clause_type=row,
+            changed_by=user,
+            before={f: old for f, (old, _) in changes.items()},
+            after={f: new for f, (_, new) in changes.items()},
+        )

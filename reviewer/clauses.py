@@ -1,4 +1,5 @@
 """The clause list of a document (grouped by type) and per-document clause counts."""
+
 from __future__ import annotations
 
 from itertools import groupby
@@ -7,15 +8,17 @@ from django.db.models import Count, F, Func, Max, OuterRef, Q, QuerySet, Subquer
 from django.db.models.functions import MD5, Cast, Concat, Lower, Trim
 
 from extraction.models import ClauseTask, Extraction, ExtractionRun
-from reviewer.decisions import PENDING, STATE_LABELS
+from ingest.models import Document
 from reviewer.models import Review
+from reviewer.states import PENDING, STATE_LABELS
 
 
 def _latest(field: str):
     return Subquery(Review.objects.filter(extraction=OuterRef("pk")).order_by("-id").values(field)[:1])
 
 
-# Whitespace when answers are compared: PostgreSQL's \s and the no-break spaces it leaves out (U+00A0, U+2007, U+202F)
+# Whitespace when answers are compared: PostgreSQL's \s and the no-break spaces it leaves out
+# (U+00A0, U+2007, U+202F)
 SPACES = "[\\s\u00a0\u2007\u202f]+"
 
 
@@ -25,8 +28,9 @@ def folded_text(field: str = "clause_text"):
     the clause list folds repeats by it (``answer_key``), so the two never disagree. (Two definitions, one
     in SQL and one in Python, differed on "ß" and ligatures, and the table said "2 found" beside one
     listed item.)"""
-    spaced = Func(F(field), Value(SPACES), Value(" "), Value("g"), function="regexp_replace",
-                  output_field=TextField())
+    spaced = Func(
+        F(field), Value(SPACES), Value(" "), Value("g"), function="regexp_replace", output_field=TextField()
+    )
     return MD5(Lower(Trim(spaced)))
 
 
@@ -37,7 +41,9 @@ def with_review_state(extractions: QuerySet) -> QuerySet:
         folded_text=folded_text(),
         latest_decision=_latest("decision"),
         latest_correction=Subquery(
-            Review.objects.filter(extraction=OuterRef("pk"), decision="correct").order_by("-id").values("corrected_text")[:1]
+            Review.objects.filter(extraction=OuterRef("pk"), decision="correct")
+            .order_by("-id")
+            .values("corrected_text")[:1]
         ),
     )
 
@@ -77,17 +83,23 @@ _FIELDS = ("id", "document_id", "status", "engine", "clause_text", "version", "c
 
 
 def _rows(extractions: QuerySet) -> list[Extraction]:
-    rows = list(with_review_state(extractions).select_related("clause_type").only(*_FIELDS)
-                .order_by("clause_type__name", "-id"))
+    rows = list(
+        with_review_state(extractions)
+        .select_related("clause_type")
+        .only(*_FIELDS)
+        .order_by("clause_type__name", "-id")
+    )
     for row in rows:
         decorate(row)
     return rows
 
 
-def groups(document) -> list[tuple[str, list[Extraction]]]:
+def groups(document: Document) -> list[tuple[str, list[Extraction]]]:
     """[(clause type name, [extractions, repeats folded])] in catalog-name order."""
     rows = _rows(Extraction.objects.filter(document_id=document.pk))
-    return [(name, fold_repeats(list(items))) for name, items in groupby(rows, key=lambda r: r.clause_type.name)]
+    return [
+        (name, fold_repeats(list(items))) for name, items in groupby(rows, key=lambda r: r.clause_type.name)
+    ]
 
 
 def _same_type(extraction_id: int, lock: bool = False) -> tuple[Extraction, list[Extraction]]:
@@ -97,9 +109,15 @@ def _same_type(extraction_id: int, lock: bool = False) -> tuple[Extraction, list
     committed while it waited)."""
     if lock:
         mine = Extraction.objects.filter(pk=extraction_id)
-        locked = list(Extraction.objects.select_for_update().filter(
-            document_id=Subquery(mine.values("document_id")), clause_type_id=Subquery(mine.values("clause_type_id")))
-            .order_by("id").values_list("document_id", "clause_type_id"))
+        locked = list(
+            Extraction.objects.select_for_update()
+            .filter(
+                document_id=Subquery(mine.values("document_id")),
+                clause_type_id=Subquery(mine.values("clause_type_id")),
+            )
+            .order_by("id")
+            .values_list("document_id", "clause_type_id")
+        )
         if not locked:
             raise Extraction.DoesNotExist(f"No extraction {extraction_id}.")
         document_id, clause_type_id = locked[0]
@@ -113,7 +131,8 @@ def _same_type(extraction_id: int, lock: bool = False) -> tuple[Extraction, list
 def one(extraction_id: int):
     """One extraction as its list item shows it (with the repeats it stands for)."""
     mine, rows = _same_type(extraction_id)
-    mine.repeats = sum(answer_key(ex) == answer_key(mine) for ex in rows)
+    # repeats: a plain attribute the list item reads, not a model field
+    mine.repeats = sum(answer_key(ex) == answer_key(mine) for ex in rows)  # type: ignore[attr-defined]
     return mine
 
 
@@ -146,24 +165,41 @@ def counted(documents: QuerySet) -> list:
     each time over every run, a second a poll of the documents table in a large engagement."""
     # distinct answers, as the clause list shows them (``fold_repeats``, ``answer_key``: status and text,
     # whitespace and case aside): a repeat counts once
-    answer = Concat(Cast("extractions__clause_type_id", TextField()), Value("|"), F("extractions__status"),
-                    Value("|"), folded_text("extractions__clause_text"), output_field=TextField())
+    answer = Concat(
+        Cast("extractions__clause_type_id", TextField()),
+        Value("|"),
+        F("extractions__status"),
+        Value("|"),
+        folded_text("extractions__clause_text"),
+        output_field=TextField(),
+    )
 
     def n(**where):
         return Count(answer, filter=Q(**where), distinct=True)
 
-    rows = list(documents.annotate(
-        n_found=n(extractions__status="found"),
-        n_not_found=n(extractions__status="not_found"),
-        n_unverified=n(extractions__status="unverified"),
-        n_reviewed=n(extractions__reviews__isnull=False),
-    ))
-    open_tasks = {document_id: (n, running) for document_id, n, running in
-                  _open_tasks().filter(document_id__in=[d.pk for d in rows]).values_list("document_id")
-                  .annotate(n=Count("pk"), running=Count("pk", filter=Q(status=ClauseTask.Status.RUNNING))).order_by()}
+    rows = list(
+        documents.annotate(
+            n_found=n(extractions__status="found"),
+            n_not_found=n(extractions__status="not_found"),
+            n_unverified=n(extractions__status="unverified"),
+            n_reviewed=n(extractions__reviews__isnull=False),
+        )
+    )
+    open_tasks = {
+        document_id: (n, running)
+        for document_id, n, running in _open_tasks()
+        .filter(document_id__in=[d.pk for d in rows])
+        .values_list("document_id")
+        .annotate(n=Count("pk"), running=Count("pk", filter=Q(status=ClauseTask.Status.RUNNING)))
+        .order_by()
+    }
     # when the extraction last moved: a clause type started or ended (done ones included)
-    changed = dict(ClauseTask.objects.filter(run__mode=ExtractionRun.Mode.SYNC, document_id__in=list(open_tasks))
-                   .values_list("document_id").annotate(last=Max("updated_at")).order_by())
+    changed = dict(
+        ClauseTask.objects.filter(run__mode=ExtractionRun.Mode.SYNC, document_id__in=list(open_tasks))
+        .values_list("document_id")
+        .annotate(last=Max("updated_at"))
+        .order_by()
+    )
     for row in rows:
         row.n_extracting, running = open_tasks.get(row.pk, (0, 0))
         row.extracting_running, row.extracting_changed_at = running > 0, changed.get(row.pk)
@@ -172,11 +208,12 @@ def counted(documents: QuerySet) -> list:
 
 def _open_tasks() -> QuerySet:
     """Clause tasks still to do in runs started from the app (not bulk runs)."""
-    return ClauseTask.objects.filter(run__mode=ExtractionRun.Mode.SYNC,
-                                     status__in=[ClauseTask.Status.PENDING, ClauseTask.Status.RUNNING])
+    return ClauseTask.objects.filter(
+        run__mode=ExtractionRun.Mode.SYNC, status__in=[ClauseTask.Status.PENDING, ClauseTask.Status.RUNNING]
+    )
 
 
-def extracting(document) -> int:
+def extracting(document: Document) -> int:
     """How many clause types of ``document`` an app-started run is still extracting."""
     return _open_tasks().filter(document_id=document.pk).count()
 

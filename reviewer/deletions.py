@@ -7,6 +7,7 @@ signals that follow a document's deletion run: ``ingest.removal`` takes the stor
 commits, ``bulk.cancel`` cancels the batches still running for it; a pipeline working on it
 finds it gone and stops (``ingest.pipeline.run_stage``, ``extraction.pipeline.gone``).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -43,8 +44,12 @@ class Contents:
     @property
     def goes_with(self) -> str:
         """In words: 6 pages, 12 chunks, 5 extracted clauses and 1 summary."""
-        parts = [_counted(self.pages, "page"), _counted(self.chunks, "chunk"),
-                 _counted(self.clauses, "extracted clause"), _counted(self.summaries, "summary", "summaries")]
+        parts = [
+            _counted(self.pages, "page"),
+            _counted(self.chunks, "chunk"),
+            _counted(self.clauses, "extracted clause"),
+            _counted(self.summaries, "summary", "summaries"),
+        ]
         return f"{', '.join(parts[:-1])} and {parts[-1]}"
 
     @property
@@ -60,30 +65,48 @@ def refusal(title: str, decisions: int) -> str:
     """Why a document with ``decisions`` on its clauses is not deleted."""
     decided = _counted(decisions, "reviewer decision")
     are = "is" if decisions == 1 else "are"
-    return (f"“{title}” stays: {decided} on its clauses {are} kept for the audit trail, "
-            "and a decision needs the clause and the text it was made on.")
+    return (
+        f"“{title}” stays: {decided} on its clauses {are} kept for the audit trail, "
+        "and a decision needs the clause and the text it was made on."
+    )
 
 
 def _count(queryset, document_path: str):
     """The number of rows of ``queryset`` whose document is the outer row, as a subquery."""
-    rows = (queryset.filter(**{document_path: OuterRef("pk")}).order_by().values(document_path)
-            .annotate(n=Count("pk")).values("n"))
+    rows = (
+        queryset.filter(**{document_path: OuterRef("pk")})
+        .order_by()
+        .values(document_path)
+        .annotate(n=Count("pk"))
+        .values("n")
+    )
     return Coalesce(Subquery(rows, output_field=IntegerField()), 0)
 
 
 def contents(document_id: int) -> Contents | None:
     """What goes with the document (one query); None when it is gone already."""
-    row = (Document.objects.filter(pk=document_id)
-           .annotate(n_pages=_count(Page.objects.all(), "document_id"),
-                     n_chunks=_count(Chunk.objects.all(), "document_id"),
-                     n_clauses=_count(Extraction.objects.all(), "document_id"),
-                     n_summaries=_count(CaseSummary.objects.all(), "document_id"),
-                     n_decisions=_count(Review.objects.all(), "extraction__document_id"))
-           .values("title", "n_pages", "n_chunks", "n_clauses", "n_summaries", "n_decisions").first())
+    row = (
+        Document.objects.filter(pk=document_id)
+        .annotate(
+            n_pages=_count(Page.objects.all(), "document_id"),
+            n_chunks=_count(Chunk.objects.all(), "document_id"),
+            n_clauses=_count(Extraction.objects.all(), "document_id"),
+            n_summaries=_count(CaseSummary.objects.all(), "document_id"),
+            n_decisions=_count(Review.objects.all(), "extraction__document_id"),
+        )
+        .values("title", "n_pages", "n_chunks", "n_clauses", "n_summaries", "n_decisions")
+        .first()
+    )
     if row is None:
         return None
-    return Contents(row["title"], row["n_pages"], row["n_chunks"], row["n_clauses"], row["n_summaries"],
-                    row["n_decisions"])
+    return Contents(
+        row["title"],
+        row["n_pages"],
+        row["n_chunks"],
+        row["n_clauses"],
+        row["n_summaries"],
+        row["n_decisions"],
+    )
 
 
 def _decisions_on(document_id: int) -> int:
@@ -103,6 +126,7 @@ def delete_document(document_id: int) -> Contents:
             # text deferred: it can be megabytes, and nothing that runs on the deletion reads it
             Document.objects.filter(pk=document_id).defer("text").delete()
     except (ProtectedError, IntegrityError):
-        # a decision recorded since the count: the ORM's PROTECT saw it, or the database's foreign key at commit
+        # a decision recorded since the count: the ORM's PROTECT saw it, or the database's foreign key at
+        # commit
         raise DeletionRefused(refusal(found.title, _decisions_on(document_id))) from None
     return found

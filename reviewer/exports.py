@@ -14,21 +14,49 @@ all: :func:`iter_records` reads the rows a batch at a time, CSV and JSON are pro
 byte chunks (:func:`csv_chunks`, :func:`json_chunks`), and XLSX is written row by row into a temporary
 file (:func:`write_xlsx`). ``bench/bench_export.py`` measures the memory this holds.
 """
+
 from __future__ import annotations
 
 import csv
 import io
 import json
-from typing import IO, Any, Iterable, Iterator
+from collections.abc import Iterable, Iterator
+from typing import IO, Any
 
 from django.db.models import Prefetch, QuerySet
+from openpyxl import Workbook
+from openpyxl.cell import WriteOnlyCell
+from openpyxl.cell.cell import ILLEGAL_CHARACTERS_RE
 
-from reviewer.decisions import STATE_LABELS, derive_state, reviewer_name
+from extraction.models import Citation
+from reviewer.decisions import derive_state, reviewer_name
+from reviewer.models import Review
+from reviewer.states import STATE_LABELS
 
 COLUMNS = (
-    "document_id", "document", "document_type", "extraction_id", "run_id", "clause", "type", "status", "engine", "model",
-    "verification_errors", "extraction_version", "citation_ordinal", "chunk_id", "page", "span_start", "span_end", "quote",
-    "current_decision", "reviewer", "decided_at", "reason", "history",
+    "document_id",
+    "document",
+    "document_type",
+    "extraction_id",
+    "run_id",
+    "clause",
+    "type",
+    "status",
+    "engine",
+    "model",
+    "verification_errors",
+    "extraction_version",
+    "citation_ordinal",
+    "chunk_id",
+    "page",
+    "span_start",
+    "span_end",
+    "quote",
+    "current_decision",
+    "reviewer",
+    "decided_at",
+    "reason",
+    "history",
 )
 FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
 CONTENT_TYPES = {
@@ -40,16 +68,16 @@ CONTENT_TYPES = {
 
 def load(extractions: QuerySet) -> QuerySet:
     """The queryset with everything an export reads, in three queries whatever the size."""
-    from extraction.models import Citation
-    from reviewer.models import Review
-
     return (
         extractions.select_related("clause_type", "document")
         .defer("document__text")
         .prefetch_related(
-            Prefetch("citations", queryset=Citation.objects.select_related("chunk").only(
-                "id", "extraction_id", "ordinal", "page", "start", "end", "quote", "chunk__chunk_id")
-                .order_by("ordinal", "id")),
+            Prefetch(
+                "citations",
+                queryset=Citation.objects.select_related("chunk")
+                .only("id", "extraction_id", "ordinal", "page", "start", "end", "quote", "chunk__chunk_id")
+                .order_by("ordinal", "id"),
+            ),
             Prefetch("reviews", queryset=Review.objects.select_related("reviewer").order_by("-id")),
         )
         .order_by("document__title", "document_id", "clause_type__name", "id")
@@ -84,8 +112,14 @@ def export_record(ex: Any) -> dict:
         "model": ex.model,
         "extraction_version": ex.version,
         "citations": [
-            {"citation_id": c.id, "ordinal": c.ordinal, "chunk_id": c.chunk.chunk_id, "page": c.page,
-             "span": [c.start, c.end], "quote": c.quote}
+            {
+                "citation_id": c.id,
+                "ordinal": c.ordinal,
+                "chunk_id": c.chunk.chunk_id,
+                "page": c.page,
+                "span": [c.start, c.end],
+                "quote": c.quote,
+            }
             for c in ex.citations.all()
         ],
         "current_decision": STATE_LABELS[state.decision],
@@ -132,8 +166,14 @@ def flat_rows(records: list[dict]) -> list[dict]:
         for cit in rec["citations"] or [None]:
             row = dict(base)
             if cit:
-                row.update(citation_ordinal=cit["ordinal"], chunk_id=cit["chunk_id"], page=cit["page"],
-                           span_start=cit["span"][0], span_end=cit["span"][1], quote=cit["quote"])
+                row.update(
+                    citation_ordinal=cit["ordinal"],
+                    chunk_id=cit["chunk_id"],
+                    page=cit["page"],
+                    span_start=cit["span"][0],
+                    span_end=cit["span"][1],
+                    quote=cit["quote"],
+                )
             rows.append({k: row.get(k, "") for k in COLUMNS})
     return rows
 
@@ -182,6 +222,7 @@ def csv_chunks(records: Iterable[dict]) -> Iterator[bytes]:
 
 def json_chunks(records: Iterable[dict], **meta: Any) -> Iterator[bytes]:
     """``{**meta, "clauses": [records]}`` as indented JSON, one record at a time."""
+
     def indented(value: Any, level: int) -> str:
         # json.dumps escapes every newline inside a string, so each line it writes can be indented
         return json.dumps(value, ensure_ascii=False, indent=2).replace("\n", "\n" + " " * level)
@@ -202,8 +243,6 @@ def json_chunks(records: Iterable[dict], **meta: Any) -> Iterator[bytes]:
 
 def write_xlsx(records: Iterable[dict], file: IO[bytes]) -> None:
     """The sheet, written row by row (openpyxl's write-only mode) into ``file``."""
-    from openpyxl import Workbook
-
     wb = Workbook(write_only=True)
     ws = wb.create_sheet("clauses")
     ws.append(list(COLUMNS))
@@ -222,9 +261,6 @@ def _xlsx_cell(sheet, value: Any) -> Any:
     apostrophe (the CSV guard would change it). A character XML cannot hold (a page break inside a
     quote) becomes a space, so the words on either side stay apart; a text past Excel's cell limit is
     cut, and says so."""
-    from openpyxl.cell import WriteOnlyCell
-    from openpyxl.cell.cell import ILLEGAL_CHARACTERS_RE
-
     if not isinstance(value, str):
         return value
     text = ILLEGAL_CHARACTERS_RE.sub(" ", value)

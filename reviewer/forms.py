@@ -1,4 +1,5 @@
 """Forms of the reviewer pages (validation only; the decisions core has the rules)."""
+
 from __future__ import annotations
 
 from django import forms
@@ -36,25 +37,35 @@ class MultipleFileField(forms.FileField):
 
 
 class UploadForm(forms.Form):
-    files = MultipleFileField(label="Contracts")
+    # ignore: the stub types BaseForm.files (the uploads); the metaclass moves a declared field to base_fields
+    files = MultipleFileField(label="Contracts")  # type: ignore[assignment]
     doc_type = forms.CharField(label="Document type", required=False, max_length=100)
-    extract = forms.BooleanField(label="Extract clauses when each contract is ready", required=False, initial=True)
+    extract = forms.BooleanField(
+        label="Extract clauses when each contract is ready", required=False, initial=True
+    )
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["files"].widget.attrs.update(multiple=True, id="upload-files")
-        self.fields["doc_type"].widget.attrs.update({"list": "doc-types", "placeholder": "e.g. Distributor",
-                                                     "aria-describedby": "doc-type-help"})
+        self.fields["doc_type"].widget.attrs.update(
+            {"list": "doc-types", "placeholder": "e.g. Distributor", "aria-describedby": "doc-type-help"}
+        )
         self.max_bytes = settings.MAX_UPLOAD_BYTES
 
 
 class FindForm(forms.Form):
     clause_type = forms.ModelChoiceField(
-        queryset=ClauseType.objects.filter(active=True).order_by("name"), required=False,
+        queryset=ClauseType.objects.filter(active=True).order_by("name"),
+        required=False,
         empty_label="— a catalog clause type —",
     )
-    question = forms.CharField(required=False, max_length=1000, error_messages={
-        "max_length": "A question has at most %(limit_value)s characters (this one has %(show_value)s)."})
+    question = forms.CharField(
+        required=False,
+        max_length=1000,
+        error_messages={
+            "max_length": "A question has at most %(limit_value)s characters (this one has %(show_value)s)."
+        },
+    )
 
     def clean(self):
         data = super().clean()
@@ -90,19 +101,26 @@ class RoleForm(forms.Form):
 class ClauseTypeForm(forms.ModelForm):
     """A new type of the catalog (an admin's own: source custom)."""
 
-    kind = forms.ChoiceField(choices=[("text", "text (a clause)"), ("value", "value (a date, amount, name…)")])
+    kind = forms.ChoiceField(
+        choices=[("text", "text (a clause)"), ("value", "value (a date, amount, name…)")]
+    )
 
     class Meta:
         model = ClauseType
         fields = ["name", "description", "query", "kind"]
         labels = {"query": "Retrieval query"}
-        widgets = {"description": forms.Textarea(attrs={"rows": 2}), "query": forms.Textarea(attrs={"rows": 2})}
+        widgets = {
+            "description": forms.Textarea(attrs={"rows": 2}),
+            "query": forms.Textarea(attrs={"rows": 2}),
+        }
 
     def clean_name(self):
         name = self.cleaned_data["name"]
         if name.startswith(QUESTION_PREFIX):
-            raise forms.ValidationError(f"A name starting with “{QUESTION_PREFIX.strip()}” is kept for free "
-                                        "questions asked on a document; choose another name.")
+            raise forms.ValidationError(
+                f"A name starting with “{QUESTION_PREFIX.strip()}” is kept for free "
+                "questions asked on a document; choose another name."
+            )
         return name
 
 

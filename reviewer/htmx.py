@@ -1,4 +1,5 @@
 """Full page or fragment: the same URL serves both (no-JS reading path + htmx enhancement)."""
+
 from __future__ import annotations
 
 from django.shortcuts import render
@@ -7,7 +8,10 @@ from django.utils.cache import patch_vary_headers
 
 def is_fragment(request) -> bool:
     """An htmx request that wants a fragment (a history restore wants the whole page)."""
-    return request.headers.get("HX-Request") == "true" and request.headers.get("HX-History-Restore-Request") != "true"
+    return (
+        request.headers.get("HX-Request") == "true"
+        and request.headers.get("HX-History-Restore-Request") != "true"
+    )
 
 
 def render_page(request, page_template: str, fragment_template: str, context: dict, status: int = 200):

@@ -8,6 +8,7 @@ XHR and the sign-in page swapped into the panel.
 ``ThrottledAdminLoginForm`` puts the admin site's own sign-in form under the same throttle (set as
 ``admin.site.login_form`` in ``config.urls``): failures on either form count on both.
 """
+
 from urllib.parse import urlsplit
 
 from django.conf import settings
@@ -91,9 +92,12 @@ class HtmxLoginRequiredMiddleware(LoginRequiredMiddleware):
         if not is_fragment(request):  # a page, or an htmx history restore (which wants a whole page)
             return super().handle_no_permission(request, view_func)
         shown = urlsplit(request.headers.get("HX-Current-URL", ""))
-        page = shown.path + (f"?{shown.query}" if shown.query else "") if shown.path else request.get_full_path()
-        login = auth_views.redirect_to_login(page, resolve_url(self.get_login_url(view_func)),
-                                             self.get_redirect_field_name(view_func))
+        page = (
+            shown.path + (f"?{shown.query}" if shown.query else "") if shown.path else request.get_full_path()
+        )
+        login = auth_views.redirect_to_login(
+            page, resolve_url(self.get_login_url(view_func)), self.get_redirect_field_name(view_func)
+        )
         response = HttpResponse("Signed out: sign in again.", status=401, content_type="text/plain")
         response["HX-Redirect"] = login["Location"]
         return response

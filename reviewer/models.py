@@ -1,6 +1,7 @@
 """Reviewers' records, append-only: the current state of a clause is derived from its latest review,
 a document's type changes are kept beside the type they replaced, and edits of the clause catalog
 beside the wording they replaced."""
+
 from django.conf import settings
 from django.db import models
 
@@ -20,12 +21,16 @@ class AppendOnly(models.Model):
 
     def save(self, *args, **kwargs):
         if self.pk is not None:
-            raise AppendOnlyError(f"{self._meta.verbose_name_plural.capitalize()} are append-only: "
-                                  "record a new one instead of editing one.")
+            raise AppendOnlyError(
+                f"{self._meta.verbose_name_plural.capitalize()} are append-only: "
+                "record a new one instead of editing one."
+            )
         super().save(*args, **kwargs)
 
     def delete(self, *args, **kwargs):
-        raise AppendOnlyError(f"{self._meta.verbose_name_plural.capitalize()} are append-only and cannot be deleted.")
+        raise AppendOnlyError(
+            f"{self._meta.verbose_name_plural.capitalize()} are append-only and cannot be deleted."
+        )
 
 
 class Review(AppendOnly):
@@ -48,6 +53,9 @@ class Review(AppendOnly):
         ordering = ["extraction", "-created_at", "-id"]
         indexes = [models.Index(fields=["extraction", "-id"])]
 
+    def __str__(self):
+        return f"{self.extraction_id} {self.decision} v{self.extraction_version}"
+
 
 class DocumentTypeChange(AppendOnly):
     """An admin changed a document's type (the managers' accuracy is broken down by it)."""
@@ -58,11 +66,16 @@ class DocumentTypeChange(AppendOnly):
     old_type = models.CharField(max_length=100, blank=True)
     old_source = models.CharField(max_length=8, choices=Document.TypeSource.choices, blank=True)
     new_type = models.CharField(max_length=100)
-    changed_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="type_changes")
+    changed_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="type_changes"
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
         ordering = ["document", "-created_at", "-id"]
+
+    def __str__(self):
+        return f"{self.document_id}: {self.old_type or '(none)'} -> {self.new_type}"
 
 
 class ClauseTypeChange(AppendOnly):
@@ -71,12 +84,16 @@ class ClauseTypeChange(AppendOnly):
     clause_type = models.ForeignKey(ClauseType, on_delete=models.PROTECT, related_name="changes")
     before = models.JSONField()  # {field: value} of the fields that changed, as they were
     after = models.JSONField()  # the same fields as the admin left them
-    changed_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT,
-                                   related_name="clause_type_changes")
+    changed_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="clause_type_changes"
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
         ordering = ["clause_type", "-created_at", "-id"]
+
+    def __str__(self):
+        return f"{self.clause_type_id} {self.created_at}"
 
 
 class CaseSummary(AppendOnly):
@@ -85,7 +102,9 @@ class CaseSummary(AppendOnly):
     ENGAGEMENT_PATH = "document__engagement"
 
     document = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="summaries")
-    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="summaries")
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="summaries"
+    )
     engine = models.CharField(max_length=16)  # offline | anthropic
     model = models.CharField(max_length=100, blank=True)
     context_mode = models.CharField(max_length=16, blank=True)  # how Claude saw the document
@@ -95,11 +114,18 @@ class CaseSummary(AppendOnly):
     usage = models.JSONField(default=dict, blank=True)  # tokens, when Claude made it
     created_at = models.DateTimeField(auto_now_add=True)
 
-    CONTEXT_LABELS = {"whole": "the whole text", "sections": "its sections", "opening": "its opening",
-                      "retrieval": "its opening and the passages found for the summary's topics"}
+    CONTEXT_LABELS = {
+        "whole": "the whole text",
+        "sections": "its sections",
+        "opening": "its opening",
+        "retrieval": "its opening and the passages found for the summary's topics",
+    }
 
     class Meta:
         ordering = ["document", "-created_at", "-id"]
+
+    def __str__(self):
+        return f"{self.document_id} {self.engine} {self.created_at}"
 
     @property
     def context_label(self) -> str:

@@ -5,6 +5,7 @@ after signing in the browser GETs that URL. A 405 there would be a blank dead en
 form was on is shown instead (what was typed is lost, but nothing was recorded, and the page says
 the clause's state as it stands).
 """
+
 from __future__ import annotations
 
 from functools import wraps
@@ -15,7 +16,9 @@ from django.urls import reverse
 
 
 def post_only(back_to: str, *url_kwargs: str):
-    """A POST-only view; a GET or HEAD redirects to the URL named ``back_to`` with ``url_kwargs`` of this one."""
+    """A POST-only view; a GET or HEAD redirects to the URL named ``back_to`` with ``url_kwargs`` of this
+    one."""
+
     def decorator(view):
         @wraps(view)
         def wrapper(request, *args, **kwargs):
@@ -24,5 +27,7 @@ def post_only(back_to: str, *url_kwargs: str):
             if request.method in ("GET", "HEAD"):
                 return redirect(reverse(back_to, kwargs={k: kwargs[k] for k in url_kwargs}))
             return HttpResponseNotAllowed(["POST"])
+
         return wrapper
+
     return decorator

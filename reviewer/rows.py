@@ -5,6 +5,7 @@ its citations and one for its history, the extraction row carries both lists as 
 (``ARRAY(SELECT json_build_object(...))``), read back into small read-only rows. The SQL is
 written out: building it from ORM expressions cost more CPU than running it.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -13,8 +14,8 @@ from datetime import datetime
 from django.db.models import QuerySet
 from django.db.models.expressions import RawSQL
 
-from reviewer.decisions import STATE_LABELS
 from reviewer.models import Review
+from reviewer.states import STATE_LABELS
 
 
 @dataclass(frozen=True)
@@ -98,7 +99,8 @@ PAGES_SQL = """ARRAY(
                            'text', substr(d.text, p.char_start + 1, p.char_end - p.char_start))
   FROM (SELECT c.id, c.page, c.start, c."end",
                (SELECT max(lp.number) FROM ingest_page lp
-                WHERE lp.document_id = "extraction_extraction"."document_id" AND lp.char_start < c."end") AS last_page
+                WHERE lp.document_id = "extraction_extraction"."document_id"
+                  AND lp.char_start < c."end") AS last_page
         FROM extraction_citation c
         WHERE c.extraction_id = "extraction_extraction"."id" AND (c.id = %s OR %s = 0)
         ORDER BY c.ordinal, c.id LIMIT 1) fc
@@ -122,8 +124,15 @@ def with_rows(extractions: QuerySet, *, pages_for: int | None = None) -> QuerySe
 
 def citation_rows(extraction) -> list[CitationRow]:
     return [
-        CitationRow(c["id"], c["ordinal"], c["page"], c["start"], c["end"], c["quote"],
-                    ChunkRef(c["chunk_id"], c["section"] or ""))
+        CitationRow(
+            c["id"],
+            c["ordinal"],
+            c["page"],
+            c["start"],
+            c["end"],
+            c["quote"],
+            ChunkRef(c["chunk_id"], c["section"] or ""),
+        )
         for c in extraction.citation_rows_json or []
     ]
 
@@ -138,8 +147,14 @@ def page_rows(extraction, citation_id: int) -> list[tuple[int, int, int, str]] |
 
 def review_rows(extraction) -> list[ReviewRow]:
     return [
-        ReviewRow(r["id"], r["decision"], r["corrected_text"], r["reason"], r["extraction_version"],
-                  datetime.fromisoformat(r["created_at"]),
-                  ReviewerRef(r["username"], f"{r['first_name'] or ''} {r['last_name'] or ''}".strip()))
+        ReviewRow(
+            r["id"],
+            r["decision"],
+            r["corrected_text"],
+            r["reason"],
+            r["extraction_version"],
+            datetime.fromisoformat(r["created_at"]),
+            ReviewerRef(r["username"], f"{r['first_name'] or ''} {r['last_name'] or ''}".strip()),
+        )
         for r in extraction.review_rows_json or []
     ]

@@ -4,6 +4,7 @@ Pure functions over plain data (no database): contracts may contain HTML, so eve
 document text goes through ``escape`` (Django's, or the standard library's ``html.escape`` it wraps, in
 table cells) and only our own tags (``<mark>``, a heading's ``<strong>``, a table's cells) are trusted.
 """
+
 from __future__ import annotations
 
 import html
@@ -75,8 +76,12 @@ def _mark(span: Span, page: PageText, inner: SafeString, emitted: set[int]) -> S
     if span.start < page.start or span.citation_id in emitted:
         return format_html('<mark data-citation-id="{}">{}</mark>', span.citation_id, inner)
     emitted.add(span.citation_id)
-    return format_html('<mark data-citation-id="{}" id="cite-{}" tabindex="-1">{}</mark>',
-                       span.citation_id, span.citation_id, inner)
+    return format_html(
+        '<mark data-citation-id="{}" id="cite-{}" tabindex="-1">{}</mark>',
+        span.citation_id,
+        span.citation_id,
+        inner,
+    )
 
 
 @dataclass(frozen=True)
@@ -90,7 +95,8 @@ class _Table:
 def _tables(text: str) -> list[_Table]:
     """The Markdown tables of page-relative ``text``: two or more consecutive lines that start and end
     with "|" (a table continued from the page before has no header row)."""
-    tables, run = [], []
+    tables: list[list[tuple[int, int]]] = []
+    run: list[tuple[int, int]] = []
     for m in _TABLE_ROW.finditer(text):
         if run and m.start() != run[-1][1] + 1:
             tables.append(run)
@@ -101,7 +107,7 @@ def _tables(text: str) -> list[_Table]:
     for rows in tables:
         if len(rows) < 2:
             continue
-        end = rows[-1][1] + (1 if text[rows[-1][1]:rows[-1][1] + 1] == "\n" else 0)
+        end = rows[-1][1] + (1 if text[rows[-1][1] : rows[-1][1] + 1] == "\n" else 0)
         header = bool(_TABLE_RULE.match(text, rows[1][0], rows[1][1]))
         out.append(_Table(rows[0][0], end, tuple(rows), header))
     return out
@@ -151,10 +157,14 @@ def _text(page: PageText, a: int, b: int, headings: list[tuple[int, int, int]]) 
         if s >= e:
             continue
         out.append(escape(page.text[pos:s]))
-        marker = page.text[s:min(marker_end, e)] if s < marker_end else ""
-        out.append(format_html('<strong class="md-h">{}{}</strong>',
-                               format_html('<span class="md-mark">{}</span>', marker) if marker else "",
-                               page.text[s + len(marker):e]))
+        marker = page.text[s : min(marker_end, e)] if s < marker_end else ""
+        out.append(
+            format_html(
+                '<strong class="md-h">{}{}</strong>',
+                format_html('<span class="md-mark">{}</span>', marker) if marker else "",
+                page.text[s + len(marker) : e],
+            )
+        )
         pos = e
     out.append(escape(page.text[pos:hi]))
     return mark_safe("".join(out))

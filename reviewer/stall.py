@@ -7,6 +7,7 @@ it, or no worker running); running work may have lost its worker, and the broker
 after the visibility timeout, the beat failing it after ``config.celery.lost_after_s``. Without the word
 the page shows "Embedding 34%" or "extracting, 12 clause types to go" for an hour, unexplained.
 """
+
 from __future__ import annotations
 
 from datetime import datetime
@@ -20,20 +21,27 @@ from ingest.models import Document
 QUIET_AFTER_S = 10 * 60  # longer than any stage or clause goes between two writes on a healthy worker
 
 
-def notice(status: str, updated_at: datetime, now: datetime, *, redelivered_after_s: int, failed_after_s: int) -> str:
-    """The notice for a document of pipeline ``status`` last changed at ``updated_at`` ("" when none is due)."""
+def notice(
+    status: str, updated_at: datetime, now: datetime, *, redelivered_after_s: int, failed_after_s: int
+) -> str:
+    """The notice for a document of pipeline ``status`` last changed at ``updated_at`` ("" when none is
+    due)."""
     quiet = (now - updated_at).total_seconds()
     if status in Document.TERMINAL or quiet < QUIET_AFTER_S:
         return ""
     if status == Document.Status.QUEUED:
         return _waiting(quiet)
-    return (f"No progress for {in_words(quiet)}. If its worker stopped, the stage starts again by itself "
-            f"{in_words(redelivered_after_s)} after it began; after {in_words(failed_after_s)} without progress the "
-            "document is marked failed (upload it again to retry).")
+    return (
+        f"No progress for {in_words(quiet)}. If its worker stopped, the stage starts again by itself "
+        f"{in_words(redelivered_after_s)} after it began; "
+        f"after {in_words(failed_after_s)} without progress the "
+        "document is marked failed (upload it again to retry)."
+    )
 
 
-def extraction_notice(running: bool, changed_at: datetime, now: datetime, *, redelivered_after_s: int,
-                      failed_after_s: int) -> str:
+def extraction_notice(
+    running: bool, changed_at: datetime, now: datetime, *, redelivered_after_s: int, failed_after_s: int
+) -> str:
     """The notice for a document's extraction whose clause types last changed at ``changed_at``; ``running``:
     one of them is being extracted now (else all wait their turn)."""
     quiet = (now - changed_at).total_seconds()
@@ -42,24 +50,31 @@ def extraction_notice(running: bool, changed_at: datetime, now: datetime, *, red
     if not running:
         return _waiting(quiet)
     # (a Find a clause killed with its web process is never handed out again: the sweep alone ends it)
-    return (f"No clause finished for {in_words(quiet)}. If its worker stopped, an extraction run in the background "
-            f"starts again by itself {in_words(redelivered_after_s)} after it began, from its checkpoint; after "
-            f"{in_words(failed_after_s)} without progress the clause types left are marked failed (ask for them "
-            "again).")
+    return (
+        f"No clause finished for {in_words(quiet)}. "
+        "If its worker stopped, an extraction run in the background "
+        f"starts again by itself {in_words(redelivered_after_s)} after it began, from its checkpoint; after "
+        f"{in_words(failed_after_s)} without progress the clause types left are marked failed (ask for them "
+        "again)."
+    )
 
 
 def _waiting(quiet: float) -> str:
-    return (f"Waiting for a worker for {in_words(quiet)}: other work may be ahead of it; if none is moving, check "
-            "that the workers are running.")
+    return (
+        f"Waiting for a worker for {in_words(quiet)}: other work may be ahead of it; "
+        "if none is moving, check that the workers are running."
+    )
 
 
 def notices_for(documents) -> None:
-    """Set ``stall_notice`` (pipeline) and ``extracting_notice`` on each document of :func:`reviewer.clauses.counted`
-    (the table shows them under the progress bar and the clause counts)."""
+    """Set ``stall_notice`` (pipeline) and ``extracting_notice`` on each document of
+    :func:`reviewer.clauses.counted` (the table shows them under the progress bar and the clause counts)."""
     now = timezone.now()
     limits = dict(redelivered_after_s=visibility_timeout_s(), failed_after_s=lost_after_s())
     for document in documents:
         document.stall_notice = notice(document.status, document.updated_at, now, **limits)
         document.extracting_notice = (
             extraction_notice(document.extracting_running, document.extracting_changed_at, now, **limits)
-            if document.n_extracting else "")
+            if document.n_extracting
+            else ""
+        )

@@ -1,6 +1,17 @@
 from django.urls import path, register_converter
 
-from reviewer.views import catalog, deletion, doc_type, engagements, exports, find, members, review, summary, upload
+from reviewer.views import (
+    catalog,
+    deletion,
+    doc_type,
+    engagements,
+    exports,
+    find,
+    members,
+    review,
+    summary,
+    upload,
+)
 
 
 class ExportFormat:
@@ -20,10 +31,18 @@ urlpatterns = [
     path("catalog/", catalog.catalog, name="catalog"),
     path("catalog/<int:type_id>/edit/", catalog.edit, name="catalog-edit"),
     path("engagements/<int:engagement_id>/", engagements.engagement_detail, name="engagement"),
-    path("engagements/<int:engagement_id>/documents/", engagements.documents_status, name="engagement-documents"),
+    path(
+        "engagements/<int:engagement_id>/documents/",
+        engagements.documents_status,
+        name="engagement-documents",
+    ),
     path("engagements/<int:engagement_id>/upload/", upload.upload, name="engagement-upload"),
     path("engagements/<int:engagement_id>/members/", members.members, name="engagement-members"),
-    path("engagements/<int:engagement_id>/export.<fmt:fmt>", exports.engagement_export, name="engagement-export"),
+    path(
+        "engagements/<int:engagement_id>/export.<fmt:fmt>",
+        exports.engagement_export,
+        name="engagement-export",
+    ),
     path("documents/<int:document_id>/", review.document, name="document"),
     path("documents/<int:document_id>/delete/", deletion.delete, name="document-delete"),
     path("documents/<int:document_id>/type/", doc_type.change_type, name="document-type"),
@@ -35,9 +54,15 @@ urlpatterns = [
     path("documents/<int:document_id>/export.<fmt:fmt>", exports.document_export, name="document-export"),
     path("runs/<int:run_id>/export.<fmt:fmt>", exports.run_export, name="run-export"),
     path("documents/<int:document_id>/clauses/<int:extraction_id>/", review.clause, name="clause"),
-    path("documents/<int:document_id>/clauses/<int:extraction_id>/pages/<int:number>/", review.clause_page,
-         name="clause-page"),
-    path("documents/<int:document_id>/clauses/<int:extraction_id>/citations/<int:citation_id>/", review.citation,
-         name="citation"),
+    path(
+        "documents/<int:document_id>/clauses/<int:extraction_id>/pages/<int:number>/",
+        review.clause_page,
+        name="clause-page",
+    ),
+    path(
+        "documents/<int:document_id>/clauses/<int:extraction_id>/citations/<int:citation_id>/",
+        review.citation,
+        name="citation",
+    ),
     path("documents/<int:document_id>/clauses/<int:extraction_id>/decide/", review.decide, name="decide"),
 ]

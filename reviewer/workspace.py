@@ -2,6 +2,7 @@
 state and history. Loads a bounded number of rows (no N+1) and hands plain data to
 ``reviewer.source`` for the escaping and highlighting.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -9,8 +10,8 @@ from dataclasses import dataclass, field
 from django.db import connection
 from django.http import Http404
 
-from extraction.models import Citation, Extraction
 from extraction.evaluation.stratify import answer_is_absent
+from extraction.models import Citation, Extraction
 from ingest.models import Document
 from reviewer import rows as rows_module
 from reviewer import source
@@ -70,15 +71,28 @@ class Workspace:
     @property
     def absent(self) -> bool:
         """The clause's answer as it stands says it is not in the document."""
-        return self.extraction is not None and self.state is not None and answer_is_absent(
-            self.extraction.status, self.state.text)
+        return (
+            self.extraction is not None
+            and self.state is not None
+            and answer_is_absent(self.extraction.status, self.state.text)
+        )
 
 
 def clause_citations(extraction: Extraction) -> list[Citation]:
     return list(
         Citation.objects.filter(extraction_id=extraction.pk)
         .select_related("chunk")
-        .only("id", "extraction_id", "ordinal", "page", "start", "end", "quote", "chunk__chunk_id", "chunk__section")
+        .only(
+            "id",
+            "extraction_id",
+            "ordinal",
+            "page",
+            "start",
+            "end",
+            "quote",
+            "chunk__chunk_id",
+            "chunk__section",
+        )
         .order_by("ordinal", "id")
     )
 
@@ -88,8 +102,12 @@ def clause_history(extraction: Extraction) -> list[Review]:
 
 
 def build(
-    document: Document, *, extraction: Extraction | None = None, citation_id: int | None = None,
-    page_number: int | None = None, strict: bool = True,
+    document: Document,
+    *,
+    extraction: Extraction | None = None,
+    citation_id: int | None = None,
+    page_number: int | None = None,
+    strict: bool = True,
 ) -> Workspace:
     """The workspace for a document, optionally a clause, a citation of it, or a page."""
     ws = Workspace(document=document, extraction=extraction)
@@ -97,7 +115,10 @@ def build(
     lo = hi = page_number or 1
     if extraction is not None:
         if hasattr(extraction, "citation_rows_json"):  # loaded with reviewer.rows.with_rows: no more queries
-            ws.citations, ws.history = rows_module.citation_rows(extraction), rows_module.review_rows(extraction)
+            ws.citations, ws.history = (
+                rows_module.citation_rows(extraction),
+                rows_module.review_rows(extraction),
+            )
         else:
             ws.citations, ws.history = clause_citations(extraction), clause_history(extraction)
         ws.state = derive_state(extraction.clause_text, ws.history)
@@ -125,7 +146,8 @@ SELECT p.number, p.char_start, p.char_end, substr(d.text, p.char_start + 1, p.ch
 FROM ingest_page p JOIN ingest_document d ON d.id = p.document_id
 WHERE p.document_id = %(doc)s AND (
   p.number BETWEEN %(lo)s - 1 AND greatest(%(hi)s, (SELECT max(lp.number) FROM ingest_page lp
-                                                    WHERE lp.document_id = %(doc)s AND lp.char_start < %(end)s)) + 1
+                                                    WHERE lp.document_id = %(doc)s
+                                                      AND lp.char_start < %(end)s)) + 1
   OR (p.char_start < %(end)s AND p.char_end > %(start)s))
 ORDER BY p.number"""
 

@@ -1,11 +1,12 @@
 """`make run`: migrate, load demo data, then serve the app with a Celery worker and beat.
 
-Embedded PostgreSQL+pgvector and Redis start on first use when DATABASE_URL /
-REDIS_URL are unset (see config/embedded.py). Ctrl-C (or `make stop`, which runs
-this script with ``stop``) stops every process and the embedded services; data
-stays in var/ for the next run. One run per services folder: a second one says
+Embedded PostgreSQL+pgvector and Redis (used when DATABASE_URL / REDIS_URL are
+unset, see config/embedded.py) start before the app does. Ctrl-C (or `make stop`,
+which runs this script with ``stop``) stops every process and the embedded services;
+data stays in var/ for the next run. One run per services folder: a second one says
 so and leaves the first alone.
 """
+
 from __future__ import annotations
 
 import fcntl
@@ -83,8 +84,11 @@ def main() -> int:
     os.chdir(ROOT)
     lock = claim(services_dir())
     if lock is None:
-        print(f"Clause Review is already running from {services_dir()} (pid {running_pid(services_dir())}).\n"
-              "Use that one, or stop it first (Ctrl-C in its terminal, or `make stop`).", file=sys.stderr)
+        print(
+            f"Clause Review is already running from {services_dir()} (pid {running_pid(services_dir())}).\n"
+            "Use that one, or stop it first (Ctrl-C in its terminal, or `make stop`).",
+            file=sys.stderr,
+        )
         return 1
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
     os.environ.setdefault("SECURE_COOKIES", "0")  # plain http on loopback
@@ -95,29 +99,63 @@ def main() -> int:
     from django.conf import settings
     from django.core.management import call_command
 
+    from config import embedded as services
+
     started = time.monotonic()
-    django.setup()  # starts the embedded services if needed
-    # Children reuse the running services instead of checking for them again.
-    os.environ["DATABASE_URL"] = settings.DATABASE_URL
-    os.environ["REDIS_URL"] = settings.REDIS_URL
+    django.setup()
+    # The embedded services (if used) start here rather than at their first connection, so a failing start
+    # is the first thing this run reports; the children get their URLs and reuse them without checking again.
+    os.environ["DATABASE_URL"] = services.ensure("postgres") or settings.DATABASE_URL
+    os.environ["REDIS_URL"] = services.ensure("redis") or settings.REDIS_URL
     call_command("migrate", interactive=False, verbosity=0)
     call_command("seed_demo")
 
     host, port = os.environ.get("HOST", "127.0.0.1"), os.environ.get("PORT", "8000")
     python = sys.executable
     commands = {
-        "web": [python, "-m", "gunicorn", "config.wsgi", "-b", f"{host}:{port}", "-w", "2", "--threads", "4",
-                "--access-logfile", "-", "--graceful-timeout", "10"],
-        "worker": [python, "-m", "celery", "-A", "config", "worker", "--loglevel=INFO",
-                   f"--concurrency={os.environ.get('WORKER_CONCURRENCY', '2')}", "-n", "worker@%h"],
+        "web": [
+            python,
+            "-m",
+            "gunicorn",
+            "config.wsgi",
+            "-b",
+            f"{host}:{port}",
+            "-w",
+            "2",
+            "--threads",
+            "4",
+            "--access-logfile",
+            "-",
+            "--graceful-timeout",
+            "10",
+        ],
+        "worker": [
+            python,
+            "-m",
+            "celery",
+            "-A",
+            "config",
+            "worker",
+            "--loglevel=INFO",
+            f"--concurrency={os.environ.get('WORKER_CONCURRENCY', '2')}",
+            "-n",
+            "worker@%h",
+        ],
         "beat": [python, "-m", "celery", "-A", "config", "beat", "--loglevel=INFO"],
     }
     # Each child in a session of its own: a Ctrl-C or a closed terminal reaches only this process, which
     # stops them all in order (a SIGHUP straight to them would make gunicorn reload and Celery re-exec).
-    children = {name: subprocess.Popen(cmd, cwd=ROOT, start_new_session=True) for name, cmd in commands.items()}
+    children = {
+        name: subprocess.Popen(cmd, cwd=ROOT, start_new_session=True) for name, cmd in commands.items()
+    }
     # One-shot: once the demo documents are ingested, extract their clauses (first run only).
-    helper = subprocess.Popen([python, "manage.py", "seed_demo", "--extract"], cwd=ROOT, start_new_session=True)
-    print(f"\n  Clause Review is starting on http://{host}:{port}/  (set up in {time.monotonic() - started:.1f}s)")
+    helper = subprocess.Popen(
+        [python, "manage.py", "seed_demo", "--extract"], cwd=ROOT, start_new_session=True
+    )
+    print(
+        f"\n  Clause Review is starting on http://{host}:{port}/  "
+        f"(set up in {time.monotonic() - started:.1f}s)"
+    )
     print("  Press Ctrl-C to stop everything.\n", flush=True)
 
     stopping = {"flag": False}
@@ -147,8 +185,6 @@ def main() -> int:
             print(f"{name} did not stop in time; killing it.", file=sys.stderr)
             child.kill()
     if embedded:
-        from config import embedded as services
-
         services.stop_all(settings.EMBEDDED_DIR)
     print("Stopped. Data is kept in var/ for the next `make run`.")
     return exit_code

@@ -6,4 +6,5 @@ class TaskStateConfig(AppConfig):
     verbose_name = "Background task state"
 
     def ready(self):
+        # here, not at the top: the handlers import models, which load only once every app is registered
         from taskstate import signals  # noqa: F401  (connects the Celery signal handlers)

@@ -3,6 +3,7 @@
 Progress and failures are visible in the database (and so in the UI) without a
 Celery result backend.
 """
+
 from django.db import models
 
 

@@ -3,6 +3,7 @@
 before_task_publish → pending, task_prerun → started, task_retry → retry,
 task_postrun → success (unless it failed), task_failure → failure with the error.
 """
+
 from __future__ import annotations
 
 import logging

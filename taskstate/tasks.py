@@ -1,4 +1,5 @@
 """Operational tasks: a health check that proves a worker runs, and the daily purge."""
+
 from datetime import timedelta
 
 from celery import shared_task

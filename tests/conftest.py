@@ -1,6 +1,7 @@
 """Shared fixtures. The services are real: embedded PostgreSQL+pgvector and Redis
 (see config/settings_test.py), and a real Celery worker process for integration tests.
 """
+
 from __future__ import annotations
 
 import os
@@ -30,7 +31,11 @@ def pytest_sessionfinish(session, exitstatus):
     from config import embedded
 
     folder = Path(os.environ.get("EMBEDDED_DIR", ""))
-    if folder.parent == TEST_ROOT and folder.name == f"run-{os.getpid()}" and not os.environ.get("KEEP_TEST_SERVICES"):
+    if (
+        folder.parent == TEST_ROOT
+        and folder.name == f"run-{os.getpid()}"
+        and not os.environ.get("KEEP_TEST_SERVICES")
+    ):
         embedded.remove(folder)
 
 
@@ -95,7 +100,9 @@ def make_member(db, django_user_model):
 def engagement(db):
     from engagements.models import Engagement
 
-    return Engagement.objects.create(name="Acme audit 2026", client="Acme", policy_facts={"policy_cap": "$247.83"})
+    return Engagement.objects.create(
+        name="Acme audit 2026", client="Acme", policy_facts={"policy_cap": "$247.83"}
+    )
 
 
 @pytest.fixture

@@ -1,4 +1,5 @@
 """Reading a page's HTML in tests: the attributes of its elements, as a screen reader's tree starts from them."""
+
 from __future__ import annotations
 
 from html.parser import HTMLParser
@@ -17,8 +18,11 @@ def elements(html: str, tag: str | None = None, cls: str | None = None) -> list[
     """The attributes of each element of ``html`` named ``tag`` and/or carrying the class ``cls``, in order."""
     parser = _Tags()
     parser.feed(html)
-    return [attrs for name, attrs in parser.found
-            if (tag is None or name == tag) and (cls is None or cls in attrs.get("class", "").split())]
+    return [
+        attrs
+        for name, attrs in parser.found
+        if (tag is None or name == tag) and (cls is None or cls in attrs.get("class", "").split())
+    ]
 
 
 def dangling_references(html: str) -> list[str]:
@@ -27,6 +31,10 @@ def dangling_references(html: str) -> list[str]:
     parser = _Tags()
     parser.feed(html)
     ids = {attrs["id"] for _, attrs in parser.found if attrs.get("id")}
-    return [f"{name}={ref}" for _, attrs in parser.found
-            for name in ("aria-describedby", "aria-labelledby", "aria-controls")
-            for ref in attrs.get(name, "").split() if ref not in ids]
+    return [
+        f"{name}={ref}"
+        for _, attrs in parser.found
+        for name in ("aria-describedby", "aria-labelledby", "aria-controls")
+        for ref in attrs.get(name, "").split()
+        if ref not in ids
+    ]

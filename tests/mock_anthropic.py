@@ -22,6 +22,7 @@ Shapes (as documented for the Messages API):
 Prompt caching is simulated: the first request with a given prefix up to a ``cache_control``
 block reports ``cache_creation_input_tokens``, later ones ``cache_read_input_tokens``.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -31,9 +32,10 @@ import re
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Callable
+from typing import Any
 
 import anthropic
 import httpx2
@@ -55,6 +57,7 @@ def _tokens(obj: Any) -> int:
 
 # --------------------------------------------------------------------------- builders
 
+
 def text_block(text: str) -> dict:
     return {"type": "text", "text": text}
 
@@ -63,18 +66,38 @@ def tool_use_block(name: str, input: dict, id: str | None = None) -> dict:
     return {"type": "tool_use", "id": id or _id("toolu"), "name": name, "input": input}
 
 
-def message(content: list[dict], stop_reason: str = "end_turn", *, model: str = MODEL,
-            usage: dict | None = None) -> dict:
+def message(
+    content: list[dict], stop_reason: str = "end_turn", *, model: str = MODEL, usage: dict | None = None
+) -> dict:
     """A Messages API response body. ``usage`` is filled in by the mock when None."""
-    return {"id": _id("msg"), "type": "message", "role": "assistant", "model": model, "content": content,
-            "stop_reason": stop_reason, "stop_sequence": None, "usage": usage}
+    return {
+        "id": _id("msg"),
+        "type": "message",
+        "role": "assistant",
+        "model": model,
+        "content": content,
+        "stop_reason": stop_reason,
+        "stop_sequence": None,
+        "usage": usage,
+    }
 
 
 def extract_call(clause_id: str, clause_type: str, clause_text: str, citations: list[dict]) -> dict:
     """An assistant message calling extract_clause."""
-    return message([tool_use_block("extract_clause", {"clause_id": clause_id, "clause_type": clause_type,
-                                                      "clause_text": clause_text, "citations": citations})],
-                   "tool_use")
+    return message(
+        [
+            tool_use_block(
+                "extract_clause",
+                {
+                    "clause_id": clause_id,
+                    "clause_type": clause_type,
+                    "clause_text": clause_text,
+                    "citations": citations,
+                },
+            )
+        ],
+        "tool_use",
+    )
 
 
 @dataclass
@@ -106,7 +129,9 @@ def _text_of(content) -> str:
         if b.get("type") == "text":
             out.append(b["text"])
         elif b.get("type") == "tool_result":
-            out.append(_text_of(b.get("content")) if isinstance(b.get("content"), list) else str(b.get("content")))
+            out.append(
+                _text_of(b.get("content")) if isinstance(b.get("content"), list) else str(b.get("content"))
+            )
     return "\n".join(out)
 
 
@@ -134,7 +159,11 @@ def current_question(body: dict) -> tuple[str, str] | None:
 def pending_tool_results(body: dict) -> list[dict]:
     last = (body.get("messages") or [{}])[-1]
     content = last.get("content")
-    return [b for b in content if isinstance(b, dict) and b.get("type") == "tool_result"] if isinstance(content, list) else []
+    return (
+        [b for b in content if isinstance(b, dict) and b.get("type") == "tool_result"]
+        if isinstance(content, list)
+        else []
+    )
 
 
 def all_context(body: dict) -> str:
@@ -153,6 +182,7 @@ def cite(body: dict, quote: str) -> dict | None:
 
 
 # --------------------------------------------------------------------------- the fake model
+
 
 @dataclass
 class FakeClaude:
@@ -176,18 +206,24 @@ class FakeClaude:
         self.calls += 1
         if (body.get("tool_choice") or {}).get("name") == "classify_document":
             kind, evidence = self.doc_type
-            return message([tool_use_block("classify_document", {"doc_type": kind, "evidence": evidence})], "tool_use")
+            return message(
+                [tool_use_block("classify_document", {"doc_type": kind, "evidence": evidence})], "tool_use"
+            )
         q = current_question(body)
         if q is None:
             return message([text_block("I have no clause question to answer.")], "end_turn")
         clause_id, clause_type = q
-        results = pending_tool_results(body)
         skill = re.search(r'Load the skill "([^"]+)" first', _text_of(_question_message(body).get("content")))
         if clause_type in self.skill_first and skill and not self._used_since_question(body, "load_skill"):
             return message([tool_use_block("load_skill", {"name": skill.group(1)})], "tool_use")
         if clause_type in self.search_first and not self._used_since_question(body, "search_document"):
-            return message([text_block("Let me search first."),
-                            tool_use_block("search_document", {"query": clause_type, "k": 3})], "tool_use")
+            return message(
+                [
+                    text_block("Let me search first."),
+                    tool_use_block("search_document", {"query": clause_type, "k": 3}),
+                ],
+                "tool_use",
+            )
         quote = self.answers.get(clause_type)
         if quote is None:
             return extract_call(clause_id, clause_type, "not_found", [])
@@ -198,22 +234,37 @@ class FakeClaude:
             return extract_call(clause_id, clause_type, bad, [{**c, "quote": bad}])
         c = cite(body, quote)
         if c is None:
-            return message([text_block("I could not find it in what I was shown; searching."),
-                            tool_use_block("search_document", {"query": quote[:60], "k": 5})], "tool_use")
+            return message(
+                [
+                    text_block("I could not find it in what I was shown; searching."),
+                    tool_use_block("search_document", {"query": quote[:60], "k": 5}),
+                ],
+                "tool_use",
+            )
         return extract_call(clause_id, clause_type, quote, [c])
 
     @staticmethod
     def _used_since_question(body: dict, tool: str) -> bool:
         msgs = body.get("messages", [])
         start = _question_index(body)
-        return any(b.get("type") == "tool_use" and b.get("name") == tool
-                   for m in msgs[start:] if m.get("role") == "assistant" for b in m.get("content") or [])
+        return any(
+            b.get("type") == "tool_use" and b.get("name") == tool
+            for m in msgs[start:]
+            if m.get("role") == "assistant"
+            for b in m.get("content") or []
+        )
 
 
 def _question_index(body: dict) -> int:
     """Index of the message that asks the current clause question (0 when none does)."""
-    return max((i for i, m in enumerate(body.get("messages", [])) if m.get("role") == "user"
-                and _QUESTION.search(_text_of(m.get("content")))), default=0)
+    return max(
+        (
+            i
+            for i, m in enumerate(body.get("messages", []))
+            if m.get("role") == "user" and _QUESTION.search(_text_of(m.get("content")))
+        ),
+        default=0,
+    )
 
 
 def _question_message(body: dict) -> dict:
@@ -226,6 +277,7 @@ Scripted = "dict | ErrorReply | Callable[[dict], dict | ErrorReply] | None"
 
 
 # --------------------------------------------------------------------------- the mock API
+
 
 class MockAnthropic:
     """Routes Anthropic API paths; ``/v1/messages`` replies come from ``script`` first (FIFO, each
@@ -250,7 +302,9 @@ class MockAnthropic:
         return ErrorReply(529, "overloaded_error", msg)
 
     @staticmethod
-    def rate_limited(msg: str = "Number of request tokens has exceeded your per-minute rate limit") -> ErrorReply:
+    def rate_limited(
+        msg: str = "Number of request tokens has exceeded your per-minute rate limit",
+    ) -> ErrorReply:
         return ErrorReply(429, "rate_limit_error", msg)
 
     @staticmethod
@@ -267,8 +321,11 @@ class MockAnthropic:
         return httpx2.MockTransport(self._handle_httpx)
 
     def client(self, max_retries: int = 3) -> anthropic.Anthropic:
-        return anthropic.Anthropic(api_key="sk-ant-test", max_retries=max_retries,
-                                   http_client=httpx2.Client(transport=self.transport))
+        return anthropic.Anthropic(
+            api_key="sk-ant-test",
+            max_retries=max_retries,
+            http_client=httpx2.Client(transport=self.transport),
+        )
 
     def _handle_httpx(self, request: httpx2.Request) -> httpx2.Response:
         body = json.loads(request.content) if request.content else None
@@ -284,7 +341,9 @@ class MockAnthropic:
         with self._lock:
             self.all_requests.append((method, path, body))
             if headers is not None and not (headers.get("x-api-key") or headers.get("authorization")):
-                return ErrorReply(401, "authentication_error", "x-api-key header is required", None).response()
+                return ErrorReply(
+                    401, "authentication_error", "x-api-key header is required", None
+                ).response()
             if method == "POST" and path == "/v1/messages":
                 return self._messages(body)
             if method == "POST" and path == "/v1/messages/batches":
@@ -332,7 +391,11 @@ class MockAnthropic:
         return None, 0
 
     def _input_size(self, body: dict) -> int:
-        return _tokens(body.get("tools") or []) + _tokens(body.get("system") or "") + _tokens(body.get("messages"))
+        return (
+            _tokens(body.get("tools") or [])
+            + _tokens(body.get("system") or "")
+            + _tokens(body.get("messages"))
+        )
 
     def _usage(self, body: dict, out: dict) -> dict:
         key, cached = self._cached_prefix(body)
@@ -344,23 +407,37 @@ class MockAnthropic:
             else:
                 write = cached
                 self._cache.add(key)
-        return {"input_tokens": max(1, total - read - write), "output_tokens": _tokens(out["content"]),
-                "cache_creation_input_tokens": write, "cache_read_input_tokens": read,
-                "service_tier": "standard"}
+        return {
+            "input_tokens": max(1, total - read - write),
+            "output_tokens": _tokens(out["content"]),
+            "cache_creation_input_tokens": write,
+            "cache_read_input_tokens": read,
+            "service_tier": "standard",
+        }
 
     # ---- batches
     def _batch_view(self, b: dict) -> dict:
         ended = b["polls"] >= self.batch_polls
         n = len(b["requests"])
         return {
-            "id": b["id"], "type": "message_batch",
+            "id": b["id"],
+            "type": "message_batch",
             "processing_status": "ended" if ended else "in_progress",
-            "request_counts": {"processing": 0 if ended else n, "succeeded": n if ended else 0,
-                               "errored": 0, "canceled": 0, "expired": 0},
+            "request_counts": {
+                "processing": 0 if ended else n,
+                "succeeded": n if ended else 0,
+                "errored": 0,
+                "canceled": 0,
+                "expired": 0,
+            },
             "ended_at": "2026-01-01T00:10:00Z" if ended else None,
-            "created_at": "2026-01-01T00:00:00Z", "expires_at": "2026-01-02T00:00:00Z",
-            "archived_at": None, "cancel_initiated_at": None,
-            "results_url": f"https://api.anthropic.com/v1/messages/batches/{b['id']}/results" if ended else None,
+            "created_at": "2026-01-01T00:00:00Z",
+            "expires_at": "2026-01-02T00:00:00Z",
+            "archived_at": None,
+            "cancel_initiated_at": None,
+            "results_url": f"https://api.anthropic.com/v1/messages/batches/{b['id']}/results"
+            if ended
+            else None,
         }
 
     def _batch_create(self, body: dict):
@@ -394,6 +471,7 @@ class MockAnthropic:
 
 # --------------------------------------------------------------------------- over real HTTP
 
+
 def serve(api: MockAnthropic, host: str = "127.0.0.1") -> tuple[str, Callable[[], None]]:
     """Serve ``api`` on a free port in a thread; returns (base_url, stop)."""
 
@@ -403,8 +481,9 @@ def serve(api: MockAnthropic, host: str = "127.0.0.1") -> tuple[str, Callable[[]
             raw = self.rfile.read(n) if n else b""
             body = json.loads(raw) if raw else None
             path = self.path.split("?", 1)[0]
-            status, headers, payload = api.handle(self.command, path, body,
-                                                  {k.lower(): v for k, v in self.headers.items()})
+            status, headers, payload = api.handle(
+                self.command, path, body, {k.lower(): v for k, v in self.headers.items()}
+            )
             data = payload.encode() if isinstance(payload, str) else json.dumps(payload).encode()
             self.send_response(status)
             for k, v in headers.items():

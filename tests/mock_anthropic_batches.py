@@ -30,11 +30,12 @@ first; then ``plan[custom_id]``, consumed one entry per batch the request is in;
 ``("errored", ErrorReply)``), ``"expired"``, ``"canceled"``, ``"max_tokens"`` (a succeeded message
 that stopped at max_tokens), or a message dict / callable as in the base script.
 """
+
 from __future__ import annotations
 
 import json
 from collections import deque
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 import httpx2
@@ -45,30 +46,39 @@ ENDED_AT = "2026-01-01T01:00:00Z"
 
 
 class BatchAPI(MockAnthropic):
-    def __init__(self, model=None, *, polls_to_end: int = 1, limits: tuple[int, int] | None = None,
-                 chunk_bytes: int = 4096, **kwargs):
+    def __init__(
+        self,
+        model=None,
+        *,
+        polls_to_end: int = 1,
+        limits: tuple[int, int] | None = None,
+        chunk_bytes: int = 4096,
+        **kwargs,
+    ):
         super().__init__(model, **kwargs)
         self.polls_to_end = polls_to_end
         self.limits = limits
         self.chunk_bytes = chunk_bytes
         self.plan: dict[str, Any] = {}
-        self.rules: list = []           # callables (custom_id, params, attempt) -> outcome or None
+        self.rules: list = []  # callables (custom_id, params, attempt) -> outcome or None
         self.attempts: dict[str, int] = {}
         self.results_base = "https://api.anthropic.com"  # set to serve()'s url when served over HTTP
-        self.created: list[dict] = []   # {"id", "requests", "bytes"} per accepted batch
+        self.created: list[dict] = []  # {"id", "requests", "bytes"} per accepted batch
         self.refused: list[dict] = []
         self.downloads: dict[str, int] = {}
-        self.damage: dict[str, Any] = {}     # batch id -> (text, download) -> text served
+        self.damage: dict[str, Any] = {}  # batch id -> (text, download) -> text served
         self.create_script: deque = deque()  # ErrorReply for the next batch creations, in order
-        self.posted: list[dict] = []         # {"body": bytes, "content_length": str | None} per creation
+        self.posted: list[dict] = []  # {"body": bytes, "content_length": str | None} per creation
         self.cancel_script: deque = deque()  # ErrorReply for the next cancels, in order
-        self.cancels: list[str] = []         # the batch id of every cancel asked
+        self.cancels: list[str] = []  # the batch id of every cancel asked
 
     # ------------------------------------------------------------------ transport
     def _handle_httpx(self, request: httpx2.Request) -> httpx2.Response:
         path = request.url.path
         if request.method == "POST" and path == "/v1/messages/batches":
-            self.posted.append({"body": request.content, "content_length": request.headers.get("content-length")})
+            self.posted.append(
+                {"body": request.content, "content_length": request.headers.get("content-length")}
+            )
             if self.create_script:
                 status, headers, body = self.create_script.popleft().response()
                 return httpx2.Response(status, headers=headers, json=body)
@@ -88,19 +98,28 @@ class BatchAPI(MockAnthropic):
                 return httpx2.Response(status, headers=headers, json=payload)
             data = payload.encode()
             step = self.chunk_bytes
-            return httpx2.Response(status, headers=headers,
-                                   stream=httpx2.ByteStream(data) if not step else _Chunks(data, step))
+            return httpx2.Response(
+                status, headers=headers, stream=httpx2.ByteStream(data) if not step else _Chunks(data, step)
+            )
         return super()._handle_httpx(request)
 
     def _over_limits(self, raw: bytes) -> ErrorReply | None:
         max_requests, max_bytes = self.limits
         if len(raw) > max_bytes:
-            return ErrorReply(413, "request_too_large", f"Request exceeds the maximum allowed number of bytes "
-                                                        f"({len(raw)} > {max_bytes})", None)
+            return ErrorReply(
+                413,
+                "request_too_large",
+                f"Request exceeds the maximum allowed number of bytes ({len(raw)} > {max_bytes})",
+                None,
+            )
         n = len(json.loads(raw).get("requests", []))
         if n > max_requests:
-            return ErrorReply(400, "invalid_request_error", f"requests: at most {max_requests} requests "
-                                                            f"per batch ({n} given)", None)
+            return ErrorReply(
+                400,
+                "invalid_request_error",
+                f"requests: at most {max_requests} requests per batch ({n} given)",
+                None,
+            )
         return None
 
     # ------------------------------------------------------------------ routing
@@ -123,12 +142,25 @@ class BatchAPI(MockAnthropic):
         requests = body.get("requests", [])
         ids = [r["custom_id"] for r in requests]
         if len(set(ids)) != len(ids):
-            return ErrorReply(400, "invalid_request_error", "custom_id values must be unique within a batch",
-                              None).response()
-        self._batches[bid] = {"id": bid, "requests": requests, "polls": 0, "lines": None, "cancel": False,
-                              "created_at": datetime.now(timezone.utc).isoformat().replace("+00:00", "Z")}
-        self.created.append({"id": bid, "requests": len(requests), "bytes": getattr(self, "_last_body_bytes", 0),
-                             "custom_ids": ids})
+            return ErrorReply(
+                400, "invalid_request_error", "custom_id values must be unique within a batch", None
+            ).response()
+        self._batches[bid] = {
+            "id": bid,
+            "requests": requests,
+            "polls": 0,
+            "lines": None,
+            "cancel": False,
+            "created_at": datetime.now(UTC).isoformat().replace("+00:00", "Z"),
+        }
+        self.created.append(
+            {
+                "id": bid,
+                "requests": len(requests),
+                "bytes": getattr(self, "_last_body_bytes", 0),
+                "custom_ids": ids,
+            }
+        )
         return 200, {"content-type": "application/json"}, self._batch_view(self._batches[bid])
 
     def _batch_view(self, b: dict) -> dict:
@@ -142,9 +174,14 @@ class BatchAPI(MockAnthropic):
                 counts[line["result"]["type"]] += 1
         status = "ended" if ended else ("canceling" if b["cancel"] else "in_progress")
         return {
-            "id": b["id"], "type": "message_batch", "processing_status": status, "request_counts": counts,
-            "ended_at": ENDED_AT if ended else None, "created_at": b.get("created_at", "2026-01-01T00:00:00Z"),
-            "expires_at": "2026-01-02T00:00:00Z", "archived_at": None,
+            "id": b["id"],
+            "type": "message_batch",
+            "processing_status": status,
+            "request_counts": counts,
+            "ended_at": ENDED_AT if ended else None,
+            "created_at": b.get("created_at", "2026-01-01T00:00:00Z"),
+            "expires_at": "2026-01-02T00:00:00Z",
+            "archived_at": None,
             "cancel_initiated_at": "2026-01-01T00:30:00Z" if b["cancel"] else None,
             "results_url": f"{self.results_base}/v1/messages/batches/{b['id']}/results" if ended else None,
         }
@@ -155,10 +192,14 @@ class BatchAPI(MockAnthropic):
             start = 0
             if params.get("after_id"):
                 start = 1 + next(i for i, b in enumerate(newest_first) if b["id"] == params["after_id"])
-            page = newest_first[start:start + int(params.get("limit", 20))]
+            page = newest_first[start : start + int(params.get("limit", 20))]
             data = [self._batch_view(b) for b in page]
-        return {"data": data, "has_more": start + len(page) < len(newest_first),
-                "first_id": data[0]["id"] if data else None, "last_id": data[-1]["id"] if data else None}
+        return {
+            "data": data,
+            "has_more": start + len(page) < len(newest_first),
+            "first_id": data[0]["id"] if data else None,
+            "last_id": data[-1]["id"] if data else None,
+        }
 
     def _batch_results(self, bid: str):
         b = self._batches.get(bid)
@@ -180,8 +221,11 @@ class BatchAPI(MockAnthropic):
         planned = self.plan.get(custom_id)
         if isinstance(planned, list):
             planned = self.plan[custom_id] = deque(planned)
-        entry = planned.popleft() if isinstance(planned, deque) and planned else (
-            planned if planned is not None and not isinstance(planned, deque) else "succeeded")
+        entry = (
+            planned.popleft()
+            if isinstance(planned, deque) and planned
+            else (planned if planned is not None and not isinstance(planned, deque) else "succeeded")
+        )
         if canceled and entry == "succeeded":
             return "canceled"
         return entry
@@ -203,8 +247,10 @@ class BatchAPI(MockAnthropic):
                 result = {"type": "errored", "error": payload}
             else:
                 if entry == "max_tokens":
-                    reply = message([text_block("I will record the clause with extract_clause, quoting the")],
-                                    "max_tokens")
+                    reply = message(
+                        [text_block("I will record the clause with extract_clause, quoting the")],
+                        "max_tokens",
+                    )
                 elif entry == "succeeded":
                     reply = self._reply_for(params)
                 else:
@@ -230,4 +276,4 @@ class _Chunks(httpx2.SyncByteStream):
 
     def __iter__(self):
         for i in range(0, len(self.data), self.step):
-            yield self.data[i:i + self.step]
+            yield self.data[i : i + self.step]

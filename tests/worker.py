@@ -3,6 +3,7 @@
 Used by integration tests: tasks go through the real embedded Redis broker and
 the worker writes to the same PostgreSQL test database the test reads.
 """
+
 from __future__ import annotations
 
 import os
@@ -31,24 +32,49 @@ def test_database_url() -> str:
 
 
 class WorkerProcess:
-    def __init__(self, name: str = "w1", concurrency: int = 1, log_path: Path | None = None,
-                 env: dict[str, str] | None = None):
+    def __init__(
+        self,
+        name: str = "w1",
+        concurrency: int = 1,
+        log_path: Path | None = None,
+        env: dict[str, str] | None = None,
+    ):
         self.name = f"{name}-{os.getpid()}"
         self.env = dict(env or {})  # extra environment for the worker (e.g. CELERY_VISIBILITY_TIMEOUT)
         self.concurrency = concurrency
         self.log_path = log_path or Path(os.environ["EMBEDDED_DIR"]) / f"worker-{name}.log"
         self.proc: subprocess.Popen | None = None
 
-    def start(self, timeout: float = 60) -> "WorkerProcess":
-        env = dict(os.environ, DATABASE_URL=test_database_url(), DJANGO_SETTINGS_MODULE="config.settings_test",
-                   **self.env)
+    def start(self, timeout: float = 60) -> WorkerProcess:
+        env = dict(
+            os.environ,
+            DATABASE_URL=test_database_url(),
+            DJANGO_SETTINGS_MODULE="config.settings_test",
+            **self.env,
+        )
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         log = open(self.log_path, "ab")
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "celery", "-A", "config", "worker", "--loglevel=INFO",
-             "--pool=prefork", f"--concurrency={self.concurrency}", "--without-gossip", "--without-mingle",
-             "-n", f"{self.name}@%h"],
-            cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+            [
+                sys.executable,
+                "-m",
+                "celery",
+                "-A",
+                "config",
+                "worker",
+                "--loglevel=INFO",
+                "--pool=prefork",
+                f"--concurrency={self.concurrency}",
+                "--without-gossip",
+                "--without-mingle",
+                "-n",
+                f"{self.name}@%h",
+            ],
+            cwd=ROOT,
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
         )
         self._wait_ready(timeout)
         return self

@@ -1,4 +1,5 @@
 """Small formatting helpers for the dashboard templates."""
+
 from django import template
 from django.urls import NoReverseMatch, reverse
 
@@ -34,7 +35,8 @@ def ci_pair(interval):
 
 @register.simple_tag
 def review_url(document_id, extraction_id):
-    """The review screen of one clause (the reviewer app's ``clause`` URL; the literal path if it is absent)."""
+    """The review screen of one clause (the reviewer app's ``clause`` URL; the literal path if it is
+    absent)."""
     for name in ("reviewer:clause", "clause"):
         try:
             return reverse(name, args=[document_id, extraction_id])
@@ -49,5 +51,11 @@ def ci_bar(stratum, width=100):
     if stratum is None or not stratum.n:
         return None
     x1, x2 = round(stratum.low * width, 1), round(stratum.high * width, 1)
-    return {"x1": x1, "x2": x2, "rw": round(max(x2 - x1, 1), 1), "px": round((stratum.rate or 0) * width, 1),
-            "w": width, "tx": round(stratum.target * width, 1)}
+    return {
+        "x1": x1,
+        "x2": x2,
+        "rw": round(max(x2 - x1, 1), 1),
+        "px": round((stratum.rate or 0) * width, 1),
+        "w": width,
+        "tx": round(stratum.target * width, 1),
+    }

@@ -7,13 +7,14 @@ break the line format (newline, edge whitespace, a leading quote, empty, or
 the word ``null``) is written as a JSON string; ``None`` is written ``null``.
 ``parse_case_facts`` reads the block back to a dict.
 """
+
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field, replace
 
 SCHEMA = "CASE_FACTS v1"
-_OPEN = f"<case_facts schema=\"{SCHEMA}\">"
+_OPEN = f'<case_facts schema="{SCHEMA}">'
 _CLOSE = "</case_facts>"
 _FIELDS = ("doc_id", "doc_type", "extracted_count", "last_clause_id", "policy_cap")
 
@@ -28,13 +29,13 @@ class CaseFacts:
     decisions: tuple[str, ...] = ()
     extra: tuple[tuple[str, str], ...] = field(default=())  # engagement policy facts, (key, value)
 
-    def record_extraction(self, clause_id: str) -> "CaseFacts":
+    def record_extraction(self, clause_id: str) -> CaseFacts:
         return replace(self, extracted_count=self.extracted_count + 1, last_clause_id=clause_id)
 
-    def with_decision(self, decision: str) -> "CaseFacts":
+    def with_decision(self, decision: str) -> CaseFacts:
         return replace(self, decisions=self.decisions + (decision,))
 
-    def with_extra(self, key: str, value: str) -> "CaseFacts":
+    def with_extra(self, key: str, value: str) -> CaseFacts:
         kept = tuple((k, v) for k, v in self.extra if k != key)
         return replace(self, extra=kept + ((key, value),))
 
@@ -47,8 +48,16 @@ def _value(v) -> str:
     if isinstance(v, int):
         return str(v)
     s = str(v)
-    if (not s or s != s.strip() or "\n" in s or "\r" in s or s.startswith('"') or s == "null"
-            or any(ord(c) < 32 for c in s) or _CLOSE in s):
+    if (
+        not s
+        or s != s.strip()
+        or "\n" in s
+        or "\r" in s
+        or s.startswith('"')
+        or s == "null"
+        or any(ord(c) < 32 for c in s)
+        or _CLOSE in s
+    ):
         return json.dumps(s, ensure_ascii=False).replace(_CLOSE, "<\\/case_facts>")  # JSON reads "\/" as "/"
     return s
 
@@ -56,8 +65,13 @@ def _value(v) -> str:
 def usable_key(k: str) -> bool:
     """Whether ``k`` (stripped) can name an extra fact: one ``key: value`` line that reads back as
     itself, not a fixed field, not ``decisions``, not a ``- `` decision line."""
-    return bool(k) and not any(c in k for c in ":\n\r") and not k.startswith("-") and k not in _FIELDS \
+    return (
+        bool(k)
+        and not any(c in k for c in ":\n\r")
+        and not k.startswith("-")
+        and k not in _FIELDS
         and k != "decisions"
+    )
 
 
 def _key(k: str) -> str:
@@ -99,7 +113,7 @@ def parse_case_facts(text: str) -> dict:
     if start < 0 or end < 0:
         raise ValueError("no CASE_FACTS block")
     out: dict = {"schema": SCHEMA, "decisions": []}
-    for line in text[start + len(_OPEN):end].split("\n"):
+    for line in text[start + len(_OPEN) : end].split("\n"):
         if not line:
             continue
         if line.startswith("- "):
@@ -112,4 +126,3 @@ def parse_case_facts(text: str) -> dict:
     if isinstance(out.get("extracted_count"), str) and out["extracted_count"].isdigit():
         out["extracted_count"] = int(out["extracted_count"])
     return out
-

@@ -7,9 +7,12 @@ message, no connection, a refusal, a context that did not fit. The clause agent
 Celery's time limit, when the SDK wrapped it as a connection error, back to the task
 (``reraise_interruption``). Both send Claude's reply back in the history as ``plain_block`` writes it.
 """
+
 from __future__ import annotations
 
 import json
+
+import anthropic
 
 
 class ClaudeCallError(Exception):
@@ -18,8 +21,6 @@ class ClaudeCallError(Exception):
 
 def create_message(client, *, task: str, **kwargs):
     """``client.messages.create(**kwargs)``; ``task`` names what was asked ("summarise this document")."""
-    import anthropic
-
     try:
         response = client.messages.create(**kwargs)
     except anthropic.APIStatusError as exc:

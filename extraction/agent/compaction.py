@@ -16,13 +16,15 @@ Rules:
 Token counts: ``estimate_tokens`` is a local estimate (chars / 3.5); ``should_compact``
 and ``compact`` take any other ``TokenCounter`` (``messages -> int``) in its place.
 """
+
 from __future__ import annotations
 
 import json
 import math
 import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from extraction.verify import exact_values
 
@@ -37,6 +39,7 @@ _CHUNK_RE = re.compile(r"chunk:([^\s|\]]+)")
 
 # --------------------------------------------------------------------------- token counting
 
+
 def _blocks(message: Message) -> list[dict]:
     content = message.get("content")
     if isinstance(content, str):
@@ -50,7 +53,10 @@ def block_text(block: dict) -> str:
     if kind == "text":
         return block.get("text", "")
     if kind == "tool_use":
-        return f"{block.get('name', '')} {json.dumps(block.get('input', {}), ensure_ascii=False, sort_keys=True)}"
+        return (
+            f"{block.get('name', '')} "
+            f"{json.dumps(block.get('input', {}), ensure_ascii=False, sort_keys=True)}"
+        )
     if kind == "tool_result":
         content = block.get("content", "")
         if isinstance(content, list):
@@ -75,30 +81,35 @@ def estimate_messages_tokens(messages: Sequence[Message]) -> int:
 
 # --------------------------------------------------------------------------- policy
 
+
 @dataclass(frozen=True)
 class CompactionPolicy:
     window_tokens: int = 200_000
-    trigger: float = 0.8      # compact when history + system passes this share of the window
-    target: float = 0.5       # ...down to about this share
-    keep_last: int = 4        # never compact the most recent messages
+    trigger: float = 0.8  # compact when history + system passes this share of the window
+    target: float = 0.5  # ...down to about this share
+    keep_last: int = 4  # never compact the most recent messages
     digest_chars: int = 6_000  # budget of the digest inside the summary
     per_question: bool = True  # a new clause question starts with the earlier questions' turns compacted
 
 
 @dataclass(frozen=True)
 class Compaction:
-    messages: list[Message]    # the new history: summary first, then the kept turns
-    archive_name: str          # e.g. "history/compacted-001.md"
-    archive_text: str          # the full compacted turns, readable; the caller stores it
+    messages: list[Message]  # the new history: summary first, then the kept turns
+    archive_name: str  # e.g. "history/compacted-001.md"
+    archive_text: str  # the full compacted turns, readable; the caller stores it
     summary: str
     compacted_messages: int
     tokens_before: int
     tokens_after: int
 
 
-def should_compact(messages: Sequence[Message], *, system_tokens: int = 0,
-                   policy: CompactionPolicy = CompactionPolicy(),
-                   count_tokens: TokenCounter = estimate_messages_tokens) -> bool:
+def should_compact(
+    messages: Sequence[Message],
+    *,
+    system_tokens: int = 0,
+    policy: CompactionPolicy = CompactionPolicy(),
+    count_tokens: TokenCounter = estimate_messages_tokens,
+) -> bool:
     return system_tokens + count_tokens(messages) > policy.trigger * policy.window_tokens
 
 
@@ -121,10 +132,14 @@ def safe_cut_points(messages: Sequence[Message]) -> list[int]:
     return [i for i in range(1, len(messages)) if i not in unsafe]
 
 
-def compact(messages: Sequence[Message], *, system_tokens: int = 0,
-            policy: CompactionPolicy = CompactionPolicy(),
-            count_tokens: TokenCounter = estimate_messages_tokens,
-            summarize: Callable[[Sequence[Message]], str] | None = None) -> Compaction | None:
+def compact(
+    messages: Sequence[Message],
+    *,
+    system_tokens: int = 0,
+    policy: CompactionPolicy = CompactionPolicy(),
+    count_tokens: TokenCounter = estimate_messages_tokens,
+    summarize: Callable[[Sequence[Message]], str] | None = None,
+) -> Compaction | None:
     """Compact the oldest turns now. None if there is no safe cut that compacts anything.
 
     The cut is the earliest safe point that brings the history to ``target`` of the
@@ -134,7 +149,9 @@ def compact(messages: Sequence[Message], *, system_tokens: int = 0,
     """
     messages = list(messages)
     before = count_tokens(messages)
-    cuts = [i for i in safe_cut_points(messages) if len(messages) - i >= min(policy.keep_last, len(messages) - 1)]
+    cuts = [
+        i for i in safe_cut_points(messages) if len(messages) - i >= min(policy.keep_last, len(messages) - 1)
+    ]
     if not cuts:
         return None
     per = [estimate_message_tokens(m) for m in messages]
@@ -150,6 +167,7 @@ def compact(messages: Sequence[Message], *, system_tokens: int = 0,
 
 
 # --------------------------------------------------------------------------- rendering
+
 
 def _next_archive_number(old: Sequence[Message]) -> int:
     names = set()
@@ -174,15 +192,25 @@ def _short(s: str, n: int) -> str:
     return s if len(s) <= n else s[: n - 1] + "…"
 
 
-def _summary(old: Sequence[Message], name: str, budget: int,
-             summarize: Callable[[Sequence[Message]], str] | None) -> str:
-    earlier = sorted({a for m in old for b in _blocks(m) if b.get("type") == "text"
-                      and SUMMARY_MARKER in b.get("text", "") for a in _ARCHIVE_RE.findall(b["text"])})
+def _summary(
+    old: Sequence[Message], name: str, budget: int, summarize: Callable[[Sequence[Message]], str] | None
+) -> str:
+    earlier = sorted(
+        {
+            a
+            for m in old
+            for b in _blocks(m)
+            if b.get("type") == "text" and SUMMARY_MARKER in b.get("text", "")
+            for a in _ARCHIVE_RE.findall(b["text"])
+        }
+    )
     text_all = "\n".join(block_text(b) for m in old for b in _blocks(m))
     chunks = list(dict.fromkeys(_CHUNK_RE.findall(text_all)))
     values = exact_values(text_all)[:60]
-    head = [f"{SUMMARY_MARKER} {len(old)} earlier messages were compacted to save context.",
-            f'Full transcript: history file "{name}" (read it with the read_history tool).']
+    head = [
+        f"{SUMMARY_MARKER} {len(old)} earlier messages were compacted to save context.",
+        f'Full transcript: history file "{name}" (read it with the read_history tool).',
+    ]
     if earlier:
         head.append("Earlier history files: " + ", ".join(earlier))
     if chunks:
@@ -202,14 +230,17 @@ def _digest(old: Sequence[Message], budget: int) -> str:
             if kind == "text" and SUMMARY_MARKER in b.get("text", ""):
                 continue
             if kind == "tool_use":
-                lines.append(f"- assistant called {b.get('name')} "
-                             f"{_short(json.dumps(b.get('input', {}), ensure_ascii=False, sort_keys=True), 160)}")
+                lines.append(
+                    f"- assistant called {b.get('name')} "
+                    f"{_short(json.dumps(b.get('input', {}), ensure_ascii=False, sort_keys=True), 160)}"
+                )
             elif kind == "tool_result":
                 err = " (error)" if b.get("is_error") else ""
                 lines.append(f"- tool result{err}: {_short(block_text(b), 160)}")
             else:
                 lines.append(f"- {role}: {_short(block_text(b), 200)}")
-    out, used = [], 0
+    out: list[str] = []
+    used = 0
     for line in reversed(lines):  # the most recent compacted turns matter most
         if used + len(line) > budget:
             out.append(f"- ({len(lines) - len(out)} older entries omitted; see the history file)")
@@ -227,8 +258,10 @@ def render_transcript(messages: Sequence[Message], *, title: str = "history") ->
         for b in _blocks(m):
             kind = b.get("type")
             if kind == "tool_use":
-                parts.append(f"[tool_use id={b.get('id')} name={b.get('name')}] "
-                             f"{json.dumps(b.get('input', {}), ensure_ascii=False, sort_keys=True)}")
+                parts.append(
+                    f"[tool_use id={b.get('id')} name={b.get('name')}] "
+                    f"{json.dumps(b.get('input', {}), ensure_ascii=False, sort_keys=True)}"
+                )
             elif kind == "tool_result":
                 err = " is_error=true" if b.get("is_error") else ""
                 parts.append(f"[tool_result for {b.get('tool_use_id')}{err}]")
@@ -242,7 +275,9 @@ def render_transcript(messages: Sequence[Message], *, title: str = "history") ->
 def read_archive(text: str, offset: int = 0, limit: int = 8000) -> str:
     """A page of a stored history file, for the ``read_history`` tool."""
     offset = max(0, int(offset))
-    page = text[offset: offset + max(1, int(limit))]
+    page = text[offset : offset + max(1, int(limit))]
     nxt = offset + len(page)
-    tail = f"\n[... {len(text) - nxt} more chars; next offset {nxt}]" if nxt < len(text) else "\n[end of file]"
+    tail = (
+        f"\n[... {len(text) - nxt} more chars; next offset {nxt}]" if nxt < len(text) else "\n[end of file]"
+    )
     return page + tail

@@ -11,11 +11,15 @@ passes is taken, else each gets its reason back).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Sequence
 
 from extraction.agent.claude_call import create_message, plain_block, tool_input
-from extraction.agent.prompts import DOC_TYPE_SYSTEM, doc_type_question, rejected_results
+from extraction.agent.prompts import (
+    DOC_TYPE_SYSTEM,
+    doc_type_question,
+    rejected_results,
+)
 from extraction.agent.tool_schemas import OTHER_TYPE, classify_document_tool
 from extraction.agent.whole_document import DOC_TYPE_QUERIES, task_context
 from extraction.docview import DocumentView
@@ -43,8 +47,10 @@ def check_answer(answer: dict, choices: Sequence[str], document_text: str) -> st
     if not isinstance(evidence, str) or not norm(evidence):
         return "evidence is missing: copy a short passage of the document that shows the type."
     if norm(evidence) not in norm(document_text):
-        return (f"The evidence {evidence[:120]!r} is not in the document. Copy it character-for-character "
-                "from the text you were shown.")
+        return (
+            f"The evidence {evidence[:120]!r} is not in the document. Copy it character-for-character "
+            "from the text you were shown."
+        )
     return ""
 
 
@@ -55,14 +61,23 @@ def ask_claude(document: DocumentView, choices: Sequence[str], *, client, model:
     messages = [doc_type_question(pack)]
     usage, problem, response_model = Usage(), "", model
     for _ in range(ATTEMPTS):
-        response = create_message(client, task="classify this document", model=model, max_tokens=MAX_TOKENS,
-                                  system=DOC_TYPE_SYSTEM, tools=[tool], messages=messages,
-                                  tool_choice={"type": "tool", "name": tool["name"]})
+        response = create_message(
+            client,
+            task="classify this document",
+            model=model,
+            max_tokens=MAX_TOKENS,
+            system=DOC_TYPE_SYSTEM,
+            tools=[tool],
+            messages=messages,
+            tool_choice={"type": "tool", "name": tool["name"]},
+        )
         usage.add(response.usage)
         response_model = response.model
         calls = [b for b in response.content if b.type == "tool_use"]
         if not any(b.name == tool["name"] for b in calls):
-            problem = f"Claude answered without the classify_document tool (stop_reason {response.stop_reason})."
+            problem = (
+                f"Claude answered without the classify_document tool (stop_reason {response.stop_reason})."
+            )
             break
         problems = {}  # a reply may hold several calls: the first that passes is taken, each other answered
         for call in calls:
@@ -75,6 +90,8 @@ def ask_claude(document: DocumentView, choices: Sequence[str], *, client, model:
                 kept = None if answer["doc_type"] == OTHER_TYPE else answer["doc_type"]
                 return DocTypeAnswer(kept, answer["evidence"], model=response_model, usage=usage)
         problem = "; ".join(problems.values())  # for the log, when the retry fails too
-        messages += [{"role": "assistant", "content": [plain_block(b) for b in response.content]},
-                     rejected_results(problems)]  # the API refuses a tool_use left without its tool_result
+        messages += [
+            {"role": "assistant", "content": [plain_block(b) for b in response.content]},
+            rejected_results(problems),
+        ]  # the API refuses a tool_use left without its tool_result
     return DocTypeAnswer(None, problem=problem, model=response_model, usage=usage)

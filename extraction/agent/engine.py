@@ -5,40 +5,47 @@ under 12,000 characters, else the top-K retrieved chunks in reading order, every
 block provenance-tagged. ``max_turns=1`` is the single-shot path (``tool_choice``
 forces ``extract_clause`` at once); the default lets the agent read more first.
 """
+
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import anthropic
 from django.conf import settings
 
 from extraction.agent import doc_type, skill_loader
+from extraction.agent.compaction import CompactionPolicy
+from extraction.agent.context import (
+    WHOLE_DOC_MAX_CHARS,
+    ContextPack,
+    clause_context,
+    segment_blocks,
+)
 from extraction.agent.loop import Agent, AgentState
 from extraction.catalog import ClauseType
-from extraction.agent.compaction import CompactionPolicy
-from extraction.agent.context import WHOLE_DOC_MAX_CHARS, clause_context, segment_blocks, ContextPack
-from extraction.docview import DocumentView
+from extraction.docview import DocumentView, ScoredChunk
 from extraction.outcome import ClauseOutcome, EngineError
-from extraction.types import ScoredChunk
 
 
 def make_client(*, max_retries: int | None = None) -> anthropic.Anthropic:
     """The SDK client from settings (API key, optional base URL, retries with backoff for 429/500/529)."""
     if not settings.ANTHROPIC_API_KEY:
         raise EngineError("ANTHROPIC_API_KEY is not set; use the offline engine")
-    kwargs = {"api_key": settings.ANTHROPIC_API_KEY,
-              "max_retries": settings.ANTHROPIC_MAX_RETRIES if max_retries is None else max_retries,
-              "timeout": settings.ANTHROPIC_TIMEOUT}
-    if settings.ANTHROPIC_BASE_URL:
-        kwargs["base_url"] = settings.ANTHROPIC_BASE_URL
-    return anthropic.Anthropic(**kwargs)
+    retries = settings.ANTHROPIC_MAX_RETRIES if max_retries is None else max_retries
+    return anthropic.Anthropic(
+        api_key=settings.ANTHROPIC_API_KEY,
+        max_retries=retries,
+        timeout=settings.ANTHROPIC_TIMEOUT,
+        base_url=settings.ANTHROPIC_BASE_URL or None,
+    )  # None: the SDK's default endpoint
 
 
 def clause_pack(document: DocumentView, retrieved: Sequence[ScoredChunk], k: int) -> ContextPack:
     """Whole document (as tagged chunk blocks) under the threshold, else the retrieved top K."""
     if len(document.text) < WHOLE_DOC_MAX_CHARS and document.chunks:
-        return ContextPack("whole", tuple(segment_blocks(document.chunks, source=document.source,
-                                                         pages=document.pages)))
+        return ContextPack(
+            "whole", tuple(segment_blocks(document.chunks, source=document.source, pages=document.pages))
+        )
     return clause_context(retrieved, source=document.source, pages=document.pages, k=k)
 
 
@@ -67,9 +74,17 @@ class AnthropicSession:
 class AnthropicEngine:
     name = "anthropic"
 
-    def __init__(self, client: anthropic.Anthropic | None = None, *, model: str | None = None,
-                 max_tokens: int | None = None, max_turns: int | None = None, window_tokens: int | None = None,
-                 k: int = 5, policy: CompactionPolicy | None = None):
+    def __init__(
+        self,
+        client: anthropic.Anthropic | None = None,
+        *,
+        model: str | None = None,
+        max_tokens: int | None = None,
+        max_turns: int | None = None,
+        window_tokens: int | None = None,
+        k: int = 5,
+        policy: CompactionPolicy | None = None,
+    ):
         self._client = client
         self.model = model or settings.ANTHROPIC_MODEL
         self.max_tokens = max_tokens or settings.ANTHROPIC_MAX_TOKENS
@@ -94,9 +109,19 @@ class AnthropicEngine:
 
     def open_session(self, document, *, facts, types, search=None, snapshot=None, on_checkpoint=None):
         skills = skill_loader.list_skills()
-        agent = Agent(self.client, model=self.model, document=document, facts=facts, types=types, search=search,
-                      skills=skills, skill_for=skill_loader.skill_for_clause_type, max_tokens=self.max_tokens,
-                      max_turns=self.max_turns, policy=self.policy,
-                      state=AgentState.from_snapshot(snapshot, max_tokens=self.max_tokens),
-                      on_checkpoint=on_checkpoint)
+        agent = Agent(
+            self.client,
+            model=self.model,
+            document=document,
+            facts=facts,
+            types=types,
+            search=search,
+            skills=skills,
+            skill_for=skill_loader.skill_for_clause_type,
+            max_tokens=self.max_tokens,
+            max_turns=self.max_turns,
+            policy=self.policy,
+            state=AgentState.from_snapshot(snapshot, max_tokens=self.max_tokens),
+            on_checkpoint=on_checkpoint,
+        )
         return AnthropicSession(agent, document, self.k)

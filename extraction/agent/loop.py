@@ -27,27 +27,57 @@ fresh session); ``model_context_window_exceeded`` compacts and retries once;
 ``refusal`` fails the clause. HTTP 429/500/529 are retried by the SDK with backoff
 (``max_retries``); any other API error fails the clause with its request id.
 """
+
 from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Callable, Sequence
+from typing import cast
 
 import anthropic
+from anthropic.types import (
+    MessageParam,
+    TextBlockParam,
+    ToolChoiceAnyParam,
+    ToolChoiceParam,
+    ToolChoiceToolParam,
+    ToolUnionParam,
+)
 
 from extraction.agent import prompts
-from extraction.agent.tools import ToolBox
 from extraction.agent.case_facts import CaseFacts
-from extraction.catalog import ClauseType
 from extraction.agent.claude_call import plain_block, reraise_interruption
-from extraction.agent.compaction import CompactionPolicy, compact, estimate_messages_tokens, estimate_tokens, should_compact
+from extraction.agent.compaction import (
+    CompactionPolicy,
+    compact,
+    estimate_messages_tokens,
+    estimate_tokens,
+    should_compact,
+)
 from extraction.agent.context import ContextPack, turn_note
+from extraction.agent.tool_schemas import (
+    all_tools,
+    read_extract_clause,
+    validate_extract_clause,
+)
+from extraction.agent.tools import ToolBox
+from extraction.catalog import ClauseType
 from extraction.docview import DocumentView
-from extraction.outcome import (FAILED, NOT_FOUND, UNVERIFIED, CheckpointHook, ClauseOutcome, EngineError,
-                                     FactsProvider, Interrupted, Search, TransientEngineError,
-                                     outcome_from_verification)
-from extraction.agent.tool_schemas import all_tools, read_extract_clause, validate_extract_clause
+from extraction.outcome import (
+    FAILED,
+    NOT_FOUND,
+    UNVERIFIED,
+    CheckpointHook,
+    ClauseOutcome,
+    EngineError,
+    FactsProvider,
+    Interrupted,
+    Search,
+    TransientEngineError,
+    outcome_from_verification,
+)
 from extraction.usage import Usage
 from extraction.verify import VerificationResult, verify_extraction
 
@@ -56,8 +86,11 @@ log = logging.getLogger(__name__)
 EXTRACT = "extract_clause"
 MAX_TOKENS_CEILING = 32_000
 MAX_PAUSES = 3
-NUDGE = ("Record your answer now with the extract_clause tool: the clause copied verbatim with citations, "
-         'or clause_text "not_found" with no citations.')
+DEFAULT_POLICY = CompactionPolicy()
+NUDGE = (
+    "Record your answer now with the extract_clause tool: the clause copied verbatim with citations, "
+    'or clause_text "not_found" with no citations.'
+)
 
 
 def request_timeout(client, max_tokens: int, configured_max_tokens: int) -> float:
@@ -73,26 +106,37 @@ class AgentState:
     """What a checkpoint keeps of a conversation (JSON-serialisable)."""
 
     messages: list[dict] = field(default_factory=list)
-    files: dict[str, str] = field(default_factory=dict)      # compacted history files
+    files: dict[str, str] = field(default_factory=dict)  # compacted history files
     chunks_read: list[str] = field(default_factory=list)
     max_tokens: int = 4096
     turns: int = 0
     current: dict | None = None  # the clause in progress: type, id, attempts, force, turns, errors
 
     def snapshot(self) -> dict:
-        return {"history": list(self.messages),
-                "position": {"current": self.current, "turns": self.turns, "max_tokens": self.max_tokens,
-                             "chunks_read": list(self.chunks_read), "history_files": dict(self.files)}}
+        return {
+            "history": list(self.messages),
+            "position": {
+                "current": self.current,
+                "turns": self.turns,
+                "max_tokens": self.max_tokens,
+                "chunks_read": list(self.chunks_read),
+                "history_files": dict(self.files),
+            },
+        }
 
     @classmethod
-    def from_snapshot(cls, snap: dict | None, *, max_tokens: int) -> "AgentState":
+    def from_snapshot(cls, snap: dict | None, *, max_tokens: int) -> AgentState:
         if not snap:
             return cls(max_tokens=max_tokens)
         pos = snap.get("position") or {}
-        return cls(messages=list(snap.get("history") or []), files=dict(pos.get("history_files") or {}),
-                   chunks_read=list(pos.get("chunks_read") or []),
-                   max_tokens=max(int(pos.get("max_tokens") or max_tokens), max_tokens),
-                   turns=int(pos.get("turns") or 0), current=pos.get("current"))
+        return cls(
+            messages=list(snap.get("history") or []),
+            files=dict(pos.get("history_files") or {}),
+            chunks_read=list(pos.get("chunks_read") or []),
+            max_tokens=max(int(pos.get("max_tokens") or max_tokens), max_tokens),
+            turns=int(pos.get("turns") or 0),
+            current=pos.get("current"),
+        )
 
 
 @dataclass
@@ -115,11 +159,23 @@ def rejection_text(feedback: str, other_recorded: bool, attempts: int) -> str:
 
 
 class Agent:
-    def __init__(self, client: anthropic.Anthropic, *, model: str, document: DocumentView, facts: FactsProvider,
-                 types: Sequence[ClauseType], search: Search | None = None,
-                 skills: Sequence[tuple[str, str]] = (), skill_for: Callable[[str], str | None] | None = None,
-                 max_tokens: int = 4096, max_turns: int = 8, policy: CompactionPolicy = CompactionPolicy(),
-                 state: AgentState | None = None, on_checkpoint: CheckpointHook | None = None):
+    def __init__(
+        self,
+        client: anthropic.Anthropic,
+        *,
+        model: str,
+        document: DocumentView,
+        facts: FactsProvider,
+        types: Sequence[ClauseType],
+        search: Search | None = None,
+        skills: Sequence[tuple[str, str]] = (),
+        skill_for: Callable[[str], str | None] | None = None,
+        max_tokens: int = 4096,
+        max_turns: int = 8,
+        policy: CompactionPolicy = DEFAULT_POLICY,
+        state: AgentState | None = None,
+        on_checkpoint: CheckpointHook | None = None,
+    ):
         self.client = client
         self.model = model
         self.document = document
@@ -144,10 +200,20 @@ class Agent:
     def run_clause(self, clause: ClauseType, clause_id: str, context: ContextPack | str) -> ClauseOutcome:
         st = self.state
         if not (st.current and st.current.get("clause_type") == clause.name):
-            st.current = {"clause_type": clause.name, "clause_id": clause_id, "attempts": 0,
-                          "force": self.max_turns <= 1, "turns": 0, "nudges": 0, "pauses": 0,
-                          "errors": [], "ctx_retry": False}
-            if self.policy.per_question and len(st.messages) > 2:  # earlier questions' turns, but the last answer
+            st.current = {
+                "clause_type": clause.name,
+                "clause_id": clause_id,
+                "attempts": 0,
+                "force": self.max_turns <= 1,
+                "turns": 0,
+                "nudges": 0,
+                "pauses": 0,
+                "errors": [],
+                "ctx_retry": False,
+            }
+            if (
+                self.policy.per_question and len(st.messages) > 2
+            ):  # earlier questions' turns, but the last answer
                 self._compact(everything=True)
             question = prompts.clause_question(clause, clause_id, context, skill=self.skill_for(clause.name))
             if isinstance(context, ContextPack):
@@ -163,7 +229,7 @@ class Agent:
             cur["turns"] += 1
             st.turns += 1
             self.usage.add(response.usage)
-            outcome = self._handle(response, clause)
+            outcome = self._handle(response, clause, cur)
             if outcome is not None:
                 return outcome
 
@@ -171,17 +237,22 @@ class Agent:
         return self.state.snapshot()
 
     # ------------------------------------------------------------------ one response
-    def _handle(self, response, clause: ClauseType) -> ClauseOutcome | None:
-        st, cur = self.state, self.state.current
+    def _handle(self, response, clause: ClauseType, cur: dict) -> ClauseOutcome | None:
+        """One response to the clause in progress, ``cur`` (``state.current``)."""
+        st = self.state
         reason = response.stop_reason
         content = [plain_block(b) for b in response.content]
         if reason == "max_tokens":
             if st.max_tokens >= MAX_TOKENS_CEILING:
-                return self._finish(FAILED, errors=[f"the answer did not fit in {st.max_tokens} output tokens"])
+                return self._finish(
+                    FAILED, errors=[f"the answer did not fit in {st.max_tokens} output tokens"]
+                )
             st.max_tokens = min(st.max_tokens * 2, MAX_TOKENS_CEILING)
             self._checkpoint("max_tokens")
-            raise Interrupted(f"stop_reason max_tokens on {clause.name}; checkpointed, resume with "
-                              f"max_tokens={st.max_tokens}")
+            raise Interrupted(
+                f"stop_reason max_tokens on {clause.name}; checkpointed, resume with "
+                f"max_tokens={st.max_tokens}"
+            )
         if reason == "model_context_window_exceeded":
             if cur["ctx_retry"] or not self._compact():
                 return self._finish(FAILED, errors=["the conversation exceeded the model's context window"])
@@ -201,7 +272,9 @@ class Agent:
         uses = [b for b in content if b.get("type") == "tool_use"]
         if not uses:  # end_turn / stop_sequence with text only
             if cur["nudges"] >= 1:
-                return self._finish(FAILED, errors=["the model ended its turn without calling extract_clause"])
+                return self._finish(
+                    FAILED, errors=["the model ended its turn without calling extract_clause"]
+                )
             cur["nudges"] += 1
             cur["force"] = True
             self._append_user([{"type": "text", "text": NUDGE}])
@@ -216,18 +289,29 @@ class Agent:
             if outcome is not None:
                 results[use["id"]] = self._result(use["id"], "Ignored: one extract_clause per turn.", True)
                 continue
-            verdict = self._judge(use, clause, call=n if len(extracts) > 1 else None)
+            verdict = self._judge(use, clause, cur, call=n if len(extracts) > 1 else None)
             if isinstance(verdict, Rejection):
                 rejected.append(verdict)
             else:
                 results[use["id"]], outcome = verdict
         for r in rejected:
-            results[r.use_id] = self._result(r.use_id, rejection_text(r.feedback, outcome is not None,
-                                                                      cur["attempts"]), True)
+            results[r.use_id] = self._result(
+                r.use_id, rejection_text(r.feedback, outcome is not None, cur["attempts"]), True
+            )
         if outcome is None and rejected and cur["attempts"] >= 2:
-            kept = next((r for r in rejected if r.verification is not None), rejected[0])  # a verified reading first
-            outcome = self._finish(outcome=ClauseOutcome(clause.name, cur["clause_id"], UNVERIFIED, kept.data,
-                                                         kept.verification, list(cur["errors"])))
+            kept = next(
+                (r for r in rejected if r.verification is not None), rejected[0]
+            )  # a verified reading first
+            outcome = self._finish(
+                outcome=ClauseOutcome(
+                    clause.name,
+                    cur["clause_id"],
+                    UNVERIFIED,
+                    kept.data,
+                    kept.verification,
+                    list(cur["errors"]),
+                )
+            )
         elif outcome is None and rejected:
             cur["force"] = True
         for use in uses:  # one tool_result per tool_use, in the reply's order
@@ -237,45 +321,66 @@ class Agent:
         self._append_user([results[use["id"]] for use in uses])
         return outcome
 
-    def _judge(self, use: dict, clause: ClauseType, call: int | None = None) -> tuple[dict, ClauseOutcome] | Rejection:
+    def _judge(
+        self, use: dict, clause: ClauseType, cur: dict, call: int | None = None
+    ) -> tuple[dict, ClauseOutcome] | Rejection:
         """Validate and verify one extract_clause call: (tool_result block, outcome) when it is recorded,
-        else its ``Rejection`` (its errors are kept under the attempt, and ``call`` when a reply held several)."""
-        cur = self.state.current
+        else its ``Rejection`` (its errors are kept under the attempt, and ``call`` when a reply held
+        several)."""
         data = read_extract_clause(use.get("input") or {})
         errors = validate_extract_clause(data, self.type_names)
         if not errors and data.get("clause_type") != clause.name:
-            errors.append(f'clause_type must be "{clause.name}" for this question (you gave "{data["clause_type"]}")')
+            errors.append(
+                f'clause_type must be "{clause.name}" for this question (you gave "{data["clause_type"]}")'
+            )
         result: VerificationResult | None = None
         if not errors:
             doc = self.document
-            result = verify_extraction(data["citations"], doc.by_id, doc.pages, data["clause_text"],
-                                       document_text=doc.text, furniture=doc.furniture)
+            result = verify_extraction(
+                data["citations"],
+                doc.by_id,
+                doc.pages,
+                data["clause_text"],
+                document_text=doc.text,
+                furniture=doc.furniture,
+            )
             if result.ok:
                 outcome = outcome_from_verification(clause, cur["clause_id"], data, result)
-                text = "Recorded: not_found." if outcome.status == NOT_FOUND else \
-                    f"Recorded and verified ({len(result.citations)} citation(s))."
+                text = (
+                    "Recorded: not_found."
+                    if outcome.status == NOT_FOUND
+                    else f"Recorded and verified ({len(result.citations)} citation(s))."
+                )
                 return self._result(use["id"], text, False), self._finish(outcome=outcome)
             errors = list(result.errors)
         label = f"attempt {cur['attempts']}" + (f", call {call}" if call else "")
         cur["errors"].extend(f"{label}: {e}" for e in errors)
-        feedback = result.feedback() if result is not None else \
-            "extract_clause input rejected:\n" + "\n".join(f"- {e}" for e in errors)
+        feedback = (
+            result.feedback()
+            if result is not None
+            else "extract_clause input rejected:\n" + "\n".join(f"- {e}" for e in errors)
+        )
         return Rejection(use["id"], data, result, feedback)
 
     # ------------------------------------------------------------------ helpers
     @staticmethod
     def _result(tool_use_id: str, text: str, is_error: bool) -> dict:
-        block = {"type": "tool_result", "tool_use_id": tool_use_id, "content": text}
+        block: dict[str, str | bool] = {"type": "tool_result", "tool_use_id": tool_use_id, "content": text}
         if is_error:
             block["is_error"] = True
         return block
 
-    def _finish(self, status: str | None = None, *, errors: Sequence[str] = (),
-                outcome: ClauseOutcome | None = None) -> ClauseOutcome:
+    def _finish(
+        self, status: str | None = None, *, errors: Sequence[str] = (), outcome: ClauseOutcome | None = None
+    ) -> ClauseOutcome:
         cur = self.state.current or {}
         if outcome is None:
-            outcome = ClauseOutcome(cur.get("clause_type", ""), cur.get("clause_id", ""), status or FAILED,
-                                    errors=list(cur.get("errors", [])) + list(errors))
+            outcome = ClauseOutcome(
+                cur.get("clause_type", ""),
+                cur.get("clause_id", ""),
+                status or FAILED,
+                errors=list(cur.get("errors", [])) + list(errors),
+            )
         if outcome.status == FAILED:
             self.drop_unanswered_question()
         outcome.turns = cur.get("turns", 0)
@@ -304,7 +409,11 @@ class Agent:
         msgs = self.state.messages
         if msgs and msgs[-1].get("role") == "user":
             last = dict(msgs[-1])
-            old = last["content"] if isinstance(last["content"], list) else [{"type": "text", "text": last["content"]}]
+            old = (
+                last["content"]
+                if isinstance(last["content"], list)
+                else [{"type": "text", "text": last["content"]}]
+            )
             last["content"] = old + list(blocks)
             msgs[-1] = last
         else:
@@ -315,8 +424,10 @@ class Agent:
         available = max(0, self.policy.window_tokens - used)
         cur = self.state.current or {}
         note = turn_note(used, available, self.state.chunks_read)
-        note += (f"\nCurrent question: clause_id {cur.get('clause_id')}: find the {cur.get('clause_type')} clause "
-                 f"(turn {cur.get('turns', 0) + 1} of at most {self.max_turns}).")
+        note += (
+            f"\nCurrent question: clause_id {cur.get('clause_id')}: find the {cur.get('clause_type')} clause "
+            f"(turn {cur.get('turns', 0) + 1} of at most {self.max_turns})."
+        )
         if force:
             note += " Answer now with extract_clause."
         return note
@@ -325,7 +436,9 @@ class Agent:
         facts: CaseFacts = self.facts()
         base = prompts.build_system(facts, types=self.types, skills=self.skills)
         size = estimate_tokens("".join(b["text"] for b in base)) + self.tool_tokens
-        return prompts.build_system(facts, types=self.types, skills=self.skills, turn_note=self._note(size, force))
+        return prompts.build_system(
+            facts, types=self.types, skills=self.skills, turn_note=self._note(size, force)
+        )
 
     def _system_tokens(self) -> int:
         """The system prompt's tokens and the tools' (what every request carries besides the messages)."""
@@ -345,25 +458,38 @@ class Agent:
         self.state.messages[:] = result.messages
         self.state.files[result.archive_name] = result.archive_text
         self.compactions += 1
-        log.info("compacted %d messages into %s (%d -> %d tokens)", result.compacted_messages,
-                 result.archive_name, result.tokens_before, result.tokens_after)
+        log.info(
+            "compacted %d messages into %s (%d -> %d tokens)",
+            result.compacted_messages,
+            result.archive_name,
+            result.tokens_before,
+            result.tokens_after,
+        )
         return True
 
     def _call(self, force: bool):
         self.last_system = self.system(force)
-        choice = {"type": "tool", "name": EXTRACT} if force else {"type": "any"}
-        try:
-            return self.client.messages.create(model=self.model, max_tokens=self.state.max_tokens,
-                                               system=self.last_system, messages=self.state.messages,
-                                               tools=self.tools, tool_choice=choice,
-                                               timeout=request_timeout(self.client, self.state.max_tokens,
-                                                                       self.max_tokens))
+        choice: ToolChoiceParam = (
+            ToolChoiceToolParam(type="tool", name=EXTRACT) if force else ToolChoiceAnyParam(type="any")
+        )
+        try:  # the blocks are plain dicts in the SDK's TypedDict shapes
+            return self.client.messages.create(
+                model=self.model,
+                max_tokens=self.state.max_tokens,
+                system=cast("list[TextBlockParam]", self.last_system),
+                messages=cast("list[MessageParam]", self.state.messages),
+                tools=cast("list[ToolUnionParam]", self.tools),
+                tool_choice=choice,
+                timeout=request_timeout(self.client, self.state.max_tokens, self.max_tokens),
+            )
         except anthropic.APIStatusError as exc:
             body = exc.body if isinstance(exc.body, dict) else {}
             err = body.get("error") or {}
             kind = TransientEngineError if exc.status_code == 429 or exc.status_code >= 500 else EngineError
-            raise kind(f"Anthropic API error {exc.status_code} {err.get('type', '')}: "
-                       f"{err.get('message', exc.message)} (request-id {exc.request_id})") from exc
+            raise kind(
+                f"Anthropic API error {exc.status_code} {err.get('type', '')}: "
+                f"{err.get('message', exc.message)} (request-id {exc.request_id})"
+            ) from exc
         except anthropic.APIConnectionError as exc:
             reraise_interruption(exc)
             raise TransientEngineError(f"Anthropic API unreachable: {exc}") from exc

@@ -6,14 +6,15 @@ cached, never compacted), then the optional per-turn note. The cached block has
 to come first for prompt caching to work (the cache is a prefix), so CASE_FACTS
 is pinned directly after it, at the top of the part that changes.
 """
+
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from extraction import catalog
 from extraction.agent.case_facts import CaseFacts, render_case_facts
-from extraction.catalog import ClauseType
 from extraction.agent.context import ContextPack
+from extraction.catalog import ClauseType
 
 INSTRUCTIONS = """\
 You review commercial contracts for auditors. For each question you find one type of clause in ONE document
@@ -56,24 +57,35 @@ def skills_text(skills: Sequence[tuple[str, str]]) -> str:
     return "\n".join(lines)
 
 
-def system_prefix(types: Sequence[ClauseType] = catalog.CATALOG,
-                  skills: Sequence[tuple[str, str]] = (), instructions: str = INSTRUCTIONS) -> str:
+def system_prefix(
+    types: Sequence[ClauseType] = catalog.CATALOG,
+    skills: Sequence[tuple[str, str]] = (),
+    instructions: str = INSTRUCTIONS,
+) -> str:
     """The invariant (cacheable) part of the system prompt."""
     return "\n\n".join([instructions.strip(), catalog_text(types), skills_text(skills)])
 
 
-def build_system(case_facts: CaseFacts | str, *, types: Sequence[ClauseType] = catalog.CATALOG,
-                 skills: Sequence[tuple[str, str]] = (), turn_note: str | None = None,
-                 instructions: str = INSTRUCTIONS) -> list[dict]:
+def build_system(
+    case_facts: CaseFacts | str,
+    *,
+    types: Sequence[ClauseType] = catalog.CATALOG,
+    skills: Sequence[tuple[str, str]] = (),
+    turn_note: str | None = None,
+    instructions: str = INSTRUCTIONS,
+) -> list[dict]:
     """System blocks for ``client.messages.create(system=...)``.
 
     ``[cached prefix, CASE_FACTS, (turn note)]``; only the first block carries
     ``cache_control``. ``skills`` is ``skill_loader.list_skills()``.
     """
     facts = render_case_facts(case_facts) if isinstance(case_facts, CaseFacts) else case_facts
-    blocks = [
-        {"type": "text", "text": system_prefix(types, skills, instructions),
-         "cache_control": {"type": "ephemeral"}},
+    blocks: list[dict] = [
+        {
+            "type": "text",
+            "text": system_prefix(types, skills, instructions),
+            "cache_control": {"type": "ephemeral"},
+        },
         {"type": "text", "text": "Case facts (authoritative, verbatim):\n" + facts},
     ]
     if turn_note:
@@ -85,12 +97,16 @@ def _context_text(context: ContextPack | str) -> str:
     return context.text if isinstance(context, ContextPack) else context
 
 
-def clause_question(clause: ClauseType, clause_id: str, context: ContextPack | str, *,
-                    skill: str | None = None) -> dict:
+def clause_question(
+    clause: ClauseType, clause_id: str, context: ContextPack | str, *, skill: str | None = None
+) -> dict:
     """The user message for one clause question, with provenance-tagged context."""
-    skill_line = (f"Load the skill \"{skill}\" first.\n" if skill else "")
-    kind_line = ("The answer is a short value: quote the sentence or phrase that states it.\n"
-                 if clause.kind == catalog.VALUE else "")
+    skill_line = f'Load the skill "{skill}" first.\n' if skill else ""
+    kind_line = (
+        "The answer is a short value: quote the sentence or phrase that states it.\n"
+        if clause.kind == catalog.VALUE
+        else ""
+    )
     text = (
         f"clause_id: {clause_id}\n"
         f"Question: find the {clause.name} clause in this document.\n"
@@ -104,33 +120,46 @@ def clause_question(clause: ClauseType, clause_id: str, context: ContextPack | s
     return {"role": "user", "content": [{"type": "text", "text": text}]}
 
 
-SUMMARY_SYSTEM = ("You summarise commercial contracts for financial auditors. Use only the document you are "
-                  "given. Write one point per line, each line starting with \"- \", at most ten points. Copy "
-                  "every amount, date, percentage and identifier exactly as the document writes it: never round, "
-                  "convert or reformat a value. Do not write anything before or after the points.")
+SUMMARY_SYSTEM = (
+    "You summarise commercial contracts for financial auditors. Use only the document you are "
+    'given. Write one point per line, each line starting with "- ", at most ten points. Copy '
+    "every amount, date, percentage and identifier exactly as the document writes it: never round, "
+    "convert or reformat a value. Do not write anything before or after the points."
+)
 
 
 def summary_question(context: ContextPack | str) -> dict:
     """User message asking for the case summary of a document (``extraction.summary``)."""
-    text = ("Summarise this contract for an auditor in at most ten bullet points: parties, subject, term, money "
-            "terms, notable risks. Copy every value (amounts, dates, ids) verbatim.\n\n"
-            f"Document (provenance-tagged):\n\n{_context_text(context)}")
+    text = (
+        "Summarise this contract for an auditor in at most ten bullet points: parties, subject, term, money "
+        "terms, notable risks. Copy every value (amounts, dates, ids) verbatim.\n\n"
+        f"Document (provenance-tagged):\n\n{_context_text(context)}"
+    )
     return {"role": "user", "content": [{"type": "text", "text": text}]}
 
 
-DOC_TYPE_SYSTEM = ("You classify commercial contracts for financial auditors. Use only the document you are given. "
-                   "Answer with the classify_document tool: the listed type that fits the contract best, and a "
-                   "short passage copied exactly from the document that shows it.")
+DOC_TYPE_SYSTEM = (
+    "You classify commercial contracts for financial auditors. Use only the document you are given. "
+    "Answer with the classify_document tool: the listed type that fits the contract best, and a "
+    "short passage copied exactly from the document that shows it."
+)
 
 
 def doc_type_question(context: ContextPack | str) -> dict:
     """User message asking for a document's contract type (``extraction.doc_type``)."""
-    text = ("What type of contract is this? Choose from the tool's list; the title or the sentence that names "
-            f"the agreement usually tells.\n\nDocument (provenance-tagged):\n\n{_context_text(context)}")
+    text = (
+        "What type of contract is this? Choose from the tool's list; the title or the sentence that names "
+        f"the agreement usually tells.\n\nDocument (provenance-tagged):\n\n{_context_text(context)}"
+    )
     return {"role": "user", "content": [{"type": "text", "text": text}]}
 
 
 def rejected_results(feedback: dict[str, str]) -> dict:
     """User message answering every rejected call of a reply (tool_use id -> why), one tool_result each."""
-    return {"role": "user", "content": [{"type": "tool_result", "tool_use_id": tool_use_id, "is_error": True,
-                                         "content": text} for tool_use_id, text in feedback.items()]}
+    return {
+        "role": "user",
+        "content": [
+            {"type": "tool_result", "tool_use_id": tool_use_id, "is_error": True, "content": text}
+            for tool_use_id, text in feedback.items()
+        ],
+    }

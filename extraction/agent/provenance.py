@@ -2,13 +2,14 @@
 
 Every block of document text that enters a prompt is headed by one line::
 
-    === §8.2 Limitation of Liability [source:msa.pdf | chunk:c_ab12,c_cd34 | p.41-42 | ¶118 | §8.2 Limitation of Liability | @90211] ===
+    === §8.2 Liability [source:msa.pdf | chunk:c_ab12,c_cd34 | p.41-42 | ¶118 | §8.2 Liability | @90211] ===
 
 ``chunk`` lists the chunk ids the block was built from (cite one of them),
 ``p.N`` or ``p.N-M`` the physical page(s), ``¶`` the paragraph index of the
 first chunk, ``§`` its heading and ``@`` the absolute char offset of the block's
 first character. ``render_tag``/``parse_tag`` round-trip.
 """
+
 from __future__ import annotations
 
 import re

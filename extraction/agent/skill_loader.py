@@ -5,6 +5,7 @@ name, description, version; optionally clause_type) followed by the guide.
 The prompt lists names and descriptions only; the body is loaded on demand by
 the ``load_skill`` tool.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -51,7 +52,7 @@ def parse_skill(text: str, path: str = "") -> Skill:
     missing = [k for k in ("name", "description", "version") if not meta.get(k)]
     if missing:
         raise ValueError(f"{path or 'skill'}: front matter lacks {', '.join(missing)}")
-    body = "\n".join(lines[end + 1:]).strip() + "\n"
+    body = "\n".join(lines[end + 1 :]).strip() + "\n"
     return Skill(meta["name"], meta["description"], meta["version"], meta.get("clause_type", ""), body, path)
 
 
@@ -78,7 +79,9 @@ def load_skill(name: str, directory: str | Path = SKILLS_DIR) -> str:
     for s in _load_all(str(directory)):
         if s.name == name:
             return f"# skill: {s.name} (v{s.version})\n\n{s.body}"
-    raise KeyError(f"unknown skill {name!r}; available: {', '.join(x.name for x in _load_all(str(directory)))}")
+    raise KeyError(
+        f"unknown skill {name!r}; available: {', '.join(x.name for x in _load_all(str(directory)))}"
+    )
 
 
 def skill_for_clause_type(clause_type: str, directory: str | Path = SKILLS_DIR) -> str | None:

@@ -9,10 +9,12 @@ never depends on the model having honoured the schema. ``read_extract_clause`` r
 first: ``citations`` sent as a string holding a JSON array is read as that array, and a
 citation's ``page`` sent as digits as that number.
 """
+
 from __future__ import annotations
 
 import json
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from extraction import catalog
 
@@ -25,12 +27,21 @@ def extract_clause_schema(clause_types: Sequence[str] | None = None) -> dict:
     citation = {
         "type": "object",
         "properties": {
-            "chunk_id": {"type": "string", "minLength": 1,
-                         "description": "Chunk id from the context tag (chunk:...) the quote was read from."},
-            "page": {"type": "integer", "minimum": 1,
-                     "description": "Physical page from the context tag (p.N)."},
-            "quote": {"type": "string", "minLength": 2,
-                      "description": "One contiguous passage copied character-for-character from the chunk."},
+            "chunk_id": {
+                "type": "string",
+                "minLength": 1,
+                "description": "Chunk id from the context tag (chunk:...) the quote was read from.",
+            },
+            "page": {
+                "type": "integer",
+                "minimum": 1,
+                "description": "Physical page from the context tag (p.N).",
+            },
+            "quote": {
+                "type": "string",
+                "minLength": 2,
+                "description": "One contiguous passage copied character-for-character from the chunk.",
+            },
         },
         "required": ["chunk_id", "page", "quote"],
         "additionalProperties": False,
@@ -38,14 +49,23 @@ def extract_clause_schema(clause_types: Sequence[str] | None = None) -> dict:
     return {
         "type": "object",
         "properties": {
-            "clause_id": {"type": "string", "minLength": 1,
-                          "description": "The clause_id given in the question; echo it unchanged."},
+            "clause_id": {
+                "type": "string",
+                "minLength": 1,
+                "description": "The clause_id given in the question; echo it unchanged.",
+            },
             "clause_type": {"type": "string", "enum": types},
-            "clause_text": {"type": "string", "minLength": 1,
-                            "description": 'The clause verbatim: the words of its quotes in their order ("…" where '
-                                           'words are left out), or exactly "not_found".'},
-            "citations": {"type": "array", "items": citation,
-                          "description": "Evidence. At least one when found; none when not_found."},
+            "clause_text": {
+                "type": "string",
+                "minLength": 1,
+                "description": 'The clause verbatim: the words of its quotes in their order ("…" where '
+                'words are left out), or exactly "not_found".',
+            },
+            "citations": {
+                "type": "array",
+                "items": citation,
+                "description": "Evidence. At least one when found; none when not_found.",
+            },
         },
         "required": ["clause_id", "clause_type", "clause_text", "citations"],
         "additionalProperties": False,
@@ -70,8 +90,10 @@ def extract_clause_tool(clause_types: Sequence[str] | None = None) -> dict:
 
 SEARCH_DOCUMENT = {
     "name": "search_document",
-    "description": ("Hybrid (semantic + keyword) search over this document's chunks. Returns the top k chunks "
-                    "in reading order, each headed by its provenance tag (chunk id, page, section)."),
+    "description": (
+        "Hybrid (semantic + keyword) search over this document's chunks. Returns the top k chunks "
+        "in reading order, each headed by its provenance tag (chunk id, page, section)."
+    ),
     "input_schema": {
         "type": "object",
         "properties": {
@@ -99,9 +121,11 @@ READ_CHUNK = {
 
 REGEX_DOCUMENT = {
     "name": "regex_document",
-    "description": ("Search the document text with a Python regular expression (case-insensitive). Returns "
-                    "each match with its chunk id, page and some surrounding text. Good for exact values: "
-                    "amounts, dates, defined terms, section numbers."),
+    "description": (
+        "Search the document text with a Python regular expression (case-insensitive). Returns "
+        "each match with its chunk id, page and some surrounding text. Good for exact values: "
+        "amounts, dates, defined terms, section numbers."
+    ),
     "input_schema": {
         "type": "object",
         "properties": {
@@ -115,8 +139,10 @@ REGEX_DOCUMENT = {
 
 READ_HISTORY = {
     "name": "read_history",
-    "description": ("Read back earlier turns of this conversation that were compacted into a history file "
-                    "(its name is given in the compaction note). Returns the text from offset, up to limit chars."),
+    "description": (
+        "Read back earlier turns of this conversation that were compacted into a history file "
+        "(its name is given in the compaction note). Returns the text from offset, up to limit chars."
+    ),
     "input_schema": {
         "type": "object",
         "properties": {
@@ -133,8 +159,10 @@ READ_HISTORY = {
 def load_skill_tool(skill_names: Sequence[str]) -> dict:
     return {
         "name": "load_skill",
-        "description": ("Load the full guide for one clause type (what counts, what does not, examples, edge "
-                        "cases). Load it before answering a question about that type when a skill exists."),
+        "description": (
+            "Load the full guide for one clause type (what counts, what does not, examples, edge "
+            "cases). Load it before answering a question about that type when a skill exists."
+        ),
         "input_schema": {
             "type": "object",
             "properties": {"name": {"type": "string", "enum": list(skill_names)}},
@@ -160,14 +188,20 @@ def classify_document_tool(doc_types: Sequence[str]) -> dict:
     """The tool a document's contract type is answered with (``extraction.doc_type``)."""
     return {
         "name": "classify_document",
-        "description": ("Record the contract's type, with a passage of the document that shows it (its title or "
-                        f'the sentence naming the agreement). Answer "{OTHER_TYPE}" when no listed type fits.'),
+        "description": (
+            "Record the contract's type, with a passage of the document that shows it (its title or "
+            f'the sentence naming the agreement). Answer "{OTHER_TYPE}" when no listed type fits.'
+        ),
         "input_schema": {
             "type": "object",
             "properties": {
                 "doc_type": {"type": "string", "enum": [*doc_types, OTHER_TYPE]},
-                "evidence": {"type": "string", "minLength": 2, "maxLength": 400,
-                             "description": "A short passage copied character-for-character from the document."},
+                "evidence": {
+                    "type": "string",
+                    "minLength": 2,
+                    "maxLength": 400,
+                    "description": "A short passage copied character-for-character from the document.",
+                },
             },
             "required": ["doc_type", "evidence"],
             "additionalProperties": False,
@@ -176,6 +210,7 @@ def classify_document_tool(doc_types: Sequence[str]) -> dict:
 
 
 # --------------------------------------------------------------------------- validator
+
 
 def read_extract_clause(data: Any) -> Any:
     """An ``extract_clause`` input as the server reads it: ``citations`` written as a string holding a
@@ -225,8 +260,10 @@ def validate_extract_clause(data: Any, clause_types: Sequence[str] | None = None
         errs.append(f"clause_type {data['clause_type']!r} is not a catalog clause type")
     cits = data.get("citations")
     if isinstance(cits, str):  # what read_extract_clause could not read as an array of objects
-        errs.append("citations must be a list of {chunk_id, page, quote} objects; the string given is not a "
-                    "JSON array of such objects")
+        errs.append(
+            "citations must be a list of {chunk_id, page, quote} objects; the string given is not a "
+            "JSON array of such objects"
+        )
         cits = None
     elif "citations" in data and not isinstance(cits, list):
         errs.append("citations must be a list")

@@ -7,22 +7,24 @@ provenance tag (see ``provenance``), so the model can cite what it read. It keep
 the ids of the chunks it has shown (``chunks_read``, latest last) for the per-turn note.
 ``search`` is injected (``query, k -> chunks``) so the box stays pure.
 """
+
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Callable, Sequence
 
 import regex
 
 from extraction.agent import skill_loader
 from extraction.agent.compaction import read_archive
 from extraction.agent.context import ContextPack, segment_blocks
-from extraction.docview import DocumentView
 from extraction.agent.provenance import ProvenanceTag, render_tag
-from extraction.types import ChunkView, ScoredChunk, page_of
+from extraction.docview import DocumentView, ScoredChunk
+from ingest.chunker import ChunkSpec
+from ingest.pages import page_of
 
-Search = Callable[[str, int], Sequence["ChunkView | ScoredChunk"]]
+Search = Callable[[str, int], Sequence["ChunkSpec | ScoredChunk"]]
 REGEX_TIMEOUT_S = 2.0
 MAX_UNROLLED = 10_000  # pattern items once counted repeats are unrolled (a few MB when compiled)
 MATCH_CONTEXT = 160
@@ -53,7 +55,9 @@ def unrolled_size(pattern: str) -> int:
         if pattern.startswith("(?#", i) or (verbose and c == "#"):
             i = pattern.find(")" if c == "(" else "\n", i) + 1 or n
             continue
-        if c.isspace():  # counted, but not what a count after it repeats (an overestimate outside verbose mode)
+        if (
+            c.isspace()
+        ):  # counted, but not what a count after it repeats (an overestimate outside verbose mode)
             top[0] += 1
             i += 1
             continue
@@ -76,7 +80,7 @@ def unrolled_size(pattern: str) -> int:
             continue
         if c == "\\":
             i += 2
-            if pattern[i - 1:i] in _BRACED_ESCAPES and pattern[i:i + 1] == "{":
+            if pattern[i - 1 : i] in _BRACED_ESCAPES and pattern[i : i + 1] == "{":
                 i = pattern.find("}", i) + 1 or n
         elif c == "[":
             i = _set_end(pattern, i)
@@ -90,9 +94,9 @@ def unrolled_size(pattern: str) -> int:
 def _set_end(pattern: str, i: int) -> int:
     """Index just past the ``[...]`` set opening at ``i`` (a "]" first in the set is a literal)."""
     j = i + 1
-    if pattern[j:j + 1] == "^":
+    if pattern[j : j + 1] == "^":
         j += 1
-    if pattern[j:j + 1] == "]":
+    if pattern[j : j + 1] == "]":
         j += 1
     while j < len(pattern) and pattern[j] != "]":
         j += 2 if pattern[j] == "\\" else 1
@@ -107,7 +111,7 @@ class ToolError(Exception):
 class ToolBox:
     document: DocumentView
     search: Search | None = None
-    files: dict[str, str] = field(default_factory=dict)      # compacted history, by name
+    files: dict[str, str] = field(default_factory=dict)  # compacted history, by name
     chunks_read: list[str] = field(default_factory=list)
     skills_dir: str | None = None
 
@@ -130,11 +134,12 @@ class ToolBox:
             if c:
                 self.chunks_read.append(c)
 
-    def render(self, chunks: Sequence[ChunkView], header: str) -> str:
+    def render(self, chunks: Sequence[ChunkSpec], header: str) -> str:
         if not chunks:
             return f"{header}\n(no passages)"
-        pack = ContextPack("retrieval", tuple(segment_blocks(chunks, source=self.document.source,
-                                                             pages=self.document.pages)))
+        pack = ContextPack(
+            "retrieval", tuple(segment_blocks(chunks, source=self.document.source, pages=self.document.pages))
+        )
         self.note_read(pack.chunk_ids)
         return f"{header}\n\n{pack.text}"
 
@@ -156,22 +161,25 @@ class ToolBox:
         n = max(0, min(int(neighbours), 3))
         ordered = self.document.chunks
         i = next(j for j, c in enumerate(ordered) if c.chunk_id == chunk.chunk_id)
-        picked = ordered[max(0, i - n): i + n + 1]
+        picked = ordered[max(0, i - n) : i + n + 1]
         return self.render(picked, f"read_chunk({chunk_id}, neighbours={n})")
 
     def _regex_document(self, pattern: str, max_matches: int = 20) -> str:
         if not isinstance(pattern, str) or not pattern or len(pattern) > 500:
             raise ToolError("pattern must be 1-500 characters")
         if unrolled_size(pattern) > MAX_UNROLLED:
-            raise ToolError(f"the pattern repeats too much (over {MAX_UNROLLED:,} items once its {{n}} counts are "
-                            "unrolled); use smaller counts, or {0,n} for a gap of up to n characters")
+            raise ToolError(
+                f"the pattern repeats too much (over {MAX_UNROLLED:,} items once its {{n}} counts are "
+                "unrolled); use smaller counts, or {0,n} for a gap of up to n characters"
+            )
         try:
             rx = regex.compile(pattern, regex.IGNORECASE | regex.V0)
         except regex.error as exc:
             raise ToolError(f"invalid regular expression: {exc}") from None
         limit = max(1, min(int(max_matches), 50))
         text = self.document.text
-        lines, total = [], 0
+        lines: list[str] = []
+        total = 0
         try:
             for m in rx.finditer(text, timeout=REGEX_TIMEOUT_S):
                 if m.end() == m.start():
@@ -181,7 +189,9 @@ class ToolBox:
                     lines.append(self._match_block(m.start(), m.end()))
         except TimeoutError:
             raise ToolError(f"the pattern took longer than {REGEX_TIMEOUT_S:.0f}s; simplify it") from None
-        head = f"regex_document(/{pattern}/i): {total} matches" + (f", first {limit} shown" if total > limit else "")
+        head = f"regex_document(/{pattern}/i): {total} matches" + (
+            f", first {limit} shown" if total > limit else ""
+        )
         return head + ("\n\n" + "\n\n".join(lines) if lines else "")
 
     def _match_block(self, start: int, end: int) -> str:
@@ -193,11 +203,18 @@ class ToolBox:
             self.note_read([chunk.chunk_id])
         p1 = page_of(lo, doc.pages)
         p2 = page_of(max(lo, hi - 1), doc.pages)
-        tag = ProvenanceTag(doc.source, (chunk.chunk_id,) if chunk else (), p1, p2,
-                            chunk.paragraph if chunk else 0, chunk.section if chunk else "", lo)
+        tag = ProvenanceTag(
+            doc.source,
+            (chunk.chunk_id,) if chunk else (),
+            p1,
+            p2,
+            chunk.paragraph if chunk else 0,
+            chunk.section if chunk else "",
+            lo,
+        )
         return f"{render_tag(tag)}\n{doc.text[lo:hi]}"
 
-    def _chunk_at(self, start: int, end: int) -> ChunkView | None:
+    def _chunk_at(self, start: int, end: int) -> ChunkSpec | None:
         inside = [c for c in self.document.chunks if c.char_start <= start and end <= c.char_end]
         if inside:
             return min(inside, key=lambda c: c.char_end - c.char_start)

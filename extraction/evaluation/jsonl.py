@@ -1,4 +1,5 @@
 """Reading JSON Lines files (a corpus's documents.jsonl and gold.jsonl, an evaluation's predictions.jsonl)."""
+
 from __future__ import annotations
 
 import json

@@ -26,14 +26,16 @@ records into the figures of ``metrics.json``:
   the dashboards count it; ``failed`` says how many. Hit rate and recall still count it
   as a miss.
 """
+
 from __future__ import annotations
 
 import math
 import re
 import unicodedata
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Mapping, Sequence
+from typing import cast
 
 from extraction.evaluation.stratify import NOT_RUN, best_jaccard, jaccard
 
@@ -72,21 +74,22 @@ def contains(haystack_norm: str, needle: str) -> bool:
 
 # --------------------------------------------------------------------------- records
 
+
 @dataclass
 class PairRecord:
     doc: str
     clause_type: str
     present: bool
-    gold_spans: list[dict]                     # gold.jsonl "spans": [{text, parts: [{text, pages}]}]
-    retrieved: list[str]                       # retrieved chunk texts, rank order (top k)
+    gold_spans: list[dict]  # gold.jsonl "spans": [{text, parts: [{text, pages}]}]
+    retrieved: list[str]  # retrieved chunk texts, rank order (top k)
     retrieved_runs: list[str] = field(default_factory=list)  # texts of adjacent retrieved chunks merged
-    status: str = "not_found"                  # found | not_found | unverified | failed
+    status: str = "not_found"  # found | not_found | unverified | failed
     clause_text: str = ""
-    citations: list[dict] = field(default_factory=list)      # {page, quote, ...}
+    citations: list[dict] = field(default_factory=list)  # {page, quote, ...}
     citation_valid: list[bool] = field(default_factory=list)
-    latency_ms: dict = field(default_factory=dict)          # {"retrieval": ms, "extraction": ms}
-    score: float | None = None                               # the engine's confidence, when it has one
-    features: dict = field(default_factory=dict)             # the engine's decision signals (offline)
+    latency_ms: dict = field(default_factory=dict)  # {"retrieval": ms, "extraction": ms}
+    score: float | None = None  # the engine's confidence, when it has one
+    features: dict = field(default_factory=dict)  # the engine's decision signals (offline)
     pdf_pages: dict[int, str] = field(default_factory=dict)  # page number -> normalised PDF text layer
 
     @property
@@ -100,6 +103,7 @@ class PairRecord:
 
 # --------------------------------------------------------------------------- per-pair judgements
 
+
 def parts_retrieved(rec: PairRecord, *, merged: bool = False) -> tuple[int, int]:
     """(gold parts retrieved, gold parts) of one pair."""
     hay = [norm_text(t) for t in rec.retrieved]
@@ -110,7 +114,9 @@ def parts_retrieved(rec: PairRecord, *, merged: bool = False) -> tuple[int, int]
 
 
 def is_hit(rec: PairRecord, threshold: float = HIT_JACCARD) -> bool:
-    return rec.present and rec.status == "found" and best_jaccard(rec.clause_text, rec.span_texts) >= threshold
+    return (
+        rec.present and rec.status == "found" and best_jaccard(rec.clause_text, rec.span_texts) >= threshold
+    )
 
 
 MIN_JUDGED_WORDS = 4  # a shorter part ("Association", a date) occurs in many places: its page proves nothing
@@ -133,22 +139,25 @@ def page_judgements(rec: PairRecord, *, any_occurrence: bool = True) -> list[boo
     PDF itself (``rec.pdf_pages``, the physical page's own text layer): a party name or a clause
     repeated in an exhibit is correctly cited on the page where that copy is.
     """
-    out = []
+    out: list[bool] = []
     if rec.status != "found":
         return out
     located = [p for p in rec.parts if p.get("pages")]
     for cit in rec.citations:
-        page = cit.get("page")
+        page = cast(int, cit.get("page"))  # a found answer's citations carry their page
         for part in located:
             ok, part_inside = _matches(cit.get("quote", ""), part["text"])
             if not ok:
                 continue
             first, last = part["pages"][0], part["pages"][-1]
             right = first <= page <= last or (part_inside and first - 1 <= page <= first)
-            if not right and any_occurrence and rec.pdf_pages:  # the gold text itself starts on the cited page
+            if (
+                not right and any_occurrence and rec.pdf_pages
+            ):  # the gold text itself starts on the cited page
                 here = rec.pdf_pages.get(page, "")
                 right = contains(f"{here} {rec.pdf_pages.get(page + 1, '')}", part["text"]) and (
-                    contains(here, part["text"]) or _starts_on(here, part["text"]))
+                    contains(here, part["text"]) or _starts_on(here, part["text"])
+                )
             out.append(right)
             break
     return out
@@ -160,8 +169,9 @@ def _starts_on(page_norm: str, text: str, words: int = 6) -> bool:
     return bool(head) and contains(page_norm, head)
 
 
-def citation_is_valid(citation: Mapping, text: str, chunk_range: tuple[int, int] | None,
-                      page_of_start: int | None) -> bool:
+def citation_is_valid(
+    citation: Mapping, text: str, chunk_range: tuple[int, int] | None, page_of_start: int | None
+) -> bool:
     """The quote is exactly ``text[start:end]``, lies inside its chunk and starts on the page it names."""
     start, end = citation.get("start"), citation.get("end")
     if not isinstance(start, int) or not isinstance(end, int) or not 0 <= start < end <= len(text):
@@ -174,6 +184,7 @@ def citation_is_valid(citation: Mapping, text: str, chunk_range: tuple[int, int]
 
 
 # --------------------------------------------------------------------------- aggregation
+
 
 def _rate(num: int, den: int) -> float | None:
     return round(num / den, 4) if den else None
@@ -190,8 +201,13 @@ def latency_stats(values: Sequence[float | None]) -> dict:
         i = max(0, min(len(vals) - 1, math.ceil(q * len(vals)) - 1))
         return round(vals[i], 1)
 
-    return {"n": len(vals), "mean": round(sum(vals) / len(vals), 1), "p50": pct(0.5), "p95": pct(0.95),
-            "max": round(vals[-1], 1)}
+    return {
+        "n": len(vals),
+        "mean": round(sum(vals) / len(vals), 1),
+        "p50": pct(0.5),
+        "p95": pct(0.95),
+        "max": round(vals[-1], 1),
+    }
 
 
 def metrics(records: Iterable[PairRecord]) -> dict:
@@ -212,16 +228,25 @@ def metrics(records: Iterable[PairRecord]) -> dict:
     answered_absent = [r for r in absent if r.status not in NOT_RUN]
     answered_present = [r for r in present if r.status not in NOT_RUN]
     return {
-        "pairs": len(recs), "present": len(present), "absent": len(absent), "gold_parts": tot,
+        "pairs": len(recs),
+        "present": len(present),
+        "absent": len(absent),
+        "gold_parts": tot,
         "recall_at_k": _rate(got, tot),
         "recall_at_k_merged": _rate(got_m, tot),
         "pair_recall_at_k": _rate(pair_hits, len(present)),
         "hit_rate": _rate(sum(is_hit(r) for r in present), len(present)),
-        "citation_page_accuracy": _rate(sum(pages), len(pages)), "page_judged_citations": len(pages),
+        "citation_page_accuracy": _rate(sum(pages), len(pages)),
+        "page_judged_citations": len(pages),
         "citation_page_accuracy_first_occurrence": _rate(sum(first_pages), len(first_pages)),
-        "citation_validity": _rate(sum(valid), len(valid)), "citations": len(valid),
-        "silent_source_rate": _rate(sum(r.status == "not_found" for r in answered_absent), len(answered_absent)),
-        "false_not_found_rate": _rate(sum(r.status == "not_found" for r in answered_present), len(answered_present)),
+        "citation_validity": _rate(sum(valid), len(valid)),
+        "citations": len(valid),
+        "silent_source_rate": _rate(
+            sum(r.status == "not_found" for r in answered_absent), len(answered_absent)
+        ),
+        "false_not_found_rate": _rate(
+            sum(r.status == "not_found" for r in answered_present), len(answered_present)
+        ),
         "found": sum(r.status == "found" for r in recs),
         "unverified": sum(r.status == "unverified" for r in recs),
         "failed": sum(r.status == "failed" for r in recs),
@@ -229,8 +254,10 @@ def metrics(records: Iterable[PairRecord]) -> dict:
 
 
 def timings(records: Sequence[PairRecord]) -> dict:
-    return {"retrieval": latency_stats([r.latency_ms.get("retrieval") for r in records]),
-            "extraction": latency_stats([r.latency_ms.get("extraction") for r in records])}
+    return {
+        "retrieval": latency_stats([r.latency_ms.get("retrieval") for r in records]),
+        "extraction": latency_stats([r.latency_ms.get("extraction") for r in records]),
+    }
 
 
 def summarise(records: Iterable[PairRecord]) -> dict:
@@ -242,12 +269,14 @@ def summarise(records: Iterable[PairRecord]) -> dict:
     return {
         "overall": metrics(recs),
         "timings_ms": timings(recs),
-        "per_clause_type": {name: {**metrics(rows), "timings_ms": timings(rows)}
-                            for name, rows in sorted(by_type.items())},
+        "per_clause_type": {
+            name: {**metrics(rows), "timings_ms": timings(rows)} for name, rows in sorted(by_type.items())
+        },
     }
 
 
 # --------------------------------------------------------------------------- calibration
+
 
 def with_threshold(rec: PairRecord, threshold: float) -> str:
     """The status the offline engine would report with ``threshold`` (its score is the best sentence's)."""
@@ -270,8 +299,18 @@ def calibrate_threshold(records: Sequence[PairRecord], candidates: Sequence[floa
         hit = sum(ok and with_threshold(r, t) == "found" for r, ok in hits)
         silent = sum(with_threshold(r, t) == "not_found" for r in absent)
         hr, ss = (hit / len(present) if present else 0.0), (silent / len(absent) if absent else 0.0)
-        curve.append({"threshold": round(t, 4), "hit_rate": round(hr, 4), "silent_source_rate": round(ss, 4),
-                      "objective": round(hr + ss, 4)})
+        curve.append(
+            {
+                "threshold": round(t, 4),
+                "hit_rate": round(hr, 4),
+                "silent_source_rate": round(ss, 4),
+                "objective": round(hr + ss, 4),
+            }
+        )
     best = max(curve, key=lambda c: (c["objective"], c["silent_source_rate"]))
-    return {"threshold": best["threshold"], "objective": "hit_rate + silent_source_rate", "best": best,
-            "curve": curve}
+    return {
+        "threshold": best["threshold"],
+        "objective": "hit_rate + silent_source_rate",
+        "best": best,
+        "curve": curve,
+    }

@@ -6,6 +6,7 @@ Ingest is idempotent (one document per sha256 per engagement), so a second ``eva
 same database reuses the documents already ready. ``calibrate`` fits the offline engine's
 not_found threshold on the first half of ``documents.jsonl`` and reports both halves.
 """
+
 from __future__ import annotations
 
 import datetime as dt
@@ -15,23 +16,25 @@ import json
 import logging
 import os
 import time
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable
 
+import pypdfium2 as pdfium
 from django.conf import settings
 
+from engagements.models import Engagement
 from extraction import launch, pipeline, run_status
-
-from extraction.evaluation import metrics as evaluation
-
-from extraction.offline import presence
 from extraction.catalog.sync import ensure_catalog
-from extraction.evaluation.corpus import Corpus, load_corpus
 from extraction.engines import get_engine, resolve_engine_name
-from extraction.offline.engine import CALIBRATION_FILE, OfflineEngine
+from extraction.evaluation import metrics as evaluation
+from extraction.evaluation.corpus import Corpus, load_corpus
 from extraction.models import ClauseTask, ClauseType, ExtractionRun
-from extraction.types import page_of
+from extraction.offline import presence
+from extraction.offline.engine import CALIBRATION_FILE, OfflineEngine
+from ingest.intake import IntakeError, intake_file
+from ingest.pages import page_of
+from ingest.pipeline import run_pipeline
 
 log = logging.getLogger(__name__)
 Say = Callable[[str], None]
@@ -39,6 +42,7 @@ THRESHOLDS = [round(0.20 + 0.01 * i, 2) for i in range(61)]  # 0.20 .. 0.80
 
 
 # --------------------------------------------------------------------------- ingest
+
 
 @dataclass
 class IngestReport:
@@ -51,19 +55,21 @@ class IngestReport:
 
 
 def ingest(corpus: Corpus, engagement, say: Say) -> IngestReport:
-    from ingest.intake import IntakeError, intake_file
-    from ingest.pipeline import run_pipeline
-
     rep = IngestReport()
     first_row: dict[int, dict] = {}  # Document pk -> the documents.jsonl line that brought it
     started = time.perf_counter()
     for i, row in enumerate(corpus.documents, 1):
         path = corpus.folder / row["pdf"]
         try:
-            result = intake_file(engagement, path, filename=path.name, doc_type=row.get("contract_type", ""),
-                                 enqueue=False)
+            result = intake_file(
+                engagement, path, filename=path.name, doc_type=row.get("contract_type", ""), enqueue=False
+            )
         except (IntakeError, OSError) as exc:  # refused at the door (empty, encrypted...) or not there
-            error = exc.message if isinstance(exc, IntakeError) else f"{path} could not be read: {exc.strerror or exc}"
+            error = (
+                exc.message
+                if isinstance(exc, IntakeError)
+                else f"{path} could not be read: {exc.strerror or exc}"
+            )
             say(f"[{i}/{len(corpus.documents)}] {path.name} refused: {error}")
             rep.failed.append({"doc": row["doc"], "status": "refused", "error": error[:300]})
             continue
@@ -78,8 +84,10 @@ def ingest(corpus: Corpus, engagement, say: Say) -> IngestReport:
             t0 = time.perf_counter()
             run_pipeline(doc.pk)
             doc.refresh_from_db()
-            say(f"[{i}/{len(corpus.documents)}] ingested {path.name}: {doc.status}, {doc.page_count} pages "
-                f"({time.perf_counter() - t0:.1f} s)")
+            say(
+                f"[{i}/{len(corpus.documents)}] ingested {path.name}: {doc.status}, {doc.page_count} pages "
+                f"({time.perf_counter() - t0:.1f} s)"
+            )
             rep.created += 1
         else:
             rep.reused += 1
@@ -93,6 +101,7 @@ def ingest(corpus: Corpus, engagement, say: Say) -> IngestReport:
 
 # --------------------------------------------------------------------------- extraction
 
+
 def clause_type_rows(names: list[str]) -> dict[str, ClauseType]:
     ensure_catalog()
     rows = {t.name: t for t in ClauseType.objects.filter(name__in=names)}
@@ -100,38 +109,65 @@ def clause_type_rows(names: list[str]) -> dict[str, ClauseType]:
         if name not in rows:  # (retired, so that every run after it does not extract it too)
             slug = "x-" + hashlib.sha1(name.encode()).hexdigest()[:12]
             rows[name], _ = ClauseType.objects.get_or_create(
-                slug=slug, defaults={"name": name, "description": name, "query": name, "source": "custom",
-                                     "active": False})
+                slug=slug,
+                defaults={
+                    "name": name,
+                    "description": name,
+                    "query": name,
+                    "source": "custom",
+                    "active": False,
+                },
+            )
     return rows
 
 
-def _prediction(row: dict, event: dict | None, document, layouts: Layouts) -> tuple[dict, evaluation.PairRecord]:
+def _prediction(
+    row: dict, event: dict | None, document, layouts: Layouts
+) -> tuple[dict, evaluation.PairRecord]:
     retrieved = [sc.chunk for sc in (event or {}).get("retrieved") or []]
     ex = (event or {}).get("extraction")
     outcome = (event or {}).get("outcome")
     if ex is not None:
         status = ex.status
-        cits = [{"chunk_id": c.chunk.chunk_id, "page": c.page, "start": c.start, "end": c.end, "quote": c.quote}
-                for c in ex.citations.select_related("chunk").order_by("ordinal")]
+        cits = [
+            {"chunk_id": c.chunk.chunk_id, "page": c.page, "start": c.start, "end": c.end, "quote": c.quote}
+            for c in ex.citations.select_related("chunk").order_by("ordinal")
+        ]
         text = ex.clause_text if status != "not_found" else "not_found"
     else:
         status, cits, text = "failed", [], ""
     pred = {
-        "doc": row["doc"], "clause_type": row["clause_type"],
-        "retrieved": [{"chunk_id": c.chunk_id, "page_start": c.page_start, "page_end": c.page_end, "text": c.text}
-                      for c in retrieved],
+        "doc": row["doc"],
+        "clause_type": row["clause_type"],
+        "retrieved": [
+            {"chunk_id": c.chunk_id, "page_start": c.page_start, "page_end": c.page_end, "text": c.text}
+            for c in retrieved
+        ],
         "extraction": {"status": status, "clause_text": text, "citations": cits},
-        "latency_ms": {"retrieval": (event or {}).get("latency_ms", {}).get("retrieval"),
-                       "extraction": (event or {}).get("latency_ms", {}).get("extraction")},
+        "latency_ms": {
+            "retrieval": (event or {}).get("latency_ms", {}).get("retrieval"),
+            "extraction": (event or {}).get("latency_ms", {}).get("extraction"),
+        },
     }
     rec = evaluation.PairRecord(
-        doc=row["doc"], clause_type=row["clause_type"], present=bool(row["present"]), gold_spans=row["spans"] or [],
-        retrieved=[c.text for c in retrieved], retrieved_runs=_runs(retrieved, document), status=status,
-        clause_text=text if status != "not_found" else "", citations=cits,
-        citation_valid=[_valid(c, document, layouts) for c in cits], latency_ms=pred["latency_ms"],
+        doc=row["doc"],
+        clause_type=row["clause_type"],
+        present=bool(row["present"]),
+        gold_spans=row["spans"] or [],
+        retrieved=[c.text for c in retrieved],
+        retrieved_runs=_runs(retrieved, document),
+        status=status,
+        clause_text=text if status != "not_found" else "",
+        citations=cits,
+        citation_valid=[_valid(c, document, layouts) for c in cits],
+        latency_ms=pred["latency_ms"],
         score=(outcome.detail.get("best_score") if outcome is not None else None),
-        features=(presence.features(outcome.detail, [sc.cosine for sc in (event or {}).get("retrieved") or []])
-                  if outcome is not None and "best_score" in outcome.detail else {}))
+        features=(
+            presence.features(outcome.detail, [sc.cosine for sc in (event or {}).get("retrieved") or []])
+            if outcome is not None and "best_score" in outcome.detail
+            else {}
+        ),
+    )
     return pred, rec
 
 
@@ -150,7 +186,8 @@ def _runs(chunks, document) -> list[str]:
 def pdf_page_texts(path: Path) -> dict[int, str]:
     """Normalised text of each physical page of a PDF, read from its own text layer (pypdfium2),
     independently of ingest: what the page-accuracy check compares a cited page with. Cached by the file's
-    path, size and time of change: a benchmark set refreshed with other PDFs under the same names is read again."""
+    path, size and time of change: a benchmark set refreshed with other PDFs under the same names is read
+    again."""
     try:
         stat = Path(path).stat()
     except OSError:
@@ -160,9 +197,7 @@ def pdf_page_texts(path: Path) -> dict[int, str]:
 
 @functools.lru_cache(maxsize=8)
 def _pdf_page_texts(path: str, size: int, mtime_ns: int) -> dict[int, str]:
-    import pypdfium2 as pdfium
-
-    out = {}
+    out: dict[int, str] = {}
     try:
         pdf = pdfium.PdfDocument(str(path))
     except Exception:  # not a PDF (or unreadable): no independent page check
@@ -188,7 +223,11 @@ class Layouts(dict):
         if document.pk not in self:
             self[document.pk] = (
                 tuple(document.pages.values_list("number", "char_start", "char_end")),
-                {cid: (s, e) for cid, s, e in document.chunks.values_list("chunk_id", "char_start", "char_end")})
+                {
+                    cid: (s, e)
+                    for cid, s, e in document.chunks.values_list("chunk_id", "char_start", "char_end")
+                },
+            )
         return self[document.pk]
 
 
@@ -198,8 +237,16 @@ def _valid(cit: dict, document, layouts: Layouts) -> bool:
     return evaluation.citation_is_valid(cit, document.text, chunks.get(cit["chunk_id"]), page)
 
 
-def run_pairs(corpus: Corpus, engagement, documents: dict, *, engine, k: int, say: Say,
-              doc_names: set[str] | None = None) -> tuple[ExtractionRun, list[dict], list[evaluation.PairRecord]]:
+def run_pairs(
+    corpus: Corpus,
+    engagement,
+    documents: dict,
+    *,
+    engine,
+    k: int,
+    say: Say,
+    doc_names: set[str] | None = None,
+) -> tuple[ExtractionRun, list[dict], list[evaluation.PairRecord]]:
     """One extraction run over the gold pairs (of ``doc_names``, default all); predictions and records
     in gold.jsonl order."""
     gold = [g for g in corpus.gold if doc_names is None or g["doc"] in doc_names]
@@ -208,8 +255,13 @@ def run_pairs(corpus: Corpus, engagement, documents: dict, *, engine, k: int, sa
     run = launch.create_run(engagement, documents=[], clause_types=[], engine=engine.name, enqueue=False)
     ExtractionRun.objects.filter(pk=run.pk).update(model=engine.model[:100])
     run.model = engine.model
-    ClauseTask.objects.bulk_create([ClauseTask(run=run, document=ready[g["doc"]], clause_type=types[g["clause_type"]])
-                                    for g in gold if g["doc"] in ready])
+    ClauseTask.objects.bulk_create(
+        [
+            ClauseTask(run=run, document=ready[g["doc"]], clause_type=types[g["clause_type"]])
+            for g in gold
+            if g["doc"] in ready
+        ]
+    )
     events: dict[tuple[str, str], dict] = {}
     order = [n for n in corpus.names if n in ready and (doc_names is None or n in doc_names)]
     for i, name in enumerate(order, 1):
@@ -220,10 +272,15 @@ def run_pairs(corpus: Corpus, engagement, documents: dict, *, engine, k: int, sa
             events[(name, event["clause"].name)] = event
 
         for _ in range(5):
-            if pipeline.process_document(run.pk, doc.pk, engine=engine, k=k, observe=observe) == pipeline.DONE:
+            if (
+                pipeline.process_document(run.pk, doc.pk, engine=engine, k=k, observe=observe)
+                == pipeline.DONE
+            ):
                 break
-        say(f"[{i}/{len(order)}] {name}: {sum(1 for (n, _) in events if n == name)} pairs "
-            f"({time.perf_counter() - t0:.1f} s)")
+        say(
+            f"[{i}/{len(order)}] {name}: {sum(1 for (n, _) in events if n == name)} pairs "
+            f"({time.perf_counter() - t0:.1f} s)"
+        )
     preds, recs, layouts = [], [], Layouts()
     pdf_paths = {d["doc"]: corpus.folder / d["pdf"] for d in corpus.documents}
     for g in gold:
@@ -249,11 +306,21 @@ def needs_both_kinds(labels: list[bool], said: Callable[[int, int], str]) -> Non
     present = sum(map(bool, labels))
     absent = len(labels) - present
     if not present or not absent:
-        raise ValueError(f"cannot calibrate: {said(present, absent)}; the presence model needs both kinds of pair")
+        raise ValueError(
+            f"cannot calibrate: {said(present, absent)}; the presence model needs both kinds of pair"
+        )
 
 
-def calibrate(corpus: Corpus, engagement, documents: dict, *, k: int, say: Say,
-              path: Path = CALIBRATION_FILE, options: dict | None = None) -> dict:
+def calibrate(
+    corpus: Corpus,
+    engagement,
+    documents: dict,
+    *,
+    k: int,
+    say: Say,
+    path: Path = CALIBRATION_FILE,
+    options: dict | None = None,
+) -> dict:
     """Fit the offline engine's not_found decision on the first half of the corpus and save it.
 
     One pass with no threshold gives every pair its best answer and its signals; on those a
@@ -267,31 +334,53 @@ def calibrate(corpus: Corpus, engagement, documents: dict, *, k: int, say: Say,
     say(f"calibrating the offline engine on {len(fit_docs)} documents (first half of documents.jsonl)")
     _, _, recs = run_pairs(corpus, engagement, documents, engine=engine, k=k, say=say, doc_names=fit_docs)
     usable = [r for r in recs if r.features]
-    needs_both_kinds([r.present for r in usable],
-                     lambda p, a: f"of the first half's pairs {p} present and {a} absent got an answer (the others' "
-                                  f"documents are not ready); nothing written to {path}")
+    needs_both_kinds(
+        [r.present for r in usable],
+        lambda p, a: (
+            f"of the first half's pairs {p} present and {a} absent got an answer (the others' "
+            f"documents are not ready); nothing written to {path}"
+        ),
+    )
     score_choice = evaluation.calibrate_threshold(recs, THRESHOLDS)
     model = presence.fit([(r.features, r.clause_type, r.present) for r in usable])
     for r in usable:
         r.score = model.probability(r.features, r.clause_type)
     prob_choice = evaluation.calibrate_threshold(usable, PROBABILITIES)
-    version = dt.date.today().isoformat() + "-" + hashlib.sha1(
-        json.dumps([model.as_dict(), prob_choice["best"]], sort_keys=True).encode()).hexdigest()[:6]
-    data = {"version": version, "mode": "presence", "presence": model.as_dict(),
-            "presence_threshold": prob_choice["threshold"], "threshold": score_choice["threshold"],
-            "per_kind": {}, "options": options, "calibrated_on": corpus.folder.name,
-            "split": "first half of documents.jsonl", "documents": len(fit_docs), "k": k,
-            "objective": prob_choice["objective"], "best": prob_choice["best"],
-            "score_threshold_best": score_choice["best"],
-            "curves": {"presence": prob_choice["curve"], "score": score_choice["curve"]}}
+    version = (
+        dt.date.today().isoformat()
+        + "-"
+        + hashlib.sha1(
+            json.dumps([model.as_dict(), prob_choice["best"]], sort_keys=True).encode()
+        ).hexdigest()[:6]
+    )
+    data = {
+        "version": version,
+        "mode": "presence",
+        "presence": model.as_dict(),
+        "presence_threshold": prob_choice["threshold"],
+        "threshold": score_choice["threshold"],
+        "per_kind": {},
+        "options": options,
+        "calibrated_on": corpus.folder.name,
+        "split": "first half of documents.jsonl",
+        "documents": len(fit_docs),
+        "k": k,
+        "objective": prob_choice["objective"],
+        "best": prob_choice["best"],
+        "score_threshold_best": score_choice["best"],
+        "curves": {"presence": prob_choice["curve"], "score": score_choice["curve"]},
+    }
     path.write_text(json.dumps(data, indent=2) + "\n")
-    say(f"presence threshold {prob_choice['threshold']} (hit rate {prob_choice['best']['hit_rate']}, silent-source "
-        f"{prob_choice['best']['silent_source_rate']} on the calibration half; a score threshold alone: "
-        f"{score_choice['best']}); written to {path}")
+    say(
+        f"presence threshold {prob_choice['threshold']} (hit rate {prob_choice['best']['hit_rate']}, "
+        f"silent-source {prob_choice['best']['silent_source_rate']} on the calibration half; "
+        f"a score threshold alone: {score_choice['best']}); written to {path}"
+    )
     return data
 
 
 # --------------------------------------------------------------------------- the whole command
+
 
 def engine_for(name: str, *, k: int, calibration: dict | None = None):
     """The engine of an evaluation: Claude is shown the same top ``k`` chunks that recall@k scores
@@ -303,7 +392,9 @@ def prepare_out(out: Path) -> None:
     """Make the --out folder (an existing one is reused: its files are replaced), or say why it cannot
     be, before any work: not after an hour of ingest and extraction."""
     if out.exists() and not out.is_dir():
-        raise ValueError(f"{out} is not a folder (--out names the folder for predictions.jsonl and metrics.json)")
+        raise ValueError(
+            f"{out} is not a folder (--out names the folder for predictions.jsonl and metrics.json)"
+        )
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -316,14 +407,25 @@ def default_engagement_name(folder: Path) -> str:
     return f"evaluate: {Path(folder).resolve().name}"[:200]
 
 
-def evaluate(folder: Path, out: Path, *, limit: int | None = None, k: int = 5, engine_name: str | None = None,
-             do_calibrate: bool = False, engagement_name: str | None = None, say: Say = print) -> dict:
+def evaluate(
+    folder: Path,
+    out: Path,
+    *,
+    limit: int | None = None,
+    k: int = 5,
+    engine_name: str | None = None,
+    do_calibrate: bool = False,
+    engagement_name: str | None = None,
+    say: Say = print,
+) -> dict:
     started = time.perf_counter()
     corpus = load_corpus(folder, limit)
     if not corpus.documents:
         raise ValueError(f"{folder}/documents.jsonl lists no documents")
     if not corpus.gold:  # nothing to score: not an ingest of every PDF for a metrics.json of 0 pairs
-        raise ValueError(f"{folder}/gold.jsonl has no pair of the {len(corpus.documents)} document(s) evaluated")
+        raise ValueError(
+            f"{folder}/gold.jsonl has no pair of the {len(corpus.documents)} document(s) evaluated"
+        )
     name = resolve_engine_name(engine_name)  # refused here, before ingest: not after an hour of it
     if name == "anthropic" and not settings.ANTHROPIC_API_KEY:
         raise ValueError("the anthropic engine needs ANTHROPIC_API_KEY; set it, or use --engine offline")
@@ -331,16 +433,20 @@ def evaluate(folder: Path, out: Path, *, limit: int | None = None, k: int = 5, e
         raise ValueError("--calibrate fits the offline engine's threshold; use --engine offline")
     if do_calibrate:
         fit_docs = corpus.halves()[0]  # refused here, before ingest, when gold alone says it cannot be fitted
-        needs_both_kinds([g["present"] for g in corpus.gold if g["doc"] in fit_docs],
-                         lambda p, a: f"the first half's gold has {p} present and {a} absent pair(s)")
+        needs_both_kinds(
+            [g["present"] for g in corpus.gold if g["doc"] in fit_docs],
+            lambda p, a: f"the first half's gold has {p} present and {a} absent pair(s)",
+        )
     prepare_out(out)
-    from engagements.models import Engagement
-
-    engagement, _ = Engagement.objects.get_or_create(name=(engagement_name or default_engagement_name(folder))[:200],
-                                                     defaults={"client": "evaluation corpus"})
+    engagement, _ = Engagement.objects.get_or_create(
+        name=(engagement_name or default_engagement_name(folder))[:200],
+        defaults={"client": "evaluation corpus"},
+    )
     rep = ingest(corpus, engagement, say)
-    say(f"ingest: {rep.created} new, {rep.reused} reused, {len(rep.failed)} not ready, {rep.pages} pages, "
-        f"{rep.seconds} s")
+    say(
+        f"ingest: {rep.created} new, {rep.reused} reused, {len(rep.failed)} not ready, {rep.pages} pages, "
+        f"{rep.seconds} s"
+    )
     calibration = None
     if do_calibrate:
         calibration = calibrate(corpus, engagement, rep.documents, k=k, say=say)
@@ -352,26 +458,70 @@ def evaluate(folder: Path, out: Path, *, limit: int | None = None, k: int = 5, e
     cal = getattr(engine, "calibration", None) or {}
     metrics = {
         "credit": evaluation.corpus_credit(folder),
-        "corpus": str(folder), "engine": engine.name, "model": engine.model, "k": k, "limit": limit,
-        "run_id": run.pk, "generated_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-        "documents": {"total": len(corpus.documents), "ingested": rep.created, "reused": rep.reused,
-                      "not_ready": rep.failed, "pages": rep.pages},
+        "corpus": str(folder),
+        "engine": engine.name,
+        "model": engine.model,
+        "k": k,
+        "limit": limit,
+        "run_id": run.pk,
+        "generated_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+        "documents": {
+            "total": len(corpus.documents),
+            "ingested": rep.created,
+            "reused": rep.reused,
+            "not_ready": rep.failed,
+            "pages": rep.pages,
+        },
         **summary,
-        "splits": {"first_half": evaluation.metrics([r for r in recs if r.doc in fit]),
-                   "second_half": evaluation.metrics([r for r in recs if r.doc in held])},
-        "calibration": ({key: cal.get(key) for key in ("version", "mode", "presence_threshold", "threshold",
-                                                        "options", "calibrated_on", "split", "documents", "objective",
-                                                        "best", "score_threshold_best")}
-                        if engine.name == "offline" else None),
+        "splits": {
+            "first_half": evaluation.metrics([r for r in recs if r.doc in fit]),
+            "second_half": evaluation.metrics([r for r in recs if r.doc in held]),
+        },
+        "calibration": (
+            {
+                key: cal.get(key)
+                for key in (
+                    "version",
+                    "mode",
+                    "presence_threshold",
+                    "threshold",
+                    "options",
+                    "calibrated_on",
+                    "split",
+                    "documents",
+                    "objective",
+                    "best",
+                    "score_threshold_best",
+                )
+            }
+            if engine.name == "offline"
+            else None
+        ),
     }
     metrics["timings_ms"]["ingest_s"] = rep.seconds
     metrics["timings_ms"]["wall_s"] = round(time.perf_counter() - started, 1)
     # Everything is computed before anything is written, and metrics.json comes last: a run that fails (or is
-    # stopped) on the way leaves the older run's three files as they were, never new predictions beside old figures.
+    # stopped) on the way leaves the older run's three files as they were, never new predictions beside old
+    # figures.
     _replace(out / "predictions.jsonl", (json.dumps(p, ensure_ascii=False) + "\n" for p in preds))
-    _replace(out / "scores.jsonl", (  # per pair, for threshold analysis
-        json.dumps({"doc": r.doc, "clause_type": r.clause_type, "present": r.present, "status": r.status,
-                    "score": r.score, "hit": evaluation.is_hit(r), "features": r.features}) + "\n" for r in recs))
+    _replace(
+        out / "scores.jsonl",
+        (  # per pair, for threshold analysis
+            json.dumps(
+                {
+                    "doc": r.doc,
+                    "clause_type": r.clause_type,
+                    "present": r.present,
+                    "status": r.status,
+                    "score": r.score,
+                    "hit": evaluation.is_hit(r),
+                    "features": r.features,
+                }
+            )
+            + "\n"
+            for r in recs
+        ),
+    )
     _replace(out / "metrics.json", [json.dumps(metrics, indent=2, ensure_ascii=False) + "\n"])
     return metrics
 

@@ -15,13 +15,14 @@ Vocabulary
   an *invented* clause. A pair that never got an answer (status failed or missing)
   is *not run*: kept apart, outside the rate.
 """
+
 from __future__ import annotations
 
 import math
 import re
 import string
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Iterable, Mapping
 
 FRONT, MIDDLE, BACK, NO_PAGE = "front", "middle", "back", "none"
 SECTIONS = (FRONT, MIDDLE, BACK, NO_PAGE)
@@ -79,7 +80,8 @@ def wilson_interval(passes: int, n: int, z: float = Z_95) -> tuple[float, float]
 
 # --------------------------------------------------------------------------- outcome rules
 def engine_answer(extraction_status: str, clause_text: str = "") -> str:
-    """The engine's answer as a reviewer would type it: "not_found" for a not_found extraction, else its text."""
+    """The engine's answer as a reviewer would type it: "not_found" for a not_found extraction, else its
+    text."""
     return NOT_FOUND if extraction_status == NOT_FOUND else _plain(clause_text)
 
 
@@ -164,8 +166,9 @@ def best_jaccard(text: str, gold_spans: Iterable[str]) -> float:
     return max((jaccard(text, span) for span in gold_spans), default=0.0)
 
 
-def benchmark_passes(present: bool, status: str, clause_text: str, gold_spans: Iterable[str],
-                     threshold: float = 0.5) -> bool:
+def benchmark_passes(
+    present: bool, status: str, clause_text: str, gold_spans: Iterable[str], threshold: float = 0.5
+) -> bool:
     """The CUAD criterion: a present pair passes when found with Jaccard >= 0.5 against some gold span;
     an absent pair passes when the answer is not_found."""
     if not present:
@@ -209,8 +212,13 @@ class Stratum:
         return SECTION_LABELS.get(self.section, self.section)
 
     def as_counts(self) -> dict:
-        return {"doc_type": self.doc_type, "clause_type": self.clause_type, "section": self.section,
-                "n": self.n, "passes": self.passes}
+        return {
+            "doc_type": self.doc_type,
+            "clause_type": self.clause_type,
+            "section": self.section,
+            "n": self.n,
+            "passes": self.passes,
+        }
 
 
 def count_strata(rows: Iterable[Mapping], bounds: SectionBounds = SectionBounds()) -> dict[tuple, list[int]]:
@@ -247,7 +255,9 @@ def build_strata(counts: Mapping[tuple, list[int]], target: float = 0.90) -> lis
     )
 
 
-def stratify(rows: Iterable[Mapping], bounds: SectionBounds = SectionBounds(), target: float = 0.90) -> list[Stratum]:
+def stratify(
+    rows: Iterable[Mapping], bounds: SectionBounds = SectionBounds(), target: float = 0.90
+) -> list[Stratum]:
     """Outcome rows -> strata, worst first."""
     return build_strata(count_strata(rows, bounds), target)
 
@@ -286,7 +296,12 @@ class SilentSource:
         return self.n > 0 and self.silent / self.n < self.target - 1e-12
 
     def as_counts(self) -> dict:
-        return {"n": self.n, "silent": self.silent, "invented": list(self.invented), "not_run": list(self.not_run)}
+        return {
+            "n": self.n,
+            "silent": self.silent,
+            "invented": list(self.invented),
+            "not_run": list(self.not_run),
+        }
 
 
 def absent_pairs(latest_reviews: Iterable[Mapping]) -> set[tuple]:

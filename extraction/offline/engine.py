@@ -13,46 +13,41 @@ Others go by the score threshold: the model's signals assume the catalog's wordi
 clauses and per-type biases, and they measure a passage against the built-in types as rivals.
 
 * A free question (``catalog.is_question``) is answered with the best passage whenever its score
-  reaches ``QUESTION_THRESHOLD`` ("which law governs?" got a presence of 0.21 beside a Governing
-  Law clause; a question of a few words scores lower than a catalog wording). The threshold is
-  the one that maximised hit rate + silent-source on the first half of cuad-dev for eight
-  questions of our own about eight CUAD types (``bench/user_wordings.py``, ``questions_curve``: 0.45
-  over 0.25-0.55); on the held-out half it gives hit rate 0.429 and silent-source 0.918, where
-  the 0.35 used before (chosen on the demo contracts' twelve questions) gave 0.554 and 0.587:
-  more than four answers in ten to a question about a clause the contract lacks. On the four demo
-  documents, fourteen questions each, 0.45 costs four right answers that scored 0.37-0.43 ("Is
-  there a non-compete?" twice, the bare "governing law", a table's payment terms) and drops three
-  wrong passages (0.38-0.42).
-* An admin's own type takes the calibrated score threshold. Measured on cuad-dev with eight CUAD
-  types re-made as an admin would (another name, a one-line description and query of our own, no
-  example: "Choice of Law" for Governing Law, ...) and scored against those types' gold: through
-  the presence model, hit rate 0.252 and silent-source 0.914 (the built-in twin out-voted its
-  restatement: "Choice of Law" found 6 of 78 governing-law clauses); by the score threshold 0.588
-  and 0.843; the built-in types themselves 0.673 and 0.916 (``bench/user_wordings.py``; a restated
-  type that many contracts nearly match, "Termination Without Cause", is still over-reported:
-  silent-source 0.153).
+  reaches ``QUESTION_THRESHOLD`` (a question of a few words scores lower than a catalog wording,
+  and the presence model is not fitted on questions). The threshold balances hit rate against
+  silent-source on questions written as users would (docs/decisions.md,
+  extraction.offline.engine.QUESTION_THRESHOLD).
+* An admin's own type takes the calibrated score threshold: through the presence model a
+  restated built-in type is out-voted by its built-in twin (docs/decisions.md,
+  extraction.offline.engine.threshold_for).
 
 A reviewer sees and decides every answer.
 
 Its answer goes through the same citation verifier as Claude's.
 """
+
 from __future__ import annotations
 
 import functools
 import json
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Callable, Sequence
 
 import numpy as np
 
 from extraction import catalog
 from extraction.catalog import ClauseType
-from extraction.docview import DocumentView
-from extraction.outcome import ClauseOutcome, outcome_from_verification
-from extraction.offline.reader import DEFAULT_THRESHOLD, NOT_FOUND, extract_offline, section_match, unit_rows
+from extraction.docview import DocumentView, ScoredChunk
 from extraction.offline.presence import PresenceModel, features, type_margin
-from extraction.retrieval import clause_query
-from extraction.types import ScoredChunk
+from extraction.offline.reader import (
+    DEFAULT_THRESHOLD,
+    NOT_FOUND,
+    extract_offline,
+    section_match,
+    unit_rows,
+)
+from extraction.outcome import ClauseOutcome, outcome_from_verification
+from extraction.retrieval import clause_query, embed_texts
 from extraction.usage import Usage
 from extraction.verify import verify_extraction
 
@@ -77,22 +72,32 @@ def _detail(result, threshold: float) -> dict:
     """What the engine saw: the best and runner-up sentence scores and the best one's signals."""
     cands = result.candidates
     best = cands[0] if cands else None
-    return {"best_score": round(result.best_score, 4), "threshold": threshold,
-            "second_score": round(cands[1].score, 4) if len(cands) > 1 else 0.0,
-            "best_lex": round(best.lexical, 4) if best else 0.0,
-            "best_emb": round(best.embedding, 4) if best and best.embedding is not None else None,
-            "candidates": len(cands), "value_cue": float(result.value_cued)}
+    return {
+        "best_score": round(result.best_score, 4),
+        "threshold": threshold,
+        "second_score": round(cands[1].score, 4) if len(cands) > 1 else 0.0,
+        "best_lex": round(best.lexical, 4) if best else 0.0,
+        "best_emb": round(best.embedding, 4) if best and best.embedding is not None else None,
+        "candidates": len(cands),
+        "value_cue": float(result.value_cued),
+    }
 
 
 class OfflineSession:
-    def __init__(self, engine: "OfflineEngine", document: DocumentView):
+    def __init__(self, engine: OfflineEngine, document: DocumentView):
         self.engine = engine
         self.document = document
         self.usage = Usage()
 
     def _pick(self, clause: ClauseType, clause_id: str, retrieved: Sequence[ScoredChunk], threshold: float):
-        kwargs = dict(pages=self.document.pages, embed=self.engine.embed, threshold=threshold, clause_id=clause_id,
-                      furniture=self.document.furniture, **self.engine.options)
+        kwargs = dict(
+            pages=self.document.pages,
+            embed=self.engine.embed,
+            threshold=threshold,
+            clause_id=clause_id,
+            furniture=self.document.furniture,
+            **self.engine.options,
+        )
         try:
             return extract_offline(clause, retrieved, **kwargs)
         except ValueError:  # a widened window crossed a gap between retrieved chunks: take sentences alone
@@ -111,13 +116,22 @@ class OfflineSession:
         if model is not None:
             feats = features(detail, [getattr(r, "cosine", None) for r in retrieved])
             p = model.probability(feats, clause.name)
-            detail.update(presence=round(p, 4), presence_threshold=self.engine.presence_threshold,
-                          features={k: round(v, 4) for k, v in feats.items()})
+            detail.update(
+                presence=round(p, 4),
+                presence_threshold=self.engine.presence_threshold,
+                features={k: round(v, 4) for k, v in feats.items()},
+            )
             if p < self.engine.presence_threshold:
                 tool_input = {**tool_input, "clause_text": NOT_FOUND, "citations": []}
-        verified = verify_extraction(tool_input["citations"], doc.by_id, doc.pages, tool_input["clause_text"],
-                                     document_text=doc.text, offsets=result.offsets,
-                                     furniture=doc.furniture)
+        verified = verify_extraction(
+            tool_input["citations"],
+            doc.by_id,
+            doc.pages,
+            tool_input["clause_text"],
+            document_text=doc.text,
+            offsets=result.offsets,
+            furniture=doc.furniture,
+        )
         return outcome_from_verification(clause, clause_id, tool_input, verified, turns=0, detail=detail)
 
     def snapshot(self) -> dict:
@@ -127,7 +141,9 @@ class OfflineSession:
 class OfflineEngine:
     name = "offline"
 
-    def __init__(self, *, embed: Callable | None = None, calibration: dict | None = None, use_embeddings=True):
+    def __init__(
+        self, *, embed: Callable | None = None, calibration: dict | None = None, use_embeddings=True
+    ):
         self.calibration = calibration if calibration is not None else load_calibration()
         self.options = dict(self.calibration.get("options") or {})  # extract_offline keyword arguments
         presence = self.calibration.get("presence") if self.calibration.get("mode") == "presence" else None
@@ -140,8 +156,6 @@ class OfflineEngine:
     @property
     def embed(self):
         if self._embed is None and self.use_embeddings:
-            from extraction.retrieval import embed_texts
-
             self._embed = embed_texts
         return self._embed
 
@@ -160,8 +174,8 @@ class OfflineEngine:
 
     def type_margin(self, clause: ClauseType, sentence: str) -> float:
         """``presence.type_margin`` of ``sentence`` for ``clause`` against its rivals
-        (``catalog.rivals``: the other types of its own taxonomy). Against every other built-in
-        type instead, cuad-dev's held-out half: hit rate 0.612 -> 0.611, silent-source 0.951 -> 0.949."""
+        (``catalog.rivals``: the other types of its own taxonomy; docs/decisions.md,
+        extraction.offline.engine.OfflineEngine.type_margin)."""
         owners, vectors = self._catalog_vectors
         own_texts = [clause_query(clause)] + ([clause.example] if clause.example.strip() else [])
         own_and_sentence = unit_rows(self.embed(own_texts + [sentence]))

@@ -18,46 +18,41 @@ Default thresholds (priors; calibrate them with the evaluate command):
   of unrelated sentence pairs sits around 0.0-0.15 and that of a sentence and a
   query on the same topic around 0.35-0.7, so 0.35 is the lower edge of "on topic";
 - lexical only, 0.5: three distinct query stems/phrases (1 - e^-1 = 0.63 > 0.5 >
-  0.49 for two). Two shared terms is what any contract sentence near the topic has
-  (in a dry run over 30 cuad-dev contracts with naive BM25 chunks, a two-term bar
-  accepted about 70% of the absent clause types).
+  0.49 for two). Two shared terms is what any contract sentence near the topic has, so
+  a two-term bar would accept most absent clause types (docs/decisions.md,
+  extraction.offline.reader.DEFAULT_THRESHOLD and LEXICAL_THRESHOLD).
 """
+
 from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from typing import Callable, Sequence
+
+import numpy as np
 
 from extraction.catalog import TEXT, ClauseType
-from extraction.types import ChunkView, PageTable, ScoredChunk, page_of
+from extraction.docview import ScoredChunk
+from extraction.lexical import terms
+from ingest.chunker import ChunkSpec
 from ingest.headings import line_heading, title_line
+from ingest.pages import PageTable, page_of
+from ingest.sentences import evidence_sentences
 
-DEFAULT_THRESHOLD = 0.35          # when an embedding signal is present
-LEXICAL_THRESHOLD = 0.5           # lexical overlap alone
-W_EMBED, W_LEX, W_CHUNK = 0.60, 0.40, 0.15  # lexical 0.25 -> 0.40 and cutoff 0.9 -> 0.95: see extract_offline
-# The retrieval rank of a sentence's chunk as a prior, weight W_RANK on 1/sqrt(1 + rank): every pair
-# answered, hit rate 0.675 -> 0.683 on the first half of cuad-dev, 0.674 -> 0.681 held out.
+DEFAULT_THRESHOLD = 0.35  # when an embedding signal is present
+LEXICAL_THRESHOLD = 0.5  # lexical overlap alone
+# Signal weights, tuned with extract_offline's relative cutoff (docs/decisions.md,
+# extraction.offline.reader.W_LEX).
+W_EMBED, W_LEX, W_CHUNK = 0.60, 0.40, 0.15
+# The retrieval rank of a sentence's chunk as a prior, weight W_RANK on 1/sqrt(1 + rank): higher-ranked
+# chunks hold the clause more often (docs/decisions.md, extraction.offline.reader.W_RANK).
 W_RANK = 0.10
-LEX_SCALE = 3.0            # lexical = 1 - exp(-matches / LEX_SCALE)
-MAX_SENTENCE_CHARS = 700   # longer sentences are cut at "; " boundaries
+LEX_SCALE = 3.0  # lexical = 1 - exp(-matches / LEX_SCALE)
 NOT_FOUND = "not_found"
 
 Embed = Callable[[list[str]], "object"]  # returns an (n, d) array-like
 
-_STOP = set("""
-a an the and or of to in on for by with from at as is are be been being was were this that these those it its
-any all each such other shall will may must can hereby herein hereof hereunder thereof therein thereto which
-who whom whose than then there their them they he she his her if not no nor so upon under within without into
-onto over per via also only own same both either neither whether between during after before until while
-agreement party parties section clause contract
-""".split())
-
-_ABBREV = re.compile(r"(?:\b(?:Inc|Corp|Co|Ltd|No|NO|Nos|NOS|Mr|Mrs|Ms|Dr|St|Sec|Art|vs|etc|approx|Jr|Sr|L\.P|"
-                     r"U\.S|e\.g|i\.e|N\.A|S\.A)|\b[A-Z])\.$")
-# a clause number alone before its full stop ("12. INDEMNIFICATION", "4.1. The term", a Markdown
-# heading's "# 11. Governing Law"): no sentence end
-_ENUMERATOR = re.compile(r"(?:#{1,6}\s*)?\(?(?:\d{1,3}(?:\.\d{1,3})*|[ivxlcIVXLC]{1,6}|[A-Za-z])\)?")
 _DATE = re.compile(
     r"\b(?:(?i:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|Sep(?:t(?:ember)?)?|"
     r"Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)\.?\s+\d{1,2}(?:st|nd|rd|th)?\s?,?\s+\d{4}"
@@ -69,60 +64,79 @@ _DATE = re.compile(
     r"|\b(?:January|February|March|April|May|June|July|August|September|October|November|December)\s+"
     r"(?:\[[^\]\n]{0,15}\]|_{2,}),?\s+(?:\d{4}|20_+)"
     # ...or with its blanks lost in text extraction: "this day of , 2009"
-    r"|\bday\s+of\s*,\s*\d{4}\b")
+    r"|\bday\s+of\s*,\s*\d{4}\b"
+)
 _TITLE_WORD = r"(?:[A-Z][\w&'’\-]*,?|and|of|for|to|the|on|in)"
 _TITLE_NOUN = r"(?:Agreement|Contract|License|Licence|Amendment|Addendum|Memorandum|Deed)"
 # The title: an upper-case heading line, a Title Case line ending in a document noun, or the name the
 # preamble gives the contract ("This Consulting and Product Development Agreement (the ...").
-_TITLE = re.compile(r"^[^a-z\n]{0,80}\b(?:AGREEMENT|CONTRACT|LICENSE|LICENCE|AMENDMENT|ADDENDUM|MEMORANDUM|"
-                    r"ARRANGEMENT|TERMS|DEED|NOTE|PLAN|STATEMENT OF WORK)\b[^a-z\n]{0,80}$"
-                    rf"|^[ \t]*(?P<line>(?:{_TITLE_WORD}[ \t]+){{1,8}}{_TITLE_NOUN})[ \t]*$"
-                    rf"|\bThis\s+(?P<preamble>(?:{_TITLE_WORD}\s+){{1,8}}{_TITLE_NOUN})\b", re.M)
-# a party: one to six capitalised words ending in a company form ("Eton Pharmaceuticals, Inc.", "ADAMS GOLF, LTD.")
+_TITLE = re.compile(
+    r"^[^a-z\n]{0,80}\b(?:AGREEMENT|CONTRACT|LICENSE|LICENCE|AMENDMENT|ADDENDUM|MEMORANDUM|"
+    r"ARRANGEMENT|TERMS|DEED|NOTE|PLAN|STATEMENT OF WORK)\b[^a-z\n]{0,80}$"
+    rf"|^[ \t]*(?P<line>(?:{_TITLE_WORD}[ \t]+){{1,8}}{_TITLE_NOUN})[ \t]*$"
+    rf"|\bThis\s+(?P<preamble>(?:{_TITLE_WORD}\s+){{1,8}}{_TITLE_NOUN})\b",
+    re.M,
+)
+# a party: one to six capitalised words ending in a company form ("Eton Pharmaceuticals, Inc.",
+# "ADAMS GOLF, LTD.")
 # (the form in Title or upper case: "a Delaware corporation" describes a party, it does not name one)
 _FORMS = ("Inc.?", "Incorporated", "Corp.", "Corporation", "Company", "Co.", "Ltd.?", "Limited", "GmbH", "AG")
-_PARTY = re.compile(r"\b(?:[A-Z][A-Za-z0-9&'’.\-]*,?[ \t]+){1,6}?(?:"
-                    + "|".join(f.replace(".", r"\.") for form in _FORMS for f in dict.fromkeys((form, form.upper())))
-                    + r"|L\.?L\.?C\.?|L\.P\.|LLP|PLC|S\.A\.|N\.V\.|B\.V\.|S\.p\.A\.)(?![A-Za-z])")
-_LINK = r"[\s\"'“”‘’:,(]*"                # quotes, brackets and punctuation between a cue and its value
+_PARTY = re.compile(
+    r"\b(?:[A-Z][A-Za-z0-9&'’.\-]*,?[ \t]+){1,6}?(?:"
+    + "|".join(f.replace(".", r"\.") for form in _FORMS for f in dict.fromkeys((form, form.upper())))
+    + r"|L\.?L\.?C\.?|L\.P\.|LLP|PLC|S\.A\.|N\.V\.|B\.V\.|S\.p\.A\.)(?![A-Za-z])"
+)
+_LINK = r"[\s\"'“”‘’:,(]*"  # quotes, brackets and punctuation between a cue and its value
 _CUE_WORDS = r"(?:as|of|on|from|upon|is|shall|be|will|become|means|date|the|this)"
 # recitals tell the background: "WHEREAS, the parties entered into a Letter of Intent dated May 3, 2005" dates
 # another document, not this one
-RECITAL = re.compile(r"^\W*(?:WITNESSETH\W*)?(?:[A-Z0-9]{1,3}[.)]\s+)?"
-                     r"(?:WHEREAS|Whereas|RECITALS?|Recitals?|BACKGROUND)\b")
+RECITAL = re.compile(
+    r"^\W*(?:WITNESSETH\W*)?(?:[A-Z0-9]{1,3}[.)]\s+)?"
+    r"(?:WHEREAS|Whereas|RECITALS?|Recitals?|BACKGROUND)\b"
+)
 # a definition says what a word means, not what the parties agreed: the royalty clause is "Licensee shall
-# pay 5% of Net Sales", not "“Net Sales” means ..." (every pair answered, cuad-dev first half: hit rate
-# 0.690 -> 0.699 at 0.8, the same at 0.7; held-out half 0.687 -> 0.688; unquoted terms ("Net Sales shall
-# mean") and "For the purpose of this paragraph 15" then added 5 pairs on the first half, 1 held-out)
+# pay 5% of Net Sales", not "“Net Sales” means ..." (docs/decisions.md,
+# extraction.offline.reader.DEFINITION_DISCOUNT)
 DEFINITION_DISCOUNT = 0.8
-DEFINITION = re.compile(r"""
+DEFINITION = re.compile(
+    r"""
     ^\W*(?:[\dA-Za-z]{1,3}(?:\.\d+)*[.)]?\s+)?                            # a clause number: "1.22", "a)"
     (?:(?:For\ (?:the\ )?purposes?\ of\ this\ \w+(?:\ [\d.]+)?|As\ used\ (?:herein|in\ this\ \w+)),?\s+)?
     (?:the\ term\s+)?
     (?:[“"][^”"]{1,60}[”"]                                                 # a quoted term...
       |[A-Z][a-z]+(?:\s+[A-Z][a-z]+){0,3}(?=\s+(?:shall\s+)?means?\b))     # ...or a capitalised one
     (?:\s*\([^)]{0,40}\))?\s+
-    (?:shall\s+)?(?:means?|includes?|shall\ be\ defined\ as|is\ defined\ as|refers?\ to)\b""", re.I | re.X)
+    (?:shall\s+)?(?:means?|includes?|shall\ be\ defined\ as|is\ defined\ as|refers?\ to)\b""",
+    re.I | re.X,
+)
 # a clause binds someone: a sentence with no operative word ("shall", "may", "grants", "warrants" ...) is a
 # heading, a table-of-contents entry or a legend, and keeps OPERATIVE_DISCOUNT of its score for a text
-# clause (every pair answered, cuad-dev first half: hit rate 0.699 -> 0.705; held-out half 0.688 -> 0.692)
+# clause (docs/decisions.md, extraction.offline.reader.OPERATIVE_DISCOUNT)
 OPERATIVE_DISCOUNT = 0.9
-OPERATIVE = re.compile(r"\b(?:shall|may|will|must|agrees?|hereby|can|cannot|entitled|obligat\w*|required?|not|"
-                       r"grants?|granted|acknowledges?|represents?|warrants?|covenants?|undertakes?)\b", re.I)
+OPERATIVE = re.compile(
+    r"\b(?:shall|may|will|must|agrees?|hereby|can|cannot|entitled|obligat\w*|required?|not|"
+    r"grants?|granted|acknowledges?|represents?|warrants?|covenants?|undertakes?)\b",
+    re.I,
+)
 # a right to end the contract for convenience needs no cause: a sentence that names one (breach, insolvency,
 # force majeure, a change of control) and says nothing like "without cause" is termination for cause
-# (extraction/agent/skills/termination-for-convenience) and keeps CAUSE_DISCOUNT of its score. Every pair
-# answered, cuad-dev: Termination For Convenience first half 0.33 -> 0.42 (0.9, 0.8, 0.6 alike; 0.7 one
-# pair fewer), held-out half 0.61 -> 0.78; recalibrated, its hit rate on all 89 went 0.10 -> 0.23
+# (extraction/agent/skills/termination-for-convenience) and keeps CAUSE_DISCOUNT of its score
+# (docs/decisions.md, extraction.offline.reader.CAUSE_DISCOUNT)
 CAUSE_DISCOUNT = 0.8
-CAUSE = re.compile(r"\b(?:breach\w*|insolven\w*|bankrupt\w*|force\s+majeure|default\w*|receiver\w*|liquidat\w*|"
-                   r"change\s+(?:of|in)\s+control|fail\w*\s+to\s+(?:cure|pay|perform|remedy))\b", re.I)
-NO_CAUSE = re.compile(r"\b(?:without\s+(?:any\s+)?(?:cause|reason)|for\s+(?:its\s+)?convenience|for\s+any\s+reason|"
-                      r"for\s+no\s+reason|(?:sole|absolute)\s+discretion|for\s+whatever\s+reason)\b", re.I)
-PATTERN_BONUS = 2.0        # a pattern match counts as two query-term matches
-PREAMBLE_BONUS = 1.0       # ...and being in the document's first chunk as one more
-HEADING_DISCOUNT = 0.5     # a heading names a clause; its score passes to the text it heads
-ADJACENT_GAP = 4           # characters (whitespace) between two sentences that follow each other
+CAUSE = re.compile(
+    r"\b(?:breach\w*|insolven\w*|bankrupt\w*|force\s+majeure|default\w*|receiver\w*|liquidat\w*|"
+    r"change\s+(?:of|in)\s+control|fail\w*\s+to\s+(?:cure|pay|perform|remedy))\b",
+    re.I,
+)
+NO_CAUSE = re.compile(
+    r"\b(?:without\s+(?:any\s+)?(?:cause|reason)|for\s+(?:its\s+)?convenience|for\s+any\s+reason|"
+    r"for\s+no\s+reason|(?:sole|absolute)\s+discretion|for\s+whatever\s+reason)\b",
+    re.I,
+)
+PATTERN_BONUS = 2.0  # a pattern match counts as two query-term matches
+PREAMBLE_BONUS = 1.0  # ...and being in the document's first chunk as one more
+HEADING_DISCOUNT = 0.5  # a heading names a clause; its score passes to the text it heads
+ADJACENT_GAP = 4  # characters (whitespace) between two sentences that follow each other
 
 
 @dataclass(frozen=True)
@@ -130,24 +144,22 @@ class TypeRules:
     """What the engine knows of a clause type beyond its wordings; most types have no rules."""
 
     value: re.Pattern | None = None  # a value type: the answer is this phrase inside a sentence
-    cue: str | None = None           # a value its sentence names ("effective as of <date>") wins
-    preamble: bool = False           # stated in the opening lines: the first chunk scores more
-    not_in_recitals: bool = False    # a recital's value belongs to another document (RECITAL)
-    needs_no_cause: bool = False     # a sentence naming a cause (CAUSE) is not this clause
+    cue: str | None = None  # a value its sentence names ("effective as of <date>") wins
+    preamble: bool = False  # stated in the opening lines: the first chunk scores more
+    not_in_recitals: bool = False  # a recital's value belongs to another document (RECITAL)
+    needs_no_cause: bool = False  # a sentence naming a cause (CAUSE) is not this clause
 
 
 # "effective as of July 15, 2005" is the effective date even when the preamble opens with another date
-# ("dated May 3, 2005")
-# Measured and not kept (cuad-dev, recalibrated each time): a sentence signal for Notice Period To Terminate
-# Renewal (a period, "notice", and renewal or the end of the term) as two more query terms and as the presence
-# model's value cue: its hit rate 0.12 -> 0.56, but Effective Date's silent-source 0.79 -> 0.62 (the shared
-# cue's weight moved) and the held-out half's silent-source 0.951 -> 0.949; as two query terms alone:
-# held-out silent-source 0.941; with a presence feature of its own: hit rate 0.06, held-out no better.
+# ("dated May 3, 2005"). Types without rules here, and why: docs/decisions.md,
+# extraction.offline.reader.RULES.
 RULES: dict[str, TypeRules] = {
     "Document Name": TypeRules(value=_TITLE, preamble=True),
     "Parties": TypeRules(value=_PARTY, preamble=True),
     "Agreement Date": TypeRules(value=_DATE, preamble=True, not_in_recitals=True),
-    "Effective Date": TypeRules(value=_DATE, cue=r"effective|commenc\w*", preamble=True, not_in_recitals=True),
+    "Effective Date": TypeRules(
+        value=_DATE, cue=r"effective|commenc\w*", preamble=True, not_in_recitals=True
+    ),
     "Termination For Convenience": TypeRules(needs_no_cause=True),
 }
 NO_RULES = TypeRules()
@@ -156,67 +168,6 @@ Spans = Sequence[tuple[int, int]]
 
 
 # --------------------------------------------------------------------------- text helpers
-
-def split_sentences(text: str) -> list[tuple[int, int]]:
-    """(start, end) of each sentence of ``text``, whitespace trimmed, in order.
-
-    Breaks at ``.!?`` followed by space and a capital/digit/quote/bracket (not after
-    common abbreviations or initials), at blank lines and page breaks, and cuts
-    sentences longer than ``MAX_SENTENCE_CHARS`` at ``; ``.
-    """
-    cuts = {0, len(text)}
-    for m in re.finditer(r"[.!?][\"'”’)]?(?=\s+[\"'“‘(\[A-Z0-9])", text):
-        line_start = text.rfind("\n", 0, m.start()) + 1
-        if not _ABBREV.search(text[max(0, m.start() - 6):m.start() + 1]) and not _ENUMERATOR.fullmatch(
-                text[line_start:m.start()].strip()):
-            cuts.add(m.end())
-    for m in re.finditer(r"\n[ \t]*\n|\f", text):
-        cuts.add(m.start())
-        cuts.add(m.end())
-    spans = []
-    bounds = sorted(cuts)
-    for a, b in zip(bounds, bounds[1:]):
-        for s, e in _cut_long(text, a, b):
-            s, e = _trim(text, s, e)
-            if e - s >= 2 and re.search(r"\w", text[s:e]):
-                spans.append((s, e))
-    return spans
-
-
-def _cut_long(text: str, a: int, b: int) -> list[tuple[int, int]]:
-    if b - a <= MAX_SENTENCE_CHARS:
-        return [(a, b)]
-    out, s = [], a
-    for m in re.finditer(r";\s+", text[a:b]):
-        e = a + m.end()
-        if e - s >= MAX_SENTENCE_CHARS // 3:
-            out.append((s, e))
-            s = e
-    out.append((s, b))
-    return out
-
-
-def _trim(text: str, s: int, e: int) -> tuple[int, int]:
-    while s < e and text[s].isspace():
-        s += 1
-    while e > s and text[e - 1].isspace():
-        e -= 1
-    return s, e
-
-
-def _stem(w: str) -> str:
-    for suf in ("ations", "ation", "ings", "ing", "ies", "ied", "ed", "es", "ly", "s"):
-        if w.endswith(suf) and len(w) - len(suf) >= 4:
-            return w[: -len(suf)] + ("y" if suf in ("ies", "ied") else "")
-    return w
-
-
-def terms(text: str) -> list[str]:
-    """Content-word stems of ``text`` in order (stop words removed). Hyphenated words are split, so
-    "non-transferable", "non- transferable" (a compound broken at a line end in the PDF) and "non
-    transferable" read alike, and "non" stays a term (every pair answered, cuad-dev: hit rate 0.688 ->
-    0.690 on the first half, 0.681 -> 0.687 held-out; BM25 recall@5 held-out 0.846 -> 0.844)."""
-    return [_stem(w) for w in re.findall(r"[a-z][a-z']*[a-z]|[a-z]", text.lower()) if w not in _STOP and len(w) > 1]
 
 
 def lexical_score(query_terms: Sequence[str], sentence: str, bonus: float = 0.0) -> float:
@@ -233,11 +184,12 @@ def lexical_score(query_terms: Sequence[str], sentence: str, bonus: float = 0.0)
 
 # --------------------------------------------------------------------------- engine
 
+
 @dataclass(frozen=True)
 class Candidate:
     chunk_id: str
     chunk_rank: int
-    start: int          # absolute offsets of the sentence
+    start: int  # absolute offsets of the sentence
     end: int
     text: str
     score: float
@@ -247,23 +199,21 @@ class Candidate:
 
 @dataclass(frozen=True)
 class OfflineResult:
-    tool_input: dict    # {clause_id, clause_type, clause_text, citations:[{chunk_id, page, quote}]}
+    tool_input: dict  # {clause_id, clause_type, clause_text, citations:[{chunk_id, page, quote}]}
     best_score: float
     threshold: float
     candidates: tuple[Candidate, ...]  # best first
-    value_cued: bool = False           # the answer is a value its sentence names ("effective as of <date>")
-    offsets: tuple[int, ...] = ()      # where each citation's quote starts in the document (a repeated
-                                       # quote is verified at the place chosen here, not its first copy)
+    value_cued: bool = False  # the answer is a value its sentence names ("effective as of <date>")
+    offsets: tuple[int, ...] = ()  # where each citation's quote starts in the document (a repeated
+    # quote is verified at the place chosen here, not its first copy)
 
     @property
     def not_found(self) -> bool:
         return self.tool_input["clause_text"] == NOT_FOUND
 
 
-def unit_rows(vectors) -> "np.ndarray":
+def unit_rows(vectors) -> np.ndarray:
     """``vectors`` (n x d) scaled to unit length (a zero row stays zero)."""
-    import numpy as np
-
     v = np.asarray(vectors, dtype=float)
     norms = np.linalg.norm(v, axis=1, keepdims=True)
     return v / np.where(norms == 0, 1.0, norms)
@@ -276,8 +226,13 @@ def _cosines(embed: Embed, queries: Sequence[str], sentences: list[str]) -> list
     return [float(x) for x in (vecs[q:] @ vecs[:q].T).max(axis=1)]
 
 
-def score_sentences(clause: ClauseType, retrieved: Sequence[ScoredChunk | ChunkView], *,
-                    embed: Embed | None = None, furniture: Spans = ()) -> list[Candidate]:
+def score_sentences(
+    clause: ClauseType,
+    retrieved: Sequence[ScoredChunk | ChunkSpec],
+    *,
+    embed: Embed | None = None,
+    furniture: Spans = (),
+) -> list[Candidate]:
     """Every sentence of the retrieved chunks, scored; best first (deterministic ties).
 
     A sentence seen in two overlapping chunks is scored once (first ranked chunk);
@@ -286,28 +241,31 @@ def score_sentences(clause: ClauseType, retrieved: Sequence[ScoredChunk | ChunkV
     candidate. A heading ("12. LIMITATION OF LIABILITY") or a bare title ("Governing Law.") names a
     clause without being it: for clause (not value) types the sentence right after it takes the
     heading's score when that is higher, and the heading keeps ``HEADING_DISCOUNT`` of its own (bare
-    titles too, for a free question that names one: cuad-dev hit rate unchanged, silent-source
-    0.957 -> 0.957, held-out half 0.951 -> 0.952). A definition
-    ("“Net Sales” means ...") keeps ``DEFINITION_DISCOUNT`` of its score; a sentence of a text
-    clause with no operative word keeps ``OPERATIVE_DISCOUNT``. A sentence's embedding
-    similarity is its best cosine to the clause's query or its example clause (every pair
-    answered, first half of cuad-dev: hit rate 0.647 -> 0.654; held-out half 0.641 -> 0.656).
+    titles too, for a free question that names one). A definition ("“Net Sales” means ...") keeps
+    ``DEFINITION_DISCOUNT`` of its score; a sentence of a text clause with no operative word keeps
+    ``OPERATIVE_DISCOUNT``. A sentence's embedding similarity is its best cosine to the clause's
+    query or its example clause. Why: docs/decisions.md, extraction.offline.reader.score_sentences.
     """
     scored = [r if isinstance(r, ScoredChunk) else ScoredChunk(r) for r in retrieved]
     q_terms = terms(f"{clause.name} {clause.query}")
     found: dict[tuple[int, int], tuple[int, ScoredChunk, str]] = {}
     for rank, sc in enumerate(scored):
         c = sc.chunk
-        for s, e in split_sentences(c.text):
+        for s, e in evidence_sentences(c.text):
             found.setdefault((c.char_start + s, c.char_start + e), (rank, sc, c.text[s:e]))
     spans = sorted(found)
-    raw = [(found[k][0], found[k][1], k[0], k[1], found[k][2]) for k in spans
-           if not any(o != k and o[0] <= k[0] and k[1] <= o[1] for o in spans)
-           and not _inside(k[0], k[1], furniture)]
+    raw = [
+        (found[k][0], found[k][1], k[0], k[1], found[k][2])
+        for k in spans
+        if not any(o != k and o[0] <= k[0] and k[1] <= o[1] for o in spans)
+        and not _inside(k[0], k[1], furniture)
+    ]
     if not raw:
         return []
     queries = [clause.query] + ([clause.example] if clause.example.strip() else [])
-    cos = _cosines(embed, queries, [r[4] for r in raw]) if embed is not None else [None] * len(raw)
+    cos: Sequence[float | None] = (
+        [None] * len(raw) if embed is None else _cosines(embed, queries, [r[4] for r in raw])
+    )
     rules = RULES.get(clause.name, NO_RULES)
     narrow = rules.value
     out = []
@@ -369,11 +327,19 @@ def _pass_on_heading_scores(cands: list[Candidate]) -> list[Candidate]:
     return ordered
 
 
-def extract_offline(clause: ClauseType, retrieved: Sequence[ScoredChunk | ChunkView], *,
-                    pages: PageTable | None = None, embed: Embed | None = None,
-                    threshold: float | None = None, clause_id: str | None = None,
-                    max_citations: int = 2, relative_cutoff: float = 0.95,
-                    max_window: int = 2, furniture: Spans = ()) -> OfflineResult:
+def extract_offline(
+    clause: ClauseType,
+    retrieved: Sequence[ScoredChunk | ChunkSpec],
+    *,
+    pages: PageTable | None = None,
+    embed: Embed | None = None,
+    threshold: float | None = None,
+    clause_id: str | None = None,
+    max_citations: int = 2,
+    relative_cutoff: float = 0.95,
+    max_window: int = 2,
+    furniture: Spans = (),
+) -> OfflineResult:
     """Pick verbatim passage(s) for ``clause`` from ``retrieved`` chunks, or not_found.
 
     ``threshold=None`` takes ``default_threshold`` (depends on the signals present).
@@ -389,13 +355,9 @@ def extract_offline(clause: ClauseType, retrieved: Sequence[ScoredChunk | ChunkV
     of the best. ``furniture``: absolute spans of running headers/footers, never quoted
     (a filing stamp's date is not the agreement's).
 
-    The cutoff (0.95) and the lexical weight (0.40) were chosen on the first half of
-    cuad-dev, every pair answered (hit rate 0.639 -> 0.647; held-out half 0.629 -> 0.641).
-    Measured and not kept: citing a further passage only when it resembles this clause type at
-    least as much as its rivals (``type_margin`` >= 0; a Renewal Term's next section on notice of
-    non-renewal is a rival's). Every present pair answered: 0.710 -> 0.716 on the first half and
-    0.699 -> 0.703 held out. Recalibrated, with the presence decision: 0.617 -> 0.622 on the first
-    half but 0.612 -> 0.611 held out.
+    The cutoff (0.95) goes with the lexical weight ``W_LEX`` (docs/decisions.md,
+    extraction.offline.reader.W_LEX); further passages are not filtered by ``type_margin``
+    (docs/decisions.md, extraction.offline.reader.extract_offline).
     """
     cands = score_sentences(clause, retrieved, embed=embed, furniture=furniture)
     if threshold is None:
@@ -403,8 +365,12 @@ def extract_offline(clause: ClauseType, retrieved: Sequence[ScoredChunk | ChunkV
     cid = clause_id or clause.slug
     best = cands[0].score if cands else 0.0
     if not cands or best < threshold:
-        return OfflineResult({"clause_id": cid, "clause_type": clause.name, "clause_text": NOT_FOUND,
-                              "citations": []}, best, threshold, tuple(cands))
+        return OfflineResult(
+            {"clause_id": cid, "clause_type": clause.name, "clause_text": NOT_FOUND, "citations": []},
+            best,
+            threshold,
+            tuple(cands),
+        )
     chunks = [r.chunk if isinstance(r, ScoredChunk) else r for r in retrieved]
     by_id = {c.chunk_id: c for c in chunks}
     floor = max(threshold, relative_cutoff * best)
@@ -428,19 +394,34 @@ def extract_offline(clause: ClauseType, retrieved: Sequence[ScoredChunk | ChunkV
         page = page_of(a, pages) if pages else by_id[chunk_id].page_start
         citations.append({"chunk_id": chunk_id, "page": page, "quote": quote})
         texts.append(quote)
-    tool_input = {"clause_id": cid, "clause_type": clause.name, "clause_text": "\n\n".join(texts),
-                  "citations": citations}
-    return OfflineResult(tool_input, best, threshold, tuple(cands), offsets=tuple(sorted(a for _, a, _ in spans)))
+    tool_input = {
+        "clause_id": cid,
+        "clause_type": clause.name,
+        "clause_text": "\n\n".join(texts),
+        "citations": citations,
+    }
+    return OfflineResult(
+        tool_input, best, threshold, tuple(cands), offsets=tuple(sorted(a for _, a, _ in spans))
+    )
 
 
-def _value_answer(clause: ClauseType, cid: str, rules: TypeRules, cands: Sequence[Candidate], floor: float,
-                  chunks: Sequence[ChunkView], pages: PageTable | None, furniture: Spans) -> tuple[dict, bool, int]:
+def _value_answer(
+    clause: ClauseType,
+    cid: str,
+    rules: TypeRules,
+    cands: Sequence[Candidate],
+    floor: float,
+    chunks: Sequence[ChunkSpec],
+    pages: PageTable | None,
+    furniture: Spans,
+) -> tuple[dict, bool, int]:
     """One cited phrase for a value type (see :func:`extract_offline`); the best sentence whole
     when no pattern match qualifies. Also says whether the phrase was named by the type's cue
     (``TypeRules.cue``): the earliest such value wins over the preamble's first date; and where the
     phrase starts."""
     opening = {c.chunk_id for c in chunks if c.ordinal == 0} if rules.preamble else set()
     pattern, cue = rules.value, rules.cue
+    assert pattern is not None  # only a value type (``rules.value`` set) is answered here
     matches, cued = [], []  # (absolute start, phrase, candidate)
     for cand in cands:
         if cand.score < floor and cand.chunk_id not in opening:
@@ -449,7 +430,7 @@ def _value_answer(clause: ClauseType, cid: str, rules: TypeRules, cands: Sequenc
             continue
         found = []
         for m in pattern.finditer(cand.text):
-            group = m.lastgroup or 0          # a pattern's named group is the value inside its match
+            group = m.lastgroup or 0  # a pattern's named group is the value inside its match
             phrase = m.group(group).strip()
             start = cand.start + m.start(group) + len(m.group(group)) - len(m.group(group).lstrip())
             if phrase and not _inside(start, start + len(phrase), furniture):
@@ -470,9 +451,19 @@ def _value_answer(clause: ClauseType, cid: str, rules: TypeRules, cands: Sequenc
     else:
         cand = cands[0]
         start, quote = cand.start, cand.text
-    page = page_of(start, pages) if pages else next(c for c in chunks if c.chunk_id == cand.chunk_id).page_start
-    return {"clause_id": cid, "clause_type": clause.name, "clause_text": quote,
-            "citations": [{"chunk_id": cand.chunk_id, "page": page, "quote": quote}]}, bool(cued), start
+    page = (
+        page_of(start, pages) if pages else next(c for c in chunks if c.chunk_id == cand.chunk_id).page_start
+    )
+    return (
+        {
+            "clause_id": cid,
+            "clause_type": clause.name,
+            "clause_text": quote,
+            "citations": [{"chunk_id": cand.chunk_id, "page": page, "quote": quote}],
+        },
+        bool(cued),
+        start,
+    )
 
 
 def _next_to_cue(cue: str, text: str, start: int, length: int) -> bool:
@@ -480,13 +471,18 @@ def _next_to_cue(cue: str, text: str, start: int, length: int) -> bool:
     it ("effective as of <date>", "“Effective Date” means <date>") or right after it ("<date> (the
     “Effective Date”)")? Only linking words may stand between: "commence on the Effective Date and
     last until <date>" does not name the date."""
-    before = re.search(rf"\b(?:{cue}){_LINK}(?:{_CUE_WORDS}\b{_LINK}){{0,4}}$", text[max(0, start - 80):start], re.I)
-    after = re.match(rf"{_LINK}(?:(?:the|this)\s+{_LINK})?(?:{cue})\b", text[start + length:start + length + 80], re.I)
+    before = re.search(
+        rf"\b(?:{cue}){_LINK}(?:{_CUE_WORDS}\b{_LINK}){{0,4}}$", text[max(0, start - 80) : start], re.I
+    )
+    after = re.match(
+        rf"{_LINK}(?:(?:the|this)\s+{_LINK})?(?:{cue})\b", text[start + length : start + length + 80], re.I
+    )
     return bool(before or after)
 
 
-def section_match(clause: ClauseType, retrieved: Sequence[ScoredChunk | ChunkView],
-                  candidates: Sequence[Candidate]) -> float:
+def section_match(
+    clause: ClauseType, retrieved: Sequence[ScoredChunk | ChunkSpec], candidates: Sequence[Candidate]
+) -> float:
     """Share of the clause name's content words found in the retrieved chunks' section headings
     (their section paths, and heading lines among the candidates): contracts title their clauses,
     so "15. GOVERNING LAW" is evidence that a Governing Law clause is there."""
@@ -498,13 +494,15 @@ def section_match(clause: ClauseType, retrieved: Sequence[ScoredChunk | ChunkVie
     return len(name_terms & set(terms(" ".join(headings)))) / len(name_terms)
 
 
-def default_threshold(retrieved: Sequence[ScoredChunk | ChunkView], embed: Embed | None) -> float:
+def default_threshold(retrieved: Sequence[ScoredChunk | ChunkSpec], embed: Embed | None) -> float:
     """DEFAULT_THRESHOLD when an embedding signal is available, else LEXICAL_THRESHOLD."""
     has_cos = any(isinstance(r, ScoredChunk) and r.cosine is not None for r in retrieved)
     return DEFAULT_THRESHOLD if (embed is not None or has_cos) else LEXICAL_THRESHOLD
 
 
-def _widen(best: Candidate, cands: Sequence[Candidate], floor: float, max_window: int) -> tuple[str, int, int]:
+def _widen(
+    best: Candidate, cands: Sequence[Candidate], floor: float, max_window: int
+) -> tuple[str, int, int]:
     """Grow the best sentence with the sentences right before/after it (in document order,
     across chunk edges) while they also score >= floor; (chunk_id of best, start, end)."""
     ordered = sorted(cands, key=lambda c: c.start)
@@ -517,8 +515,11 @@ def _widen(best: Candidate, cands: Sequence[Candidate], floor: float, max_window
     while hi - lo + 1 < max_window:
         left = ordered[lo - 1] if lo > 0 and adjacent(ordered[lo - 1], ordered[lo]) else None
         right = ordered[hi + 1] if hi + 1 < len(ordered) and adjacent(ordered[hi], ordered[hi + 1]) else None
-        pick = max((x for x in (left, right) if x is not None and x.score >= floor),
-                   key=lambda x: (x.score, -x.start), default=None)
+        pick = max(
+            (x for x in (left, right) if x is not None and x.score >= floor),
+            key=lambda x: (x.score, -x.start),
+            default=None,
+        )
         if pick is None:
             break
         if pick is left:
@@ -528,12 +529,12 @@ def _widen(best: Candidate, cands: Sequence[Candidate], floor: float, max_window
     return best.chunk_id, ordered[lo].start, ordered[hi].end
 
 
-def _stitch(chunks: Sequence[ChunkView], a: int, b: int) -> str:
+def _stitch(chunks: Sequence[ChunkSpec], a: int, b: int) -> str:
     """Source text of absolute ``[a, b)`` from chunks that cover it contiguously."""
     out, pos = [], a
     for c in sorted(chunks, key=lambda c: (c.char_start, -c.char_end)):
         if c.char_start <= pos < c.char_end:
-            take = c.text[pos - c.char_start:min(b, c.char_end) - c.char_start]
+            take = c.text[pos - c.char_start : min(b, c.char_end) - c.char_start]
             out.append(take)
             pos += len(take)
             if pos >= b:

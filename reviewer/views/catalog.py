@@ -1,5 +1,6 @@
 """The clause catalog: everyone signed in can read it; admins (of any engagement) add, edit and retire
 types. Every edit is kept beside the wording it replaced (reviewer.catalog_edits)."""
+
 from __future__ import annotations
 
 from django.contrib import messages
@@ -45,8 +46,12 @@ def catalog(request):
             return redirect("catalog")
         status = 422
     types = _catalog_types().order_by("source", "name")
-    return render(request, "reviewer/catalog.html", {"types": types, "form": form, "can_manage": can_manage},
-                  status=status)
+    return render(
+        request,
+        "reviewer/catalog.html",
+        {"types": types, "form": form, "can_manage": can_manage},
+        status=status,
+    )
 
 
 def edit(request, type_id: int):
@@ -64,13 +69,20 @@ def edit(request, type_id: int):
             if change is None:
                 messages.info(request, f"{clause_type.name}: nothing changed.")
             else:
-                messages.success(request, f"Saved {change.clause_type.name}. New runs use it; clauses already "
-                                          "found keep their text and reviews.")
+                messages.success(
+                    request,
+                    f"Saved {change.clause_type.name}. New runs use it; clauses already "
+                    "found keep their text and reviews.",
+                )
             return redirect("catalog")
         status = 422
     changes = clause_type.changes.select_related("changed_by")[:20]
-    return render(request, "reviewer/catalog_edit.html",
-                  {"clause_type": clause_type, "form": form, "changes": changes}, status=status)
+    return render(
+        request,
+        "reviewer/catalog_edit.html",
+        {"clause_type": clause_type, "form": form, "changes": changes},
+        status=status,
+    )
 
 
 def _catalog_types():

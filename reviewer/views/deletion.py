@@ -1,4 +1,5 @@
 """An admin deletes a wrongly uploaded document (the confirmation sits in the document page's header)."""
+
 from __future__ import annotations
 
 from django.contrib import messages

@@ -1,4 +1,5 @@
 """An admin corrects or confirms a document's type (the form sits in the document page's header)."""
+
 from __future__ import annotations
 
 from django.contrib import messages
@@ -21,7 +22,9 @@ def change_type(request, document_id: int):
     else:
         old, new = change.old_type, change.new_type
         said = f"from “{old}” to “{new}”" if old and old != new else f"“{new}”"
-        messages.success(request, f"Document type set {said}. Managers' figures use it from their next refresh.")
+        messages.success(
+            request, f"Document type set {said}. Managers' figures use it from their next refresh."
+        )
     return redirect(_back_to(request, doc))
 
 
@@ -29,6 +32,8 @@ def _back_to(request, doc) -> str:
     """The page of this document the form was sent from (a clause's URL keeps the reviewer's place),
     else the document's page."""
     page, wanted = reverse("document", args=[doc.pk]), request.POST.get("next", "")
-    if wanted.startswith(page) and url_has_allowed_host_and_scheme(wanted, allowed_hosts={request.get_host()}):
+    if wanted.startswith(page) and url_has_allowed_host_and_scheme(
+        wanted, allowed_hosts={request.get_host()}
+    ):
         return wanted
     return page

@@ -1,4 +1,5 @@
 """Engagements, the documents of one (with live status), and the download of an original."""
+
 from __future__ import annotations
 
 from django.db.models import Count, F
@@ -22,7 +23,9 @@ def home(request):
 
 
 def _documents(engagement) -> list[Document]:
-    documents = clauses.counted(Document.objects.filter(engagement=engagement).defer("text").order_by("title", "id"))
+    documents = clauses.counted(
+        Document.objects.filter(engagement=engagement).defer("text").order_by("title", "id")
+    )
     stall.notices_for(documents)
     return documents
 
@@ -30,8 +33,11 @@ def _documents(engagement) -> list[Document]:
 def engagement_detail(request, engagement_id: int):
     engagement = access.engagement_for(request.user, engagement_id)
     documents = _documents(engagement)
+    role = engagement.my_role  # type: ignore[attr-defined]  # annotated by reviewer.access
     context = {
-        "engagement": engagement, "role": engagement.my_role, "documents": documents,
+        "engagement": engagement,
+        "role": role,
+        "documents": documents,
         "polling": clauses.still_working(documents),
     }
     return render_page(request, "reviewer/engagement.html", "reviewer/_documents.html", context)

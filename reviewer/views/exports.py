@@ -3,6 +3,7 @@
 CSV and JSON stream as they are read from the database; XLSX is written into a temporary file first (a
 zip cannot be sent before it is finished) and sent from it. Neither holds the engagement in memory.
 """
+
 from __future__ import annotations
 
 import tempfile
@@ -26,11 +27,15 @@ def _response(fmt: str, extractions: QuerySet, stem: str, **meta):
         file = tempfile.TemporaryFile()  # closed (and so removed) by the response once sent
         exports.write_xlsx(records, file)
         file.seek(0)
-        response = FileResponse(file, as_attachment=True, filename=filename,
-                                content_type=exports.CONTENT_TYPES[fmt])
+        response: StreamingHttpResponse = FileResponse(
+            file, as_attachment=True, filename=filename, content_type=exports.CONTENT_TYPES[fmt]
+        )
     else:
-        chunks = (exports.csv_chunks(records) if fmt == "csv"
-                  else exports.json_chunks(records, exported_at=timezone.now().isoformat(), **meta))
+        chunks = (
+            exports.csv_chunks(records)
+            if fmt == "csv"
+            else exports.json_chunks(records, exported_at=timezone.now().isoformat(), **meta)
+        )
         response = StreamingHttpResponse(chunks, content_type=exports.CONTENT_TYPES[fmt])
         response["Content-Disposition"] = f'attachment; filename="{filename}"'
     response["Cache-Control"] = "private, no-store"
@@ -39,19 +44,36 @@ def _response(fmt: str, extractions: QuerySet, stem: str, **meta):
 
 def document_export(request, document_id: int, fmt: str):
     doc = access.document_for(request.user, document_id)
-    return _response(fmt, Extraction.objects.filter(document_id=doc.pk), f"{doc.title}-clauses",
-                     document={"id": doc.pk, "title": doc.title})
+    return _response(
+        fmt,
+        Extraction.objects.filter(document_id=doc.pk),
+        f"{doc.title}-clauses",
+        document={"id": doc.pk, "title": doc.title},
+    )
 
 
 def run_export(request, run_id: int, fmt: str):
     """The clauses one extraction run found (a night's bulk run, say), without the other runs' answers."""
     run = get_scoped_or_404(ExtractionRun.objects.select_related("engagement"), request.user, pk=run_id)
-    return _response(fmt, Extraction.objects.filter(run_id=run.pk), f"{run.engagement.name}-run-{run.pk}-clauses",
-                     run={"id": run.pk, "engagement": {"id": run.engagement_id, "name": run.engagement.name},
-                          "engine": run.engine, "model": run.model, "started_at": run.created_at.isoformat()})
+    return _response(
+        fmt,
+        Extraction.objects.filter(run_id=run.pk),
+        f"{run.engagement.name}-run-{run.pk}-clauses",
+        run={
+            "id": run.pk,
+            "engagement": {"id": run.engagement_id, "name": run.engagement.name},
+            "engine": run.engine,
+            "model": run.model,
+            "started_at": run.created_at.isoformat(),
+        },
+    )
 
 
 def engagement_export(request, engagement_id: int, fmt: str):
     engagement = access.engagement_for(request.user, engagement_id)
-    return _response(fmt, Extraction.objects.filter(document__engagement_id=engagement.pk),
-                     f"{engagement.name}-clauses", engagement={"id": engagement.pk, "name": engagement.name})
+    return _response(
+        fmt,
+        Extraction.objects.filter(document__engagement_id=engagement.pk),
+        f"{engagement.name}-clauses",
+        engagement={"id": engagement.pk, "name": engagement.name},
+    )

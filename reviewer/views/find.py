@@ -1,4 +1,5 @@
 """“Find a clause”: a catalog type or a free question, run now by the extraction service."""
+
 from __future__ import annotations
 
 import logging
@@ -22,8 +23,10 @@ def find(request, document_id: int):
     form = FindForm(request.POST)
     extraction, error = None, ""
     if not form.is_valid():
-        error = (" ".join(m for field_errors in form.errors.values() for m in field_errors)
-                 or "Pick a clause type or type a question.")
+        error = (
+            " ".join(str(m) for field_errors in form.errors.values() for m in field_errors)
+            or "Pick a clause type or type a question."
+        )
     elif doc.status != "ready":
         error = f"This document is not ready yet ({doc.get_status_display()}); try again when it is."
     else:
@@ -35,16 +38,22 @@ def find(request, document_id: int):
     if not is_fragment(request):
         return redirect(url)
     ex = access.extraction_for(request.user, doc.pk, shown, with_rows=True)
-    response = respond(request, ex.document, ex.my_role, workspace.build(ex.document, extraction=ex),
-                       extra={"refresh_list": True})
+    role = ex.my_role  # type: ignore[attr-defined]  # annotated by reviewer.access
+    response = respond(
+        request, ex.document, role, workspace.build(ex.document, extraction=ex), extra={"refresh_list": True}
+    )
     response["HX-Push-Url"] = url
     return response
 
 
 def _run(doc, user, data):
     try:
-        extraction = find_clause(doc, user=user, clause_type=data.get("clause_type"),
-                                 question=(data.get("question") or "").strip() or None)
+        extraction = find_clause(
+            doc,
+            user=user,
+            clause_type=data.get("clause_type"),
+            question=(data.get("question") or "").strip() or None,
+        )
     except (ValueError, FindClauseError) as exc:  # said in words by the service
         return None, f"Could not find it: {exc}"
     except Exception:  # an engine failure is shown in words, never as a 500
@@ -57,8 +66,12 @@ def _run(doc, user, data):
 
 def _refused(request, doc, form, error):
     if is_fragment(request):  # show the message in the find box, leave the workspace as it is
-        response = render(request, "reviewer/_find.html", {"document": doc, "find_form": form, "find_error": error},
-                          status=422)
+        response = render(
+            request,
+            "reviewer/_find.html",
+            {"document": doc, "find_form": form, "find_error": error},
+            status=422,
+        )
         response["HX-Retarget"] = "#find-form"
         response["HX-Reswap"] = "outerHTML"
         return response

@@ -1,4 +1,5 @@
 """Members of an engagement (admins add people, change roles, remove them)."""
+
 from __future__ import annotations
 
 from django.contrib import messages
@@ -18,10 +19,14 @@ def members(request, engagement_id: int):
             add_form = MemberForm(request.POST)
             if add_form.is_valid():
                 _, created = Membership.objects.get_or_create(
-                    user=add_form.user, engagement=engagement, defaults={"role": add_form.cleaned_data["role"]}
+                    user=add_form.user,
+                    engagement=engagement,
+                    defaults={"role": add_form.cleaned_data["role"]},
                 )
                 if created:
-                    messages.success(request, f"Added {add_form.user.username} as {add_form.cleaned_data['role']}.")
+                    messages.success(
+                        request, f"Added {add_form.user.username} as {add_form.cleaned_data['role']}."
+                    )
                     return redirect("engagement-members", engagement.pk)
                 add_form.add_error("username", f"{add_form.user.username} is already a member.")
             status = 422
@@ -31,10 +36,19 @@ def members(request, engagement_id: int):
                 messages.error(request, error)
             return redirect("engagement-members", engagement.pk)
     rows = Membership.objects.filter(engagement=engagement).select_related("user").order_by("user__username")
-    return render(request, "reviewer/members.html", {
-        "engagement": engagement, "role": engagement.my_role, "rows": rows, "add_form": add_form,
-        "roles": Role.choices,
-    }, status=status)
+    role = engagement.my_role  # type: ignore[attr-defined]  # annotated by reviewer.access
+    return render(
+        request,
+        "reviewer/members.html",
+        {
+            "engagement": engagement,
+            "role": role,
+            "rows": rows,
+            "add_form": add_form,
+            "roles": Role.choices,
+        },
+        status=status,
+    )
 
 
 def _change(engagement, form: RoleForm, actor) -> str:

@@ -3,6 +3,7 @@
 Every URL renders the whole page (links and forms work without JavaScript); an htmx
 request gets only the workspace fragment, and the URL is pushed so it can be shared.
 """
+
 from __future__ import annotations
 
 from django.contrib import messages
@@ -25,14 +26,18 @@ TYPE_CHANGES_SHOWN = 5
 def document(request, document_id: int):
     doc = access.document_for(request.user, document_id)
     ws = workspace.build(doc, page_number=1) if doc.page_count else workspace.Workspace(doc)
-    return respond(request, doc, doc.my_role, ws)
+    role = doc.my_role  # type: ignore[attr-defined]  # annotated by reviewer.access
+    return respond(request, doc, role, ws)
 
 
 def document_clauses(request, document_id: int):
     """The clause list alone: polled by the document page while its clauses are being extracted."""
     doc = access.document_for(request.user, document_id)
-    return render(request, "reviewer/_clause_list.html",
-                  {"document": doc, "groups": clauses.groups(doc), "extracting": clauses.extracting(doc)})
+    return render(
+        request,
+        "reviewer/_clause_list.html",
+        {"document": doc, "groups": clauses.groups(doc), "extracting": clauses.extracting(doc)},
+    )
 
 
 @server_timing
@@ -43,31 +48,42 @@ def document_page(request, document_id: int, number: int):
         return redirect(goto[1])
     number = goto[0] if goto else number
     _check_page(doc, number)
-    return _pushed(respond(request, doc, doc.my_role, workspace.build(doc, page_number=number)), goto)
+    ws = workspace.build(doc, page_number=number)
+    role = doc.my_role  # type: ignore[attr-defined]  # annotated by reviewer.access
+    return _pushed(respond(request, doc, role, ws), goto)
 
 
 @server_timing
 def clause(request, document_id: int, extraction_id: int):
     ex = access.extraction_for(request.user, document_id, extraction_id, with_rows=True, pages_for=0)
-    return respond(request, ex.document, ex.my_role, workspace.build(ex.document, extraction=ex))
+    ws = workspace.build(ex.document, extraction=ex)
+    role = ex.my_role  # type: ignore[attr-defined]  # annotated by reviewer.access
+    return respond(request, ex.document, role, ws)
 
 
 @server_timing
 def citation(request, document_id: int, extraction_id: int, citation_id: int):
-    ex = access.extraction_for(request.user, document_id, extraction_id, with_rows=True, pages_for=citation_id)
-    return respond(request, ex.document, ex.my_role, workspace.build(ex.document, extraction=ex, citation_id=citation_id))
+    ex = access.extraction_for(
+        request.user, document_id, extraction_id, with_rows=True, pages_for=citation_id
+    )
+    ws = workspace.build(ex.document, extraction=ex, citation_id=citation_id)
+    role = ex.my_role  # type: ignore[attr-defined]  # annotated by reviewer.access
+    return respond(request, ex.document, role, ws)
 
 
 @server_timing
 def clause_page(request, document_id: int, extraction_id: int, number: int):
     ex = access.extraction_for(request.user, document_id, extraction_id, with_rows=True)
-    goto = _goto(request, ex.document, number, lambda n: reverse("clause-page", args=[ex.document_id, ex.pk, n]))
+    goto = _goto(
+        request, ex.document, number, lambda n: reverse("clause-page", args=[ex.document_id, ex.pk, n])
+    )
     if goto is not None and not is_fragment(request):
         return redirect(goto[1])
     number = goto[0] if goto else number
     _check_page(ex.document, number)
     ws = workspace.build(ex.document, extraction=ex, page_number=number)
-    return _pushed(respond(request, ex.document, ex.my_role, ws), goto)
+    role = ex.my_role  # type: ignore[attr-defined]  # annotated by reviewer.access
+    return _pushed(respond(request, ex.document, role, ws), goto)
 
 
 def _goto(request, doc, number: int, url_of):
@@ -101,8 +117,12 @@ def decide(request, document_id: int, extraction_id: int):
         data = form.cleaned_data
         try:
             review = record_decision(
-                extraction_id=ex.pk, user=request.user, decision=data["decision"], reason=data["reason"],
-                corrected_text=data["corrected_text"], seen_review_id=data["seen_review"],
+                extraction_id=ex.pk,
+                user=request.user,
+                decision=data["decision"],
+                reason=data["reason"],
+                corrected_text=data["corrected_text"],
+                seen_review_id=data["seen_review"],
                 seen_version=data["seen_version"],
             )
         except StaleDecision as exc:
@@ -117,12 +137,23 @@ def decide(request, document_id: int, extraction_id: int):
             if not is_fragment(request):
                 messages.success(request, f"Recorded: {review.get_decision_display().lower()}.")
                 return redirect(_clause_url(ex, citation_id, page), permanent=False)
-    ex = access.extraction_for(request.user, document_id, extraction_id, with_rows=True,  # fresh version, state
-                               pages_for=citation_id or 0)
+    ex = access.extraction_for(
+        request.user,
+        document_id,
+        extraction_id,
+        with_rows=True,  # fresh version, state
+        pages_for=citation_id or 0,
+    )
     ws = workspace.build(ex.document, extraction=ex, citation_id=citation_id, page_number=page, strict=False)
-    extra = {"decision_error": error, "error_kind": kind, "saved": not error,
-             "draft": request.POST if error else None, "refresh_list": moved}
-    response = respond(request, ex.document, ex.my_role, ws, status=status, extra=extra, refresh_item=True)
+    extra = {
+        "decision_error": error,
+        "error_kind": kind,
+        "saved": not error,
+        "draft": request.POST if error else None,
+        "refresh_list": moved,
+    }
+    role = ex.my_role  # type: ignore[attr-defined]  # annotated by reviewer.access
+    response = respond(request, ex.document, role, ws, status=status, extra=extra, refresh_item=True)
     if moved:
         response["HX-Push-Url"] = reverse("clause", args=[ex.document_id, ex.pk])
     return response
@@ -130,8 +161,11 @@ def decide(request, document_id: int, extraction_id: int):
 
 def respond(request, doc, role, ws, *, status=200, extra=None, refresh_item=False):
     context = {
-        "document": doc, "ws": ws, "role": role,
-        "can_decide": role in access.DECIDE_ROLES, "can_find": role in access.FIND_ROLES,
+        "document": doc,
+        "ws": ws,
+        "role": role,
+        "can_decide": role in access.DECIDE_ROLES,
+        "can_find": role in access.FIND_ROLES,
         **(extra or {}),
     }
     if is_fragment(request):
@@ -160,9 +194,11 @@ def _check_page(doc, number: int) -> None:
 def _shown(post, page_count: int) -> tuple[int | None, int | None]:
     """(citation id, page number) the decision form was posted from: the citation being read, else
     the page being read (one outside the document is ignored), else neither (the first citation)."""
+
     def number(name):
         raw = post.get(name, "")
         return int(raw) if raw.isascii() and raw.isdigit() and int(raw) >= 1 else None
+
     citation_id, page = number("citation"), number("page")
     if citation_id is not None or (page is not None and page > max(page_count, 1)):
         page = None

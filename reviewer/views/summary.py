@@ -1,4 +1,5 @@
 """A document's case summary: the latest one (or an earlier one, all kept), and making a new one."""
+
 from __future__ import annotations
 
 from django.contrib import messages
@@ -21,16 +22,32 @@ def summary(request, document_id: int):
         except SummaryError as exc:
             messages.error(request, f"No summary made: {exc}")
         else:
-            checked = (f"{made.unverified_count} value{'s' if made.unverified_count != 1 else ''} not found in the "
-                       "document: check them" if made.unverified_count else "every value found in the document")
+            checked = (
+                f"{made.unverified_count} value{'s' if made.unverified_count != 1 else ''} not found in the "
+                "document: check them"
+                if made.unverified_count
+                else "every value found in the document"
+            )
             messages.success(request, f"Summary made ({checked}).")
         return redirect("document-summary", doc.pk)
     doc = access.document_for(request.user, document_id)
-    kept = list(doc.summaries.select_related("created_by").defer("points", "usage").order_by("-id"))  # the list
+    kept = list(
+        doc.summaries.select_related("created_by").defer("points", "usage").order_by("-id")
+    )  # the list
     wanted = id_param(request.GET.get("id")) if request.GET.get("id") else (kept[0].pk if kept else None)
     shown = doc.summaries.filter(pk=wanted).first() if wanted is not None else None
     if request.GET.get("id") and shown is None:
         raise Http404("No such summary of this document.")
-    return render(request, "reviewer/summary.html", {
-        "document": doc, "role": doc.my_role, "summary": shown, "kept": kept,
-        "can_summarise": doc.my_role in access.FIND_ROLES, "engine": resolve_engine_name()})
+    role = doc.my_role  # type: ignore[attr-defined]  # annotated by reviewer.access
+    return render(
+        request,
+        "reviewer/summary.html",
+        {
+            "document": doc,
+            "role": role,
+            "summary": shown,
+            "kept": kept,
+            "can_summarise": role in access.FIND_ROLES,
+            "engine": resolve_engine_name(),
+        },
+    )

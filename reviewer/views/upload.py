@@ -1,4 +1,5 @@
 """Upload (admins): several files at once; each is checked (type, size) by ingest before it is queued."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -7,7 +8,9 @@ from django.conf import settings
 from django.shortcuts import render
 
 from extraction.engines import resolve_engine_name
+from extraction.launch import extract_after_ingest, extract_on_upload
 from ingest.doctype import type_choices
+from ingest.intake import IntakeError, intake_file
 from reviewer import access, clauses
 from reviewer.forms import UploadForm
 from reviewer.views.engagements import _documents
@@ -29,20 +32,33 @@ def upload(request, engagement_id: int):
     if request.method == "POST":
         if form.is_valid():
             data = form.cleaned_data
-            results = [_intake(engagement, f, data["doc_type"], request.user, data["extract"]) for f in data["files"]]
+            results = [
+                _intake(engagement, f, data["doc_type"], request.user, data["extract"]) for f in data["files"]
+            ]
             if not any(r.ok for r in results):
                 status = 422
             form = UploadForm()
         else:
             status = 422
     documents = _documents(engagement)
+    role = engagement.my_role  # type: ignore[attr-defined]  # annotated by reviewer.access
     context = {
-        "engagement": engagement, "role": engagement.my_role, "form": form, "results": results,
-        "documents": documents, "polling": clauses.still_working(documents), "doc_types": type_choices(engagement),
-        "engine": resolve_engine_name(), "max_files": settings.DATA_UPLOAD_MAX_NUMBER_FILES,
+        "engagement": engagement,
+        "role": role,
+        "form": form,
+        "results": results,
+        "documents": documents,
+        "polling": clauses.still_working(documents),
+        "doc_types": type_choices(engagement),
+        "engine": resolve_engine_name(),
+        "max_files": settings.DATA_UPLOAD_MAX_NUMBER_FILES,
         "announce": summary(results),
     }
-    template = "reviewer/_upload_results.html" if request.headers.get("HX-Request") == "true" else "reviewer/upload.html"
+    template = (
+        "reviewer/_upload_results.html"
+        if request.headers.get("HX-Request") == "true"
+        else "reviewer/upload.html"
+    )
     return render(request, template, context, status=status)
 
 
@@ -53,18 +69,19 @@ def summary(results: list[FileResult]) -> str:
     taken = sum(r.ok for r in results)
     refused = len(results) - taken
     files = "file" if len(results) == 1 else "files"
-    return (f"{taken} of {len(results)} {files} taken{f', {refused} refused' if refused else ''}: "
-            "the results are listed below.")
+    return (
+        f"{taken} of {len(results)} {files} taken{f', {refused} refused' if refused else ''}: "
+        "the results are listed below."
+    )
 
 
 def _intake(engagement, uploaded, doc_type: str, user, extract: bool) -> FileResult:
-    from extraction.tasks import extract_when_ready
-    from ingest.intake import IntakeError, intake_file
-
     name = uploaded.name
-    then = (lambda document_id: extract_when_ready.si(document_id, user.pk)) if extract else None
+    then = extract_after_ingest(user.pk) if extract else None
     try:
-        result = intake_file(engagement, uploaded, filename=name, uploaded_by=user, doc_type=doc_type, then=then)
+        result = intake_file(
+            engagement, uploaded, filename=name, uploaded_by=user, doc_type=doc_type, then=then
+        )
     except IntakeError as exc:
         return FileResult(name, False, str(exc))
     result.document.refresh_from_db(fields=["status", "error", "error_code"])  # the queue answered on commit
@@ -74,19 +91,22 @@ def _intake(engagement, uploaded, doc_type: str, user, extract: bool) -> FileRes
         after = "; its clauses will be extracted when it is ready" if extract else ""
         return FileResult(name, True, f"Queued for processing{after}.", result.document)
     if result.retried:
-        return FileResult(name, True, f"Uploaded before as “{result.document.title}”, where processing failed "
-                                      "on our side; processing it again.", result.document)
+        return FileResult(
+            name,
+            True,
+            f"Uploaded before as “{result.document.title}”, where processing failed "
+            "on our side; processing it again.",
+            result.document,
+        )
     if result.document.status == "failed":
-        return FileResult(name, False, f"Uploaded before as “{result.document.title}” and refused: "
-                                       f"{result.document.error}", result.document)
+        return FileResult(
+            name,
+            False,
+            f"Uploaded before as “{result.document.title}” and refused: {result.document.error}",
+            result.document,
+        )
     said = f"Already uploaded (same content) as “{result.document.title}”"
-    if extract and result.document.status == "ready":  # asked to extract: do it unless it was already
-        from extraction.models import ClauseTask
-        from extraction.launch import extract_ready_document
-
-        if ClauseTask.objects.filter(document=result.document).exists():
-            said += "; its clauses were extracted before (Bulk extract runs them again)"
-        else:
-            extract_ready_document(result.document.pk, user_id=user.pk)
-            said += "; its clauses are being extracted"
+    note = extract_on_upload(result.document, user_id=user.pk) if extract else ""
+    if note:
+        said += f"; {note}"
     return FileResult(name, True, f"{said}.", result.document)

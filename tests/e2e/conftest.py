@@ -3,6 +3,7 @@
 Playwright's sync API runs an event loop in this thread, which Django's async-safety check
 would take for async code; the ORM calls the tests make are plain synchronous ones.
 """
+
 from __future__ import annotations
 
 import os
@@ -13,8 +14,15 @@ import pytest
 os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
 
 CHROMIUM = Path(os.environ.get("CHROMIUM", "/usr/bin/chromium"))
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync", "--no-first-run"]
+ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
 SCREENSHOTS = Path(__file__).resolve().parents[2] / "artifacts" / "screenshots"
 PASSWORD = "pw-for-tests-1"
 # Log what a Content-Security-Policy violation was about (the console error alone does not say).
@@ -43,13 +51,17 @@ COLOURS = """
 # WCAG 2 contrast ratio of an element's text: its colour (an SVG text's fill) over the backgrounds of its
 # ancestors up to the first opaque one, or over `behind` (the SVG shape under it: fill and fill-opacity),
 # on white. Element opacity is not counted.
-CONTRAST = """(el, behind) => {""" + COLOURS + """
+CONTRAST = (
+    """(el, behind) => {"""
+    + COLOURS
+    + """
   let bg;
   if (behind) { const s = getComputedStyle(behind), f = parse(s.fill); f[3] *= parseFloat(s.fillOpacity); bg = flatten([f]); }
   else { bg = backdrop(el); }
   const style = getComputedStyle(el);
   return ratio(over(parse(el instanceof SVGElement ? style.fill : style.color), bg), bg);
 }"""
+)
 AA = 4.5  # WCAG AA for body text
 
 
@@ -62,7 +74,10 @@ def contrast(locator, behind=None) -> float:
 # around it): the highest of its rings' (the outline, and each box-shadow ring of 1px or more around the box).
 # A two-colour ring passes when one of its colours stands out on the background (WCAG technique C40), so one
 # ring serves the light pages and the dark top bar.
-FOCUS_RING = """el => {""" + COLOURS + """
+FOCUS_RING = (
+    """el => {"""
+    + COLOURS
+    + """
   const bg = backdrop(el.parentElement), style = getComputedStyle(el), rings = [];
   if (style.outlineStyle !== 'none' && parseFloat(style.outlineWidth) >= 1) { rings.push(parse(style.outlineColor)); }
   // Chromium writes box-shadow as "rgb(r, g, b) x y blur spread[ inset], ...": a ring around the box is x = y = 0
@@ -70,6 +85,7 @@ FOCUS_RING = """el => {""" + COLOURS + """
     if (parseFloat(m[2]) >= 1) { rings.push(parse(m[1])); } }
   return Math.max(0, ...rings.map(c => ratio(over(c, bg), bg)));
 }"""
+)
 FOCUS = 3.0  # WCAG 2.2 for a focus indicator against what is next to it (1.4.11, 2.4.13)
 
 
@@ -100,8 +116,9 @@ class Session:
     """A signed-in browser tab for one user, recording console errors (CSP violations show there)."""
 
     def __init__(self, browser, base_url: str, user, js: bool = True):
-        self.context = browser.new_context(base_url=base_url, viewport={"width": 1440, "height": 900},
-                                           java_script_enabled=js)
+        self.context = browser.new_context(
+            base_url=base_url, viewport={"width": 1440, "height": 900}, java_script_enabled=js
+        )
         self.context.add_init_script(CSP_REPORTER)
         self.page = self.context.new_page()
         self.user = user

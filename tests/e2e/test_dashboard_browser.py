@@ -1,4 +1,5 @@
 """A manager opens the dashboards in Chromium: headline figures, heatmap, alerts, filters, trends."""
+
 from __future__ import annotations
 
 import datetime as dt
@@ -13,8 +14,14 @@ from dashboards.models import DashboardSnapshot
 from dashboards.tasks import refresh_dashboards
 from reviewer.models import Review
 from tests.e2e.conftest import AA, contrast
-from tests.integration.test_dashboards import (build_reviews, extraction, predicted, review, write_corpus,
-                                                 write_predictions)
+from tests.integration.dashboards.builders import (
+    build_reviews,
+    extraction,
+    predicted,
+    review,
+    write_corpus,
+    write_predictions,
+)
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -28,21 +35,45 @@ def dashboard_data(engagement, make_member, tmp_path, settings):
     # Two runs for a trend: the second one stops inventing the Cap On Liability clause.
     benchmarks.import_existing(benchmarks.new_run(bset, trigger="import"), write_predictions(tmp_path / "r1"))
     better = write_predictions(tmp_path / "r2")
-    lines = (better / "predictions.jsonl").read_text().replace(
-        predicted("d2", "Cap On Liability", "found", "Liability is capped at $1M.", [3])["extraction"]["clause_text"],
-        "not_found")
-    (better / "predictions.jsonl").write_text(lines.replace('"status": "found", "clause_text": "not_found"',
-                                                            '"status": "not_found", "clause_text": "not_found"'))
+    lines = (
+        (better / "predictions.jsonl")
+        .read_text()
+        .replace(
+            predicted("d2", "Cap On Liability", "found", "Liability is capped at $1M.", [3])["extraction"][
+                "clause_text"
+            ],
+            "not_found",
+        )
+    )
+    (better / "predictions.jsonl").write_text(
+        lines.replace(
+            '"status": "found", "clause_text": "not_found"',
+            '"status": "not_found", "clause_text": "not_found"',
+        )
+    )
     benchmarks.import_existing(benchmarks.new_run(bset, trigger="import"), better)
     refresh_dashboards(engagement.pk)
     # Earlier days of history for the reviewer trend (only totals matter there).
     snapshot = DashboardSnapshot.objects.get(engagement=engagement)
     for days, passes, silent in ((5, 2, 1), (4, 3, 1), (3, 3, 2), (2, 4, 2), (1, 6, 3)):
-        figures = {"strata": [{"doc_type": "Services", "clause_type": "Governing Law", "section": "front",
-                               "n": 9, "passes": passes}],
-                   "silent": {"n": 4, "silent": silent, "invented": []}}
-        DashboardSnapshot.objects.create(engagement=engagement, bounds=snapshot.bounds, figures=figures,
-                                         computed_at=timezone.now() - dt.timedelta(days=days))
+        figures = {
+            "strata": [
+                {
+                    "doc_type": "Services",
+                    "clause_type": "Governing Law",
+                    "section": "front",
+                    "n": 9,
+                    "passes": passes,
+                }
+            ],
+            "silent": {"n": 4, "silent": silent, "invented": []},
+        }
+        DashboardSnapshot.objects.create(
+            engagement=engagement,
+            bounds=snapshot.bounds,
+            figures=figures,
+            computed_at=timezone.now() - dt.timedelta(days=days),
+        )
     return {"manager": manager, "data": data}
 
 
@@ -104,9 +135,17 @@ def test_the_dashboard_figures_are_readable_at_aa_contrast(signed_in, dashboard_
         cell = cells.nth(i)
         ratio = contrast(cell.locator("text"), behind=cell.locator("rect"))
         if ratio < AA:
-            low[f'{cell.get_attribute("class")} {cell.locator("text").text_content()}'] = round(ratio, 2)
-    for sel in (".db-kpi h2", ".db-kpi.ok .db-big", ".db-kpi.bad .db-big", ".db-note", ".db-badge.reviews",
-                ".db-subnav a[aria-current=page]", ".db-table tr.below .db-rate.bad", ".db-legend"):
+            low[f"{cell.get_attribute('class')} {cell.locator('text').text_content()}"] = round(ratio, 2)
+    for sel in (
+        ".db-kpi h2",
+        ".db-kpi.ok .db-big",
+        ".db-kpi.bad .db-big",
+        ".db-note",
+        ".db-badge.reviews",
+        ".db-subnav a[aria-current=page]",
+        ".db-table tr.below .db-rate.bad",
+        ".db-legend",
+    ):
         ratio = contrast(s.page.locator(sel).first)
         if ratio < AA:
             low[sel] = round(ratio, 2)

@@ -1,4 +1,5 @@
 """An auditor of engagement A reaches nothing of engagement B: not by URL, fragment, export or POST."""
+
 from __future__ import annotations
 
 import pytest
@@ -27,12 +28,21 @@ def urls_of(contract, engagement):
         reverse("citation", args=[doc.pk, ex.pk, cit.pk]),
         reverse("clause-page", args=[doc.pk, ex.pk, 3]),
     ]
-    exports = [reverse(name, args=[pk, fmt]) for name, pk in (("document-export", doc.pk),
-                                                                ("engagement-export", engagement.pk),
-                                                                ("run-export", ex.run_id))
-               for fmt in ("csv", "json", "xlsx")]
-    posts = [reverse("decide", args=[doc.pk, ex.pk]), reverse("find", args=[doc.pk]),
-             reverse("engagement-upload", args=[engagement.pk]), reverse("engagement-members", args=[engagement.pk])]
+    exports = [
+        reverse(name, args=[pk, fmt])
+        for name, pk in (
+            ("document-export", doc.pk),
+            ("engagement-export", engagement.pk),
+            ("run-export", ex.run_id),
+        )
+        for fmt in ("csv", "json", "xlsx")
+    ]
+    posts = [
+        reverse("decide", args=[doc.pk, ex.pk]),
+        reverse("find", args=[doc.pk]),
+        reverse("engagement-upload", args=[engagement.pk]),
+        reverse("engagement-members", args=[engagement.pk]),
+    ]
     return pages, exports, posts
 
 
@@ -52,8 +62,12 @@ def test_auditor_of_a_reaches_nothing_of_b(signed_in, engagement, make_member):
     # the cross-engagement mix: a document of A with a clause id of B, and the reverse
     ex_b = b_contract.extractions["Governing Law"]
     ex_a = a_contract.extractions["Governing Law"]
-    pages += [reverse("clause", args=[a_contract.document.pk, ex_b.pk]),
-              reverse("citation", args=[a_contract.document.pk, ex_a.pk, b_contract.citations["Governing Law"][0].pk])]
+    pages += [
+        reverse("clause", args=[a_contract.document.pk, ex_b.pk]),
+        reverse(
+            "citation", args=[a_contract.document.pk, ex_a.pk, b_contract.citations["Governing Law"][0].pk]
+        ),
+    ]
     for url in pages:
         response = s.page.goto(url)
         assert response.status == 404, url
@@ -66,10 +80,19 @@ def test_auditor_of_a_reaches_nothing_of_b(signed_in, engagement, make_member):
         assert response.status == 404, url
         assert b"Globex confidential" not in response.body()
     for url in posts:
-        response = s.page.request.post(url, headers={**fragment, "X-CSRFToken": csrf, "Referer": s.page.url},
-                                       form={"decision": "accept", "seen_review": "0", "seen_version": "1",
-                                             "question": "governing law", "username": "alice", "role": "admin",
-                                             "action": "add"})
+        response = s.page.request.post(
+            url,
+            headers={**fragment, "X-CSRFToken": csrf, "Referer": s.page.url},
+            form={
+                "decision": "accept",
+                "seen_review": "0",
+                "seen_version": "1",
+                "question": "governing law",
+                "username": "alice",
+                "role": "admin",
+                "action": "add",
+            },
+        )
         assert response.status == 404, url
     assert not Review.objects.exists()
     # ...while A's own export holds A's clauses only
@@ -82,7 +105,10 @@ def test_post_without_csrf_token_is_refused(signed_in, engagement, make_member):
     s = signed_in(make_member(engagement, "auditor", username="alice"))
     s.page.goto("/")
     ex = contract.extractions["Governing Law"]
-    response = s.page.request.post(reverse("decide", args=[ex.document_id, ex.pk]), headers={"HX-Request": "true"},
-                                   form={"decision": "accept", "seen_review": "0", "seen_version": "1"})
+    response = s.page.request.post(
+        reverse("decide", args=[ex.document_id, ex.pk]),
+        headers={"HX-Request": "true"},
+        form={"decision": "accept", "seen_review": "0", "seen_version": "1"},
+    )
     assert response.status == 403
     assert not Review.objects.exists()

@@ -1,4 +1,5 @@
 """The other pages in Chromium: live document table, find a clause, no-JS reading path, admin pages."""
+
 from __future__ import annotations
 
 import pytest
@@ -14,11 +15,17 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 def test_documents_table_updates_itself_until_every_document_is_done(signed_in, engagement, make_member):
     make_reviewable(engagement)
-    busy, _, _ = make_document(engagement, title="Supply Agreement (converting)", seed=2, status="embedding",
-                               progress=40)
+    busy, _, _ = make_document(
+        engagement, title="Supply Agreement (converting)", seed=2, status="embedding", progress=40
+    )
     make_document(engagement, title="Scanned lease", seed=3, status="needs_ocr")
-    make_document(engagement, title="Encrypted NDA", seed=4, status="failed",
-                  error="The PDF is password-protected; upload an unlocked copy.")
+    make_document(
+        engagement,
+        title="Encrypted NDA",
+        seed=4,
+        status="failed",
+        error="The PDF is password-protected; upload an unlocked copy.",
+    )
     s = signed_in(make_member(engagement, "manager", username="mona"))
     s.page.goto(reverse("engagement", args=[engagement.pk]))
     row = s.page.locator(f'tr[data-document-id="{busy.pk}"]')
@@ -27,7 +34,8 @@ def test_documents_table_updates_itself_until_every_document_is_done(signed_in, 
     s.shot("12-engagement-documents")
     Document.objects.filter(pk=busy.pk).update(progress=80)
     s.page.wait_for_function(
-        f"() => document.querySelector('tr[data-document-id=\"{busy.pk}\"] progress')?.value == 80")
+        f"() => document.querySelector('tr[data-document-id=\"{busy.pk}\"] progress')?.value == 80"
+    )
     Document.objects.filter(pk=busy.pk).update(status="ready", progress=100)
     s.page.wait_for_selector(f'tr[data-document-id="{busy.pk}"][data-status="ready"]')
     assert s.page.locator("#documents").get_attribute("data-polling") == "false"
@@ -36,17 +44,21 @@ def test_documents_table_updates_itself_until_every_document_is_done(signed_in, 
 
 def test_a_documents_table_that_refreshes_itself_keeps_the_keyboard_focus(signed_in, engagement, make_member):
     ready = make_reviewable(engagement).document
-    busy, _, _ = make_document(engagement, title="Supply Agreement (converting)", seed=2, status="embedding",
-                               progress=40)
+    busy, _, _ = make_document(
+        engagement, title="Supply Agreement (converting)", seed=2, status="embedding", progress=40
+    )
     s = signed_in(make_member(engagement, "auditor", username="alice"))
     s.page.goto(reverse("engagement", args=[engagement.pk]))
     href = reverse("document", args=[ready.pk])
     s.page.focus(f'#documents a[href="{href}"]')  # tabbed to, about to open it
     Document.objects.filter(pk=busy.pk).update(progress=80)
     s.page.wait_for_function(
-        f"() => document.querySelector('tr[data-document-id=\"{busy.pk}\"] progress')?.value == 80")
+        f"() => document.querySelector('tr[data-document-id=\"{busy.pk}\"] progress')?.value == 80"
+    )
     # the table was replaced by its refresh: the focus is on the same link, not back at the page's top
-    s.page.wait_for_function(f"() => document.activeElement?.getAttribute('href') === '{href}'", timeout=2_000)
+    s.page.wait_for_function(
+        f"() => document.activeElement?.getAttribute('href') === '{href}'", timeout=2_000
+    )
     with s.page.expect_navigation():
         s.page.keyboard.press("Enter")
     assert s.page.url.endswith(href)
@@ -60,21 +72,26 @@ def test_find_a_clause_by_catalog_type_and_by_question(signed_in, engagement, ma
     before = Extraction.objects.count()
     s.page.select_option("#find-type", label="Governing Law")
     s.page.click("#find-form button[type=submit]")
-    s.page.wait_for_function(f"() => document.querySelectorAll('#clause-list [data-extraction-id]').length > {before}")
+    s.page.wait_for_function(
+        f"() => document.querySelectorAll('#clause-list [data-extraction-id]').length > {before}"
+    )
     found = Extraction.objects.latest("id")
     s.page.wait_for_selector(f'#workspace [data-current-extraction="{found.pk}"]')
     cit = found.citations.first()
     assert s.page.locator(f'mark[data-citation-id="{cit.pk}"]').text_content() == cit.quote
     assert found.clause_type.name == "Governing Law"  # what the engine picked is the engine's business
     assert s.page.locator(f'mark[data-citation-id="{cit.pk}"]').evaluate(
-        "m => m.closest('[data-page]').dataset.page") == str(cit.page)
+        "m => m.closest('[data-page]').dataset.page"
+    ) == str(cit.page)
     assert s.page.url.endswith(reverse("clause", args=[found.document_id, found.pk]))
     s.page.select_option("#find-type", value="")
     s.page.keyboard.press("Escape")
     s.page.locator("body").press("/")
     s.page.keyboard.type("What unit fee does the customer pay?")
     s.page.keyboard.press("Enter")
-    s.page.wait_for_function(f"() => document.querySelectorAll('#clause-list [data-extraction-id]').length > {before + 1}")
+    s.page.wait_for_function(
+        f"() => document.querySelectorAll('#clause-list [data-extraction-id]').length > {before + 1}"
+    )
     answer = Extraction.objects.latest("id")
     s.page.wait_for_selector(f'#workspace [data-current-extraction="{answer.pk}"]')
     assert answer.clause_type.name.startswith("Q: What unit fee")
@@ -82,8 +99,10 @@ def test_find_a_clause_by_catalog_type_and_by_question(signed_in, engagement, ma
     # the clause found has the focus: a key decides it; "/" then starts a new question, not a longer one
     s.page.wait_for_function(f"() => document.activeElement?.dataset.extractionId === '{answer.pk}'")
     s.page.keyboard.press("a")
-    s.page.wait_for_function(f"() => document.querySelector('#clause-item-{answer.pk}')?.dataset.review === 'accept'"
-                             f" && document.activeElement === document.querySelector('#clause-item-{answer.pk} a')")
+    s.page.wait_for_function(
+        f"() => document.querySelector('#clause-item-{answer.pk}')?.dataset.review === 'accept'"
+        f" && document.activeElement === document.querySelector('#clause-item-{answer.pk} a')"
+    )
     s.page.keyboard.press("/")
     s.page.keyboard.type("Which law governs?")
     assert s.page.input_value("#find-question") == "Which law governs?"
@@ -111,7 +130,7 @@ def test_reading_and_deciding_work_without_javascript(signed_in, engagement, mak
     s.page.click('#decision-form button[data-action="accept"]')
     s.page.wait_for_selector(".msg.success")
     assert "Recorded: accept." in s.page.locator(".messages").text_content()
-    assert s.page.locator(f'#clause-item-{ex.pk} .chip.review-accept').count() == 1
+    assert s.page.locator(f"#clause-item-{ex.pk} .chip.review-accept").count() == 1
     assert Review.objects.get(extraction=ex).reason == "checked against the signed copy"
     s.shot("14-no-javascript")
 
@@ -161,8 +180,8 @@ def test_case_summary_from_the_document_page_by_keyboard(signed_in, engagement, 
 
 
 def test_the_clause_list_fills_in_while_clauses_are_being_extracted(signed_in, engagement, make_member):
-    from extraction.models import ClauseTask
     from extraction.launch import create_run
+    from extraction.models import ClauseTask
     from tests.factories import ensure_clause_types
 
     document, _, _ = make_document(engagement)
@@ -172,20 +191,29 @@ def test_the_clause_list_fills_in_while_clauses_are_being_extracted(signed_in, e
     s.page.goto(reverse("document", args=[document.pk]))
     assert "Extracting: 2 clause types to go" in s.page.locator("#clause-list").text_content()
 
-    Extraction.objects.create(run=run, document=document, clause_type=types["Governing Law"], status="not_found",
-                              engine="offline", dedupe_key="not_found")
+    Extraction.objects.create(
+        run=run,
+        document=document,
+        clause_type=types["Governing Law"],
+        status="not_found",
+        engine="offline",
+        dedupe_key="not_found",
+    )
     ClauseTask.objects.filter(run=run, clause_type=types["Governing Law"]).update(status="done")
     s.page.wait_for_selector("#clause-list [data-extraction-id]", timeout=10_000)  # no reload
     assert "1 clause type to go" in s.page.locator("#clause-list").text_content()
     s.page.locator("body").press("j")  # reviewing may start at once; the next refresh keeps the focus
     s.page.wait_for_selector("#workspace [data-current-extraction]")
     ClauseTask.objects.filter(run=run).update(status="done")
-    s.page.wait_for_function("() => !document.querySelector('#clause-list').hasAttribute('hx-trigger')",
-                             timeout=10_000)
+    s.page.wait_for_function(
+        "() => !document.querySelector('#clause-list').hasAttribute('hx-trigger')", timeout=10_000
+    )
     s.settle()
     assert "Extracting" not in s.page.locator("#clause-list").text_content()
     clause = Extraction.objects.get(run=run).pk  # still in hand, and focused, after the list was replaced
-    s.page.wait_for_function(f"() => document.activeElement.dataset.extractionId === '{clause}'", timeout=2_000)
+    s.page.wait_for_function(
+        f"() => document.activeElement.dataset.extractionId === '{clause}'", timeout=2_000
+    )
 
 
 def test_an_upload_the_server_refuses_says_so(signed_in, engagement, make_member, tmp_path):
@@ -194,13 +222,21 @@ def test_an_upload_the_server_refuses_says_so(signed_in, engagement, make_member
     s = signed_in(make_member(engagement, "admin", username="ada"))
     s.page.goto(f"/engagements/{engagement.pk}/upload/")
     assert "up to 200 files at once" in s.page.text_content("main")
-    s.page.route("**/upload/", lambda route: route.fulfill(status=400, body="Bad Request")
-                 if route.request.method == "POST" else route.continue_())
+    s.page.route(
+        "**/upload/",
+        lambda route: (
+            route.fulfill(status=400, body="Bad Request")
+            if route.request.method == "POST"
+            else route.continue_()
+        ),
+    )
     s.page.set_input_files("#upload-files", [str(doc)])
     s.page.click("#upload-form button[type=submit]")
     alert = s.page.locator('#upload-form [role="alert"]')
     alert.wait_for()
-    assert alert.text_content().startswith("Nothing was uploaded: the server refused it (400): too many files")
+    assert alert.text_content().startswith(
+        "Nothing was uploaded: the server refused it (400): too many files"
+    )
     s.errors[:] = [e for e in s.errors if "400" not in e and "Response Status Error" not in e]
 
 

@@ -1,4 +1,5 @@
 """An auditor reviews clauses in Chromium: the cited span on its page, decisions, history, keyboard."""
+
 from __future__ import annotations
 
 import re
@@ -103,13 +104,19 @@ def test_accept_reject_correct_round_trip_with_history(signed_in, auditor, contr
     assert "(Schedule A)" in item.text_content()
     s.shot("04-decision-history")
 
-    rows = list(Review.objects.filter(extraction=ex).order_by("id").values_list("decision", "extraction_version"))
+    rows = list(
+        Review.objects.filter(extraction=ex).order_by("id").values_list("decision", "extraction_version")
+    )
     assert rows == [("accept", 1), ("reject", 1), ("correct", 1)]
     # the history survives a reload (it is read back from the rows)
     s.page.reload()
     history = s.page.locator(".history-item")
     assert history.count() == 3
-    assert [history.nth(i).get_attribute("data-decision") for i in range(3)] == ["correct", "reject", "accept"]
+    assert [history.nth(i).get_attribute("data-decision") for i in range(3)] == [
+        "correct",
+        "reject",
+        "accept",
+    ]
     assert "fee belongs to Schedule A" in s.page.locator(".history").text_content()
     assert "alice" in history.first.text_content()
 
@@ -123,7 +130,9 @@ def test_keyboard_flow(signed_in, auditor, contract):
     s.page.wait_for_selector(f'#workspace [data-current-extraction="{ids[0]}"]')
     s.page.keyboard.press("j")
     s.page.wait_for_selector(f'#workspace [data-current-extraction="{ids[1]}"]')
-    focused = s.page.evaluate("() => [document.activeElement.dataset.extractionId, document.activeElement.matches(':focus-visible')]")
+    focused = s.page.evaluate(
+        "() => [document.activeElement.dataset.extractionId, document.activeElement.matches(':focus-visible')]"
+    )
     assert focused == [str(ids[1]), True]
     outline = s.page.evaluate("() => getComputedStyle(document.activeElement).outlineStyle")
     assert outline != "none"  # focus is visible
@@ -148,7 +157,9 @@ def test_keyboard_flow(signed_in, auditor, contract):
     s.page.keyboard.press("Control+Enter")
     s.page.wait_for_selector('[data-review-state="correct"]')
     s.settle()
-    decisions = list(Review.objects.filter(extraction_id=current).order_by("id").values_list("decision", "reason"))
+    decisions = list(
+        Review.objects.filter(extraction_id=current).order_by("id").values_list("decision", "reason")
+    )
     assert decisions == [("accept", ""), ("reject", "wrong party"), ("correct", "")]
     s.page.keyboard.press("/")
     assert s.page.evaluate("() => document.activeElement.id") == "find-question"
@@ -183,7 +194,9 @@ def test_n_marks_a_clause_not_in_this_contract(signed_in, auditor, contract):
     s.page.wait_for_selector('[data-review-state="correct"]')
     assert s.page.locator("#clause-text").inner_text() == "Not found: marked not in this contract by review."
     assert s.page.locator('#decision-form button[data-action="absent"]').count() == 0
-    assert list(Review.objects.filter(extraction=ex).values_list("decision", "corrected_text")) == [("correct", "not_found")]
+    assert list(Review.objects.filter(extraction=ex).values_list("decision", "corrected_text")) == [
+        ("correct", "not_found")
+    ]
 
 
 def test_stale_decision_is_refused_in_the_browser(signed_in, auditor, contract, engagement, make_member):
@@ -203,7 +216,9 @@ def test_stale_decision_is_refused_in_the_browser(signed_in, auditor, contract, 
     assert a.page.locator('[data-review-state="reject"]').count() == 1
     assert a.page.locator(".history-item").count() == 1
     a.shot("06-stale-decision-refused")
-    assert list(Review.objects.filter(extraction=ex).values_list("reviewer__username", "decision")) == [("bob", "reject")]
+    assert list(Review.objects.filter(extraction=ex).values_list("reviewer__username", "decision")) == [
+        ("bob", "reject")
+    ]
     a.page.click('#decision-form button[data-action="accept"]')  # deciding again, knowingly, works
     a.page.wait_for_selector('[data-review-state="accept"]')
     assert Review.objects.filter(extraction=ex).count() == 2
@@ -229,8 +244,9 @@ def test_filter_not_reviewed_is_a_work_queue_that_j_walks_and_a_reload_keeps(sig
     s.page.wait_for_selector(f'#workspace [data-current-extraction="{order[0]}"]')
     s.settle()
     s.page.keyboard.press("a")  # accepted: it leaves the queue, the count follows
-    s.page.wait_for_function("() => document.querySelector('#clause-filter [data-show=\"pending\"] .n')"
-                             ".textContent === '6'")
+    s.page.wait_for_function(
+        "() => document.querySelector('#clause-filter [data-show=\"pending\"] .n').textContent === '6'"
+    )
     assert visible.count() == 6
     s.page.keyboard.press("j")  # the next one still to review
     s.page.wait_for_selector(f'#workspace [data-current-extraction="{order[1]}"]')
@@ -242,17 +258,23 @@ def test_filter_not_reviewed_is_a_work_queue_that_j_walks_and_a_reload_keeps(sig
     assert visible.count() == 6
 
 
-def test_a_decision_that_leaves_the_not_reviewed_queue_keeps_the_focus_on_the_page(signed_in, auditor, contract):
+def test_a_decision_that_leaves_the_not_reviewed_queue_keeps_the_focus_on_the_page(
+    signed_in, auditor, contract
+):
     s = signed_in(auditor)
     open_document(s, contract)
     s.page.locator('#clause-filter [data-show="pending"]').click()
-    first, second = [int(x) for x in s.page.locator("#clause-list .clause-link:visible").evaluate_all(
-        "links => links.map(a => a.dataset.extractionId)")][:2]
+    first, second = [
+        int(x)
+        for x in s.page.locator("#clause-list .clause-link:visible").evaluate_all(
+            "links => links.map(a => a.dataset.extractionId)"
+        )
+    ][:2]
     s.page.locator("body").press("j")
     s.page.wait_for_selector(f'#workspace [data-current-extraction="{first}"]')
     s.settle()
     s.page.keyboard.press("a")  # the clause leaves the queue: its link is hidden, so it cannot hold the focus
-    s.page.wait_for_selector('#decision-saved')
+    s.page.wait_for_selector("#decision-saved")
     s.settle()
     focused = s.page.evaluate("() => [document.activeElement.id, document.activeElement.tagName]")
     assert focused == ["decision-saved", "DIV"]  # not the page body, where Tab would start again from the top
@@ -263,12 +285,19 @@ def test_a_decision_that_leaves_the_not_reviewed_queue_keeps_the_focus_on_the_pa
     s.page.keyboard.press("j")  # and the queue goes on from the clause just decided
     s.page.wait_for_selector(f'#workspace [data-current-extraction="{second}"]')
 
+
 def test_a_group_counts_the_clauses_its_filter_shows(signed_in, auditor, contract):
     from extraction.models import Extraction
 
     law = contract.extractions["Governing Law"]
-    Extraction.objects.create(run=law.run, document=law.document, clause_type=law.clause_type, status="not_found",
-                              engine="offline", dedupe_key="not_found")
+    Extraction.objects.create(
+        run=law.run,
+        document=law.document,
+        clause_type=law.clause_type,
+        status="not_found",
+        engine="offline",
+        dedupe_key="not_found",
+    )
     s = signed_in(auditor)
     open_document(s, contract)
     titles = s.page.locator("#clause-list .group-title:visible")
@@ -278,15 +307,25 @@ def test_a_group_counts_the_clauses_its_filter_shows(signed_in, auditor, contrac
 
 
 # What the browser logs for the failures the next test provokes on purpose.
-PROVOKED = ("Response Status Error Code", "status of 500", "ERR_FAILED", "htmx:afterRequest", "htmx:sendError")
+PROVOKED = (
+    "Response Status Error Code",
+    "status of 500",
+    "ERR_FAILED",
+    "htmx:afterRequest",
+    "htmx:sendError",
+)
 
 
 def _answer(status):
     """A route handler that answers with ``status`` (None: the connection fails)."""
-    return lambda route: route.abort() if status is None else route.fulfill(status=status, body="<h1>nope</h1>")
+    return lambda route: (
+        route.abort() if status is None else route.fulfill(status=status, body="<h1>nope</h1>")
+    )
 
 
-def test_a_decision_or_find_the_server_never_took_says_so_and_keeps_what_was_typed(signed_in, auditor, contract):
+def test_a_decision_or_find_the_server_never_took_says_so_and_keeps_what_was_typed(
+    signed_in, auditor, contract
+):
     s = signed_in(auditor)
     ex = contract.extractions["Payment"]
     s.page.goto(reverse("clause", args=[ex.document_id, ex.pk]))
@@ -303,7 +342,9 @@ def test_a_decision_or_find_the_server_never_took_says_so_and_keeps_what_was_typ
         assert text.startswith("Not saved") and "Reload the page and try again." in text, text
         assert s.page.input_value("#decision-reason") == f"wrong party ({status})"  # what was typed is kept
         assert s.page.locator('[data-review-state="pending"]').count() == 1
-        s.page.evaluate("() => document.querySelectorAll('.decision-pane [role=alert]').forEach(a => a.remove())")
+        s.page.evaluate(
+            "() => document.querySelectorAll('.decision-pane [role=alert]').forEach(a => a.remove())"
+        )
     assert alert.count() == 0 and not Review.objects.exists()
 
     find = reverse("find", args=[ex.document_id])
@@ -317,8 +358,9 @@ def test_a_decision_or_find_the_server_never_took_says_so_and_keeps_what_was_typ
     s.errors[:] = [e for e in s.errors if not any(p in e for p in PROVOKED)]
 
 
-def test_page_and_citation_controls_keep_the_keyboard_focus_and_a_short_status_is_announced(signed_in, auditor,
-                                                                                            contract):
+def test_page_and_citation_controls_keep_the_keyboard_focus_and_a_short_status_is_announced(
+    signed_in, auditor, contract
+):
     s = signed_in(auditor)
     ex = contract.extractions["Cap On Liability"]
     first, second = contract.citations["Cap On Liability"]
@@ -328,7 +370,9 @@ def test_page_and_citation_controls_keep_the_keyboard_focus_and_a_short_status_i
     assert status.get_attribute("aria-live") == "polite" or status.get_attribute("role") == "status"
 
     def focused_nav():
-        return s.page.evaluate("() => document.activeElement.getAttribute('data-nav') || document.activeElement.className")
+        return s.page.evaluate(
+            "() => document.activeElement.getAttribute('data-nav') || document.activeElement.className"
+        )
 
     s.page.focus('[data-nav="next-citation"]')
     s.page.keyboard.press("Enter")
@@ -358,11 +402,25 @@ def test_the_review_page_text_is_readable_at_aa_contrast(signed_in, auditor, con
     ex = contract.extractions["Cap On Liability"]
     s.page.goto(reverse("clause", args=[ex.document_id, ex.pk]))
     s.page.wait_for_selector("#clause-filter:not([hidden])")
-    texts = [".context.before", ".context.after", ".context-label", ".page-label", ".page-text", ".cite-meta",
-             "#decision-form button.accept", "#decision-form button.accept kbd", "#decision-form button.reject",
-             "#decision-form button.absent kbd", ".decision-pane .chip.engine", ".decision-pane .chip.status-found",
-             ".decision-pane .chip.review-pending", ".clause-filter button[aria-pressed=true]",
-             ".clause-filter button[aria-pressed=false]", ".group-title", ".clause-link .chip.status-unverified"]
+    texts = [
+        ".context.before",
+        ".context.after",
+        ".context-label",
+        ".page-label",
+        ".page-text",
+        ".cite-meta",
+        "#decision-form button.accept",
+        "#decision-form button.accept kbd",
+        "#decision-form button.reject",
+        "#decision-form button.absent kbd",
+        ".decision-pane .chip.engine",
+        ".decision-pane .chip.status-found",
+        ".decision-pane .chip.review-pending",
+        ".clause-filter button[aria-pressed=true]",
+        ".clause-filter button[aria-pressed=false]",
+        ".group-title",
+        ".clause-link .chip.status-unverified",
+    ]
     ratios = {sel: round(contrast(s.page.locator(sel).first), 2) for sel in texts}
     assert {sel: r for sel, r in ratios.items() if r < AA} == {}
 
@@ -372,8 +430,16 @@ def test_the_keyboard_focus_ring_stands_out_on_the_page_and_in_the_top_bar(signe
     ex = contract.extractions["Cap On Liability"]
     s.page.goto(reverse("clause", args=[ex.document_id, ex.pk]))
     s.page.wait_for_selector("#clause-filter:not([hidden])")
-    controls = [".topbar .brand", ".topbar nav a", ".topbar .logout button", "#decision-form button.accept",
-                "#decision-reason", f'#clause-list [data-extraction-id="{ex.pk}"]', "#viewer", "#goto-page"]
+    controls = [
+        ".topbar .brand",
+        ".topbar nav a",
+        ".topbar .logout button",
+        "#decision-form button.accept",
+        "#decision-reason",
+        f'#clause-list [data-extraction-id="{ex.pk}"]',
+        "#viewer",
+        "#goto-page",
+    ]
     ratios = {}
     for sel in controls:
         s.page.keyboard.press("Tab")  # from the keyboard: the ring is the one a keyboard user sees
@@ -398,7 +464,9 @@ def test_r_then_enter_still_rejects_after_a_refused_decision(signed_in, auditor,
     s.page.keyboard.type("wrong party")
     s.page.keyboard.press("Enter")
     s.page.wait_for_selector('[data-review-state="reject"]')
-    assert list(Review.objects.filter(extraction=ex).values_list("decision", "reason")) == [("reject", "wrong party")]
+    assert list(Review.objects.filter(extraction=ex).values_list("decision", "reason")) == [
+        ("reject", "wrong party")
+    ]
 
 
 def test_a_clause_hidden_by_the_filter_does_not_stay_current(signed_in, auditor, contract):
@@ -416,7 +484,11 @@ def test_a_clause_hidden_by_the_filter_does_not_stay_current(signed_in, auditor,
     links = s.page.locator("#clause-list .clause-link")
     ids = [links.nth(i).get_attribute("data-extraction-id") for i in range(links.count())]
     s.page.locator("body").press("j")  # the one after Insurance, not after Governing Law
-    after = ids[ids.index(str(insurance.pk)) + 1] if ids.index(str(insurance.pk)) + 1 < len(ids) else str(insurance.pk)
+    after = (
+        ids[ids.index(str(insurance.pk)) + 1]
+        if ids.index(str(insurance.pk)) + 1 < len(ids)
+        else str(insurance.pk)
+    )
     s.page.wait_for_selector(f'#workspace [data-current-extraction="{after}"]')
 
 
@@ -426,15 +498,20 @@ def test_no_contract_text_is_kept_in_browser_storage(signed_in, auditor, contrac
     for name in ("Governing Law", "Payment"):  # each htmx navigation pushes a history entry
         click_clause(s, contract.extractions[name])
     # htmx's history cache (sessionStorage in htmx 2.0.8) would keep the pages after signing out
-    stored = s.page.evaluate("() => [localStorage, sessionStorage].map(store => Object.keys(store)"
-                             ".map(k => store.getItem(k)).join(' ')).join(' ')")
+    stored = s.page.evaluate(
+        "() => [localStorage, sessionStorage].map(store => Object.keys(store)"
+        ".map(k => store.getItem(k)).join(' ')).join(' ')"
+    )
     assert "Delaware" not in stored and "MASTER SERVICES AGREEMENT" not in stored
     s.page.go_back()  # history still works, from the server
-    s.page.wait_for_selector(f'#workspace [data-current-extraction="{contract.extractions["Governing Law"].pk}"]')
+    s.page.wait_for_selector(
+        f'#workspace [data-current-extraction="{contract.extractions["Governing Law"].pk}"]'
+    )
 
 
-def test_a_type_changed_after_moving_between_clauses_returns_to_the_clause_shown(signed_in, engagement, make_member,
-                                                                                 contract):
+def test_a_type_changed_after_moving_between_clauses_returns_to_the_clause_shown(
+    signed_in, engagement, make_member, contract
+):
     s = signed_in(make_member(engagement, "admin", username="ada"))
     open_document(s, contract)
     ex = contract.extractions["Payment"]

@@ -1,4 +1,5 @@
 """An admin uploads a real CUAD contract (a PDF filed with the SEC) and watches it reach ready."""
+
 from __future__ import annotations
 
 import json
@@ -12,13 +13,16 @@ pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.corpus]
 
 
 def small_pdf(cuad_dir, pages=2):
-    rows = [json.loads(line) for line in (cuad_dir / "documents.jsonl").read_text().splitlines() if line.strip()]
+    rows = [
+        json.loads(line) for line in (cuad_dir / "documents.jsonl").read_text().splitlines() if line.strip()
+    ]
     row = min((r for r in rows if r["pages"] >= pages), key=lambda r: (r["pages"], r["pdf"]))
     return cuad_dir / row["pdf"], row["pages"]
 
 
-def test_admin_uploads_a_cuad_pdf_and_watches_it_reach_ready(signed_in, engagement, make_member, cuad_dir,
-                                                            celery_worker, tmp_path):
+def test_admin_uploads_a_cuad_pdf_and_watches_it_reach_ready(
+    signed_in, engagement, make_member, cuad_dir, celery_worker, tmp_path
+):
     source, pages = small_pdf(cuad_dir)
     pdf = tmp_path / "Supply agreement (CUAD).pdf"
     shutil.copyfile(source, pdf)
@@ -56,7 +60,11 @@ def test_admin_uploads_a_cuad_pdf_and_watches_it_reach_ready(signed_in, engageme
             s.shot("10-upload-progress")
         s.page.wait_for_timeout(250)
     document.refresh_from_db()
-    assert row.get_attribute("data-status") == "ready", (document.status, document.error, celery_worker.log_tail())
+    assert row.get_attribute("data-status") == "ready", (
+        document.status,
+        document.error,
+        celery_worker.log_tail(),
+    )
     assert document.page_count == pages and document.doc_type == "Supply"
     assert row.locator("td.num").first.text_content().strip().startswith(str(pages))
     # then its clauses are extracted; the table keeps refreshing until they are in
@@ -67,4 +75,3 @@ def test_admin_uploads_a_cuad_pdf_and_watches_it_reach_ready(signed_in, engageme
     s.page.click(f'#documents tr[data-document-id="{document.pk}"] a:has-text("{document.title}")')
     s.page.wait_for_selector('.page[data-page="1"]')
     assert s.page.locator(".page-text").first.text_content().strip()
-

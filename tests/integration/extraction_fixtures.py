@@ -2,6 +2,7 @@
 
 Under 12,000 characters, so the Claude engine gets it whole (no retrieval, no embedding model).
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -11,7 +12,7 @@ PAGES = [
     [
         "MASTER SUPPLY AGREEMENT",
         "This Master Supply Agreement is entered into as of March 3, 2021 between Acme Components Inc. "
-        "(\"Supplier\") and Borealis Retail Ltd. (\"Customer\").",
+        '("Supplier") and Borealis Retail Ltd. ("Customer").',
         "1. Term. This Agreement starts on the Effective Date and continues for three (3) years.",
     ],
     [
@@ -35,13 +36,18 @@ ANSWERS = {
     "Cap On Liability": "Each party's aggregate liability under this Agreement shall not exceed $247,830.00",
     "Governing Law": "This Agreement is governed by the laws of the State of Delaware",
     "Termination For Convenience": "Customer may terminate this Agreement for convenience on forty-five (45) "
-                                   "days' prior written notice to Supplier.",
+    "days' prior written notice to Supplier.",
     "Anti-Assignment": "Neither party may assign this Agreement without the prior written consent of the other party",
     "Non-Compete": None,
     "Insurance": None,
 }
-PAGE_OF = {"Payment": 2, "Cap On Liability": 2, "Governing Law": 3, "Termination For Convenience": 3,
-           "Anti-Assignment": 3}
+PAGE_OF = {
+    "Payment": 2,
+    "Cap On Liability": 2,
+    "Governing Law": 3,
+    "Termination For Convenience": 3,
+    "Anti-Assignment": 3,
+}
 TYPES = list(ANSWERS)
 
 
@@ -60,15 +66,39 @@ def make_contract(engagement, title: str = "Master Supply Agreement", *, doc_typ
             text += para
         page_spans.append((number, start, len(text)))
     document = Document.objects.create(
-        engagement=engagement, file="", original_name=f"{title}.pdf", title=title, doc_type=doc_type, kind="pdf",
-        sha256=hashlib.sha256(f"{engagement.pk}:{title}".encode()).hexdigest(), size_bytes=len(text),
-        status="ready", progress=100, text=text, page_count=len(PAGES))
-    Page.objects.bulk_create([Page(document=document, number=n, char_start=s, char_end=e) for n, s, e in page_spans])
-    Chunk.objects.bulk_create([
-        Chunk(document=document, chunk_id="c" + hashlib.sha1(para.encode()).hexdigest()[:15], ordinal=i, text=para,
-              char_start=s, char_end=s + len(para), page_start=page, page_end=page, paragraph=i,
-              section=para.split(".")[0] if para[0].isdigit() else "")
-        for i, (page, s, para) in enumerate(paras)])
+        engagement=engagement,
+        file="",
+        original_name=f"{title}.pdf",
+        title=title,
+        doc_type=doc_type,
+        kind="pdf",
+        sha256=hashlib.sha256(f"{engagement.pk}:{title}".encode()).hexdigest(),
+        size_bytes=len(text),
+        status="ready",
+        progress=100,
+        text=text,
+        page_count=len(PAGES),
+    )
+    Page.objects.bulk_create(
+        [Page(document=document, number=n, char_start=s, char_end=e) for n, s, e in page_spans]
+    )
+    Chunk.objects.bulk_create(
+        [
+            Chunk(
+                document=document,
+                chunk_id="c" + hashlib.sha1(para.encode()).hexdigest()[:15],
+                ordinal=i,
+                text=para,
+                char_start=s,
+                char_end=s + len(para),
+                page_start=page,
+                page_end=page,
+                paragraph=i,
+                section=para.split(".")[0] if para[0].isdigit() else "",
+            )
+            for i, (page, s, para) in enumerate(paras)
+        ]
+    )
     return document
 
 

@@ -1,5 +1,6 @@
 """Helpers for the ingest integration tests: waiting on documents, checking chunk invariants,
 and building the bad files (encrypted, scanned, zip bombs...) the pipeline must survive."""
+
 from __future__ import annotations
 
 import io
@@ -7,8 +8,8 @@ import re
 import threading
 import time
 import zipfile
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from ingest.models import Chunk, Document, DocumentStage
 
@@ -66,7 +67,7 @@ def assert_consistent(document: Document) -> list[Chunk]:
     assert [c.ordinal for c in chunks] == list(range(len(chunks)))
     assert len({c.chunk_id for c in chunks}) == len(chunks)
     for chunk in chunks:
-        assert document.text[chunk.char_start:chunk.char_end] == chunk.text
+        assert document.text[chunk.char_start : chunk.char_end] == chunk.text
         assert chunk.embedding is not None and len(chunk.embedding) == 384
         assert 1 <= chunk.page_start <= chunk.page_end <= document.page_count
     return chunks
@@ -122,7 +123,9 @@ def scanned_pdf(path: Path, pages: int = 2) -> Path:
 
 
 def corrupt_pdf(path: Path) -> Path:
-    path.write_bytes(b"%PDF-1.7\n1 0 obj\n<< /Type /Catalog /Pages 2 0 R >>\nendobj\n" + bytes(range(256)) * 40)
+    path.write_bytes(
+        b"%PDF-1.7\n1 0 obj\n<< /Type /Catalog /Pages 2 0 R >>\nendobj\n" + bytes(range(256)) * 40
+    )
     return path
 
 

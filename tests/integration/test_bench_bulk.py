@@ -1,4 +1,5 @@
 """bench/bench_bulk.py's build section on a few synthetic contracts: what it submits is really sent."""
+
 from __future__ import annotations
 
 import pytest

@@ -2,6 +2,7 @@
 playing the batches endpoints (create, retrieve, results as JSONL): mixed results, retries with the
 error text in the next message, max_tokens checkpointed and resumed, three failures in a row, a
 re-harvest that adds nothing, and a split at the size and count limits."""
+
 from __future__ import annotations
 
 import json
@@ -48,14 +49,19 @@ def _round(run, api, client, **submit_kw):
 
 def _last_user_text(params) -> str:
     content = params["messages"][-1]["content"]
-    return "\n".join(b.get("text", "") if b.get("type") == "text" else str(b.get("content", "")) for b in content)
+    return "\n".join(
+        b.get("text", "") if b.get("type") == "text" else str(b.get("content", "")) for b in content
+    )
 
 
 def _picture(run):
     out = {}
     for ex in Extraction.objects.filter(run=run).select_related("clause_type").prefetch_related("citations"):
-        out[ex.clause_type.name] = (ex.status, ex.clause_text,
-                                    tuple((c.page, c.start, c.end, c.quote) for c in ex.citations.all()))
+        out[ex.clause_type.name] = (
+            ex.status,
+            ex.clause_text,
+            tuple((c.page, c.start, c.end, c.quote) for c in ex.citations.all()),
+        )
     return out
 
 
@@ -93,16 +99,27 @@ def test_requests_are_the_synchronous_agents_forced_single_shot(engagement):
     from tests.mock_anthropic import MockAnthropic
 
     sync = MockAnthropic(FakeClaude(dict(ANSWERS)))
-    sync_run = launch.create_run(engagement, documents=[document], clause_types=clause_types(["Payment"]),
-                                    engine="anthropic", enqueue=False)
-    process_document(sync_run.pk, document.pk,
-                     engine=AnthropicEngine(client=sync.client(), model=run.model, max_turns=1))
-    ours = next(r["params"] for r in requests
-                if "find the Payment clause" in r["params"]["messages"][0]["content"][0]["text"])
+    sync_run = launch.create_run(
+        engagement,
+        documents=[document],
+        clause_types=clause_types(["Payment"]),
+        engine="anthropic",
+        enqueue=False,
+    )
+    process_document(
+        sync_run.pk, document.pk, engine=AnthropicEngine(client=sync.client(), model=run.model, max_turns=1)
+    )
+    ours = next(
+        r["params"]
+        for r in requests
+        if "find the Payment clause" in r["params"]["messages"][0]["content"][0]["text"]
+    )
     theirs = sync.requests[0]
     assert ours["system"][0] == theirs["system"][0]
-    assert ours["messages"][0]["content"][0]["text"].split("clause_id:")[1] == \
-        theirs["messages"][0]["content"][0]["text"].split("clause_id:")[1]
+    assert (
+        ours["messages"][0]["content"][0]["text"].split("clause_id:")[1]
+        == theirs["messages"][0]["content"][0]["text"].split("clause_id:")[1]
+    )
     assert [t["name"] for t in ours["tools"]] == [t["name"] for t in theirs["tools"]]
     assert [t["input_schema"] for t in ours["tools"]] == [t["input_schema"] for t in theirs["tools"]]
     assert ours["tool_choice"] == theirs["tool_choice"] and ours["max_tokens"] == theirs["max_tokens"]
@@ -137,13 +154,21 @@ def test_succeeded_errored_expired_canceled_then_the_retries_succeed(engagement)
     api.plan[_cid(run, document, "Anti-Assignment")] = ["canceled", "succeeded"]
 
     (job,) = _round(run, api, client)
-    assert (job.n_succeeded, job.n_errored, job.n_expired, job.n_canceled, job.n_processing) == (2, 1, 1, 1, 0)
+    assert (job.n_succeeded, job.n_errored, job.n_expired, job.n_canceled, job.n_processing) == (
+        2,
+        1,
+        1,
+        1,
+        0,
+    )
     assert (job.n_harvested, job.n_stored, job.n_requeued, job.n_failed) == (5, 2, 3, 0)
     assert job.state == BatchJob.State.HARVESTED and job.progress == 100
     assert job.input_tokens > 0 and job.output_tokens > 0 and job.cost_usd > 0
     assert set(_picture(run)) == {"Payment", "Non-Compete"}
-    pending = {i.task.clause_type.name: i for i in BatchItem.objects.filter(run=run, state="pending")
-               .select_related("task__clause_type")}
+    pending = {
+        i.task.clause_type.name: i
+        for i in BatchItem.objects.filter(run=run, state="pending").select_related("task__clause_type")
+    }
     assert set(pending) == {"Governing Law", "Cap On Liability", "Anti-Assignment"}
     assert all(i.failures_in_row == 1 for i in pending.values())
     run.refresh_from_db()
@@ -169,7 +194,7 @@ def test_succeeded_errored_expired_canceled_then_the_retries_succeed(engagement)
             assert status == "not_found" and not cites
         else:
             assert status == "found" and text == ANSWERS[name]
-            (page, start, end, quote), = cites
+            ((page, start, end, quote),) = cites
             assert document.text[start:end] == quote and page == PAGE_OF[name]
     assert Extraction.objects.filter(run=run).count() == 5
     assert run.input_tokens == sum(BatchJob.objects.filter(run=run).values_list("input_tokens", flat=True))
@@ -215,21 +240,31 @@ def test_a_reharvest_adds_nothing(engagement):
     client = api.client()
     api.plan[_cid(run, document, "Payment")] = ["errored"]
     (job,) = _round(run, api, client)
-    before = (Extraction.objects.count(), Citation.objects.count(), Checkpoint.objects.count(),
-              list(BatchItem.objects.order_by("id").values_list("state", "failures_in_row", "batches")),
-              BatchJob.objects.filter(pk=job.pk).values().get())
+    before = (
+        Extraction.objects.count(),
+        Citation.objects.count(),
+        Checkpoint.objects.count(),
+        list(BatchItem.objects.order_by("id").values_list("state", "failures_in_row", "batches")),
+        BatchJob.objects.filter(pk=job.pk).values().get(),
+    )
     assert before[0] == 4
 
     again = harvest(job, client=client, force=True)
     assert again.taken and again.lines == 5 and again.outcomes == {"skipped": 5}
     assert api.downloads[job.batch_id] == 2
-    after = (Extraction.objects.count(), Citation.objects.count(), Checkpoint.objects.count(),
-             list(BatchItem.objects.order_by("id").values_list("state", "failures_in_row", "batches")),
-             BatchJob.objects.filter(pk=job.pk).values().get())
+    after = (
+        Extraction.objects.count(),
+        Citation.objects.count(),
+        Checkpoint.objects.count(),
+        list(BatchItem.objects.order_by("id").values_list("state", "failures_in_row", "batches")),
+        BatchJob.objects.filter(pk=job.pk).values().get(),
+    )
     for b, a in zip(before[:4], after[:4]):
         assert a == b
     moved = ("harvest_started_at", "harvested_at", "harvest_lease")
-    assert {k: v for k, v in after[4].items() if k not in moved} == {k: v for k, v in before[4].items() if k not in moved}
+    assert {k: v for k, v in after[4].items() if k not in moved} == {
+        k: v for k, v in before[4].items() if k not in moved
+    }
     # a harvest that is not forced does not even take a harvested job
     assert harvest(job, client=client).taken is False
 
@@ -257,7 +292,7 @@ def test_three_failed_batches_in_a_row_fail_the_request_for_a_person(engagement)
 
 
 def test_a_failed_verification_is_retried_in_the_next_batch_with_the_verifiers_errors(engagement):
-    document = make_contract(engagement)
+    make_contract(engagement)
     run = _start(engagement, ["Cap On Liability"])
     api = BatchAPI(FakeClaude(dict(ANSWERS), wrong_quote={"Cap On Liability": 1}))
     client = api.client()
@@ -327,19 +362,28 @@ def test_a_creation_turned_away_is_retried_whole_then_sent_again_from_the_saved_
     assert turned_away.state == BatchJob.State.FAILED and "overloaded_error" in turned_away.error
     assert turned_away.progress == 0  # the page's bar: nothing of it was processed
     items = list(BatchItem.objects.filter(run=run))
-    assert {(i.state, i.batches, i.failures_in_row) for i in items} == {("pending", 0, 0)}  # overload: no failure
+    assert {(i.state, i.batches, i.failures_in_row) for i in items} == {
+        ("pending", 0, 0)
+    }  # overload: no failure
     assert all(i.snapshot["history"] for i in items)  # each conversation was saved as its request was built
 
     jobs = _round(run, api, api.client())
     assert [(j.request_count, j.retries) for j in jobs] == [(5, 0)]
-    assert json.loads(api.posted[1]["body"]) == json.loads(first["body"])  # rebuilt from them: the same requests
+    assert json.loads(api.posted[1]["body"]) == json.loads(
+        first["body"]
+    )  # rebuilt from them: the same requests
     assert Extraction.objects.filter(run=run).count() == 5
 
 
 def test_a_batch_filling_for_too_long_is_sent_as_it_is(engagement, monkeypatch):
     docs = [make_contract(engagement, title=f"Supply {n}") for n in range(3)]
-    run = start_bulk(engagement, clause_types=clause_types(["Payment", "Governing Law"]), documents=docs,
-                     engine="anthropic", enqueue=False)
+    run = start_bulk(
+        engagement,
+        clause_types=clause_types(["Payment", "Governing Law"]),
+        documents=docs,
+        engine="anthropic",
+        enqueue=False,
+    )
     api = BatchAPI(FakeClaude(dict(ANSWERS)))
     monkeypatch.setattr("bulk.submit.LOAD_CHUNK", 2)
     jobs = submit_pending(run, client=api.client(), send_after_s=0)
@@ -494,15 +538,21 @@ def test_a_harvest_reads_a_documents_chunks_once_not_once_per_stored_clause(enga
     with CaptureQueriesContext(connection) as queries:
         result = harvest(job, client=client)
     assert result.outcomes == {"stored": 5}
-    chunk_reads = [q["sql"] for q in queries.captured_queries
-                   if q["sql"].startswith("SELECT") and 'FROM "ingest_chunk"' in q["sql"]]
+    chunk_reads = [
+        q["sql"]
+        for q in queries.captured_queries
+        if q["sql"].startswith("SELECT") and 'FROM "ingest_chunk"' in q["sql"]
+    ]
     assert len(chunk_reads) == 1  # the document's chunks, loaded with its text (not a lookup per citation)
     # every citation still points at the chunk it quotes
     cited = Citation.objects.filter(extraction__run=run).select_related("chunk")
     assert cited.count() == 4
     for citation in cited:
         assert citation.chunk.char_start <= citation.start < citation.end <= citation.chunk.char_end
-        assert citation.chunk.text[citation.start - citation.chunk.char_start:][:len(citation.quote)] == citation.quote
+        assert (
+            citation.chunk.text[citation.start - citation.chunk.char_start :][: len(citation.quote)]
+            == citation.quote
+        )
 
 
 def test_a_request_with_no_line_in_the_results_file_goes_to_the_next_batch(engagement):
@@ -611,9 +661,19 @@ def test_a_creation_that_got_no_answer_takes_no_batch_that_may_be_another_ones(e
     assert [c["id"] for c in api.created] == [followed.batch_id]
 
     # someone else's batch of five, then ours that got no answer: either could be this job's
-    api.client().messages.batches.create(requests=[
-        {"custom_id": f"other-{n}", "params": {"model": "claude-sonnet-4-6", "max_tokens": 10,
-                                               "messages": [{"role": "user", "content": "hi"}]}} for n in range(5)])
+    api.client().messages.batches.create(
+        requests=[
+            {
+                "custom_id": f"other-{n}",
+                "params": {
+                    "model": "claude-sonnet-4-6",
+                    "max_tokens": 10,
+                    "messages": [{"role": "user", "content": "hi"}],
+                },
+            }
+            for n in range(5)
+        ]
+    )
     _answer_lost(api)
     (job,) = submit_pending(run, client=api.client())
     other, lost = (c["id"] for c in api.created[1:])
@@ -633,7 +693,9 @@ def test_without_an_api_key_nothing_is_claimed(engagement, settings):
     assert set(BatchItem.objects.filter(run=run).values_list("state", flat=True)) == {BatchItem.State.PENDING}
 
 
-def test_a_run_whose_last_waiting_requests_were_deleted_after_the_last_harvest_is_ended_by_the_poll(engagement):
+def test_a_run_whose_last_waiting_requests_were_deleted_after_the_last_harvest_is_ended_by_the_poll(
+    engagement,
+):
     """A document deleted while its requests waited for a retry batch, everything else harvested: nothing was
     left to send, follow or harvest, so nothing refreshed the run, which said "running" (polled) for ever."""
     first, second = (make_contract(engagement, title=f"Supply {n}") for n in range(2))

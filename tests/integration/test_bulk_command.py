@@ -1,5 +1,6 @@
 """``manage.py bulk_extract``: the Message Batches path against a served mock API (poll, harvest,
 retry until done), and the offline path in this process, both idempotent and scoped to the engagement."""
+
 from __future__ import annotations
 
 import pytest
@@ -31,11 +32,29 @@ def test_batches_path_submits_polls_harvests_and_retries_until_done(engagement, 
     second = make_contract(engagement, title="Second supply agreement")
     clause_types(["Payment", "Governing Law"])
     # Governing Law expires in the first batch and goes round again
-    served.rules.append(lambda cid, params, attempt: "expired" if attempt == 1
-                        and "find the Governing Law" in params["messages"][0]["content"][0]["text"] else None)
-    call_command("bulk_extract", "--engagement", engagement.name, "--clause-types", "Payment", "Governing Law",
-                 "--documents", str(first.pk), second.original_name, "--engine", "anthropic", "--wait",
-                 "--poll-seconds", "0")
+    served.rules.append(
+        lambda cid, params, attempt: (
+            "expired"
+            if attempt == 1 and "find the Governing Law" in params["messages"][0]["content"][0]["text"]
+            else None
+        )
+    )
+    call_command(
+        "bulk_extract",
+        "--engagement",
+        engagement.name,
+        "--clause-types",
+        "Payment",
+        "Governing Law",
+        "--documents",
+        str(first.pk),
+        second.original_name,
+        "--engine",
+        "anthropic",
+        "--wait",
+        "--poll-seconds",
+        "0",
+    )
     out = capsys.readouterr().out
     run = ExtractionRun.objects.get()
     assert f"bulk run {run.pk}: 2 documents × 2 clause types = 4 clause tasks" in out
@@ -50,8 +69,17 @@ def test_batches_path_submits_polls_harvests_and_retries_until_done(engagement, 
 def test_offline_inline_path_and_its_errors(engagement, capsys):
     document = make_contract(engagement)
     clause_types(["Payment", "Non-Compete"])
-    call_command("bulk_extract", "--engagement", engagement.name, "--clause-types", "Payment", "non-compete",
-                 "--engine", "offline", "--inline")
+    call_command(
+        "bulk_extract",
+        "--engagement",
+        engagement.name,
+        "--clause-types",
+        "Payment",
+        "non-compete",
+        "--engine",
+        "offline",
+        "--inline",
+    )
     out = capsys.readouterr().out
     run = ExtractionRun.objects.get()
     assert run.status == "done" and run.engine == "offline" and run.mode == "batch"
@@ -60,9 +88,20 @@ def test_offline_inline_path_and_its_errors(engagement, capsys):
     assert "done" in out and not BatchItem.objects.exists()
 
     with pytest.raises(CommandError, match="unknown clause type"):
-        call_command("bulk_extract", "--engagement", engagement.name, "--clause-types", "Nope", "--engine", "offline")
+        call_command(
+            "bulk_extract", "--engagement", engagement.name, "--clause-types", "Nope", "--engine", "offline"
+        )
     with pytest.raises(CommandError, match="no engagement"):
         call_command("bulk_extract", "--engagement", "Missing", "--clause-types", "Payment")
     with pytest.raises(CommandError, match="not ready documents"):
-        call_command("bulk_extract", "--engagement", engagement.name, "--clause-types", "Payment",
-                     "--documents", "999999", "--engine", "offline")
+        call_command(
+            "bulk_extract",
+            "--engagement",
+            engagement.name,
+            "--clause-types",
+            "Payment",
+            "--documents",
+            "999999",
+            "--engine",
+            "offline",
+        )

@@ -1,5 +1,6 @@
 """The offline bulk path on two real Celery workers: one task per document, spread over the workers,
 the same rows and progress as any run, and idempotent when its tasks are delivered again."""
+
 from __future__ import annotations
 
 import os
@@ -22,8 +23,10 @@ QUEUE = f"bulk-offline-{os.getpid()}"
 @pytest.fixture
 def two_workers(django_db_setup, django_db_blocker):
     with django_db_blocker.unblock():
-        workers = [WorkerProcess(f"bulk{n}", concurrency=1, env={"CELERY_TASK_DEFAULT_QUEUE": QUEUE}).start()
-                   for n in (1, 2)]
+        workers = [
+            WorkerProcess(f"bulk{n}", concurrency=1, env={"CELERY_TASK_DEFAULT_QUEUE": QUEUE}).start()
+            for n in (1, 2)
+        ]
     yield workers
     for w in workers:
         w.stop()
@@ -51,8 +54,11 @@ def test_offline_bulk_run_is_spread_over_the_workers_and_idempotent(two_workers,
     assert run.status == "done", logs
     assert ClauseTask.objects.filter(run=run, status="done").count() == len(docs) * len(NAMES)
     assert Extraction.objects.filter(run=run).count() == len(docs) * len(NAMES)
-    hosts = set(TaskState.objects.filter(name="extraction.tasks.extract_document", state="success")
-                .values_list("worker", flat=True))
+    hosts = set(
+        TaskState.objects.filter(name="extraction.tasks.extract_document", state="success").values_list(
+            "worker", flat=True
+        )
+    )
     assert len(hosts) == 2, hosts  # both workers took documents
 
     before = (Extraction.objects.count(), Citation.objects.count())
@@ -62,8 +68,12 @@ def test_offline_bulk_run_is_spread_over_the_workers_and_idempotent(two_workers,
     for d in docs[:3]:  # redelivered messages
         extract_document.apply_async((run.pk, d.pk), queue=QUEUE)
     deadline = time.monotonic() + 60
-    while TaskState.objects.filter(name="extraction.tasks.extract_document").exclude(
-            state__in=["success", "failure"]).exists() and time.monotonic() < deadline:
+    while (
+        TaskState.objects.filter(name="extraction.tasks.extract_document")
+        .exclude(state__in=["success", "failure"])
+        .exists()
+        and time.monotonic() < deadline
+    ):
         time.sleep(0.3)
     assert (Extraction.objects.count(), Citation.objects.count()) == before
     run.refresh_from_db()

@@ -2,6 +2,7 @@
 batches, hands ended ones to ``harvest_job`` and retries to ``submit_run``, and stale work is taken up
 again. Tasks run eagerly here against a mock API served over HTTP; the offline path runs on real workers
 in ``test_bulk_offline``."""
+
 from __future__ import annotations
 
 from datetime import timedelta
@@ -38,18 +39,21 @@ def api(settings):
     stop()
 
 
-def test_commit_submits_and_beat_polls_harvests_and_retries(engagement, api, django_capture_on_commit_callbacks):
+def test_commit_submits_and_beat_polls_harvests_and_retries(
+    engagement, api, django_capture_on_commit_callbacks
+):
     make_contract(engagement)
     clause_types(NAMES)
-    api.rules.append(lambda cid, params, n: "errored" if n == 1 and "Anti-Assignment" in str(params["messages"])
-                     else None)
+    api.rules.append(
+        lambda cid, params, n: "errored" if n == 1 and "Anti-Assignment" in str(params["messages"]) else None
+    )
     with django_capture_on_commit_callbacks(execute=True):
         run = start_bulk(engagement, clause_types=NAMES, engine="anthropic")
     (job,) = BatchJob.objects.filter(run=run)
     assert job.state == "in_progress" and job.request_count == 3
 
-    assert tasks.poll_batches().startswith("polled 1, ended 0")   # still processing
-    summary = tasks.poll_batches()                                # ends -> harvest -> resubmit the errored one
+    assert tasks.poll_batches().startswith("polled 1, ended 0")  # still processing
+    summary = tasks.poll_batches()  # ends -> harvest -> resubmit the errored one
     assert "ended 1" in summary
     job.refresh_from_db()
     assert job.state == "harvested" and (job.n_succeeded, job.n_errored) == (2, 1)
@@ -84,10 +88,12 @@ def test_stale_work_is_taken_up_again(engagement, api):
     assert "sent again in a later batch" in lost.error and "not followed" in lost.error
     assert poll.runs_waiting() == [run.pk]
     # a harvest that stopped halfway is handed out again once its lease is old
-    ended = BatchJob.objects.create(run=run, sequence=2, batch_id="msgbatch_x", state="harvesting",
-                                    harvest_started_at=long_ago)
-    fresh = BatchJob.objects.create(run=run, sequence=3, batch_id="msgbatch_y", state="harvesting",
-                                    harvest_started_at=timezone.now())
+    ended = BatchJob.objects.create(
+        run=run, sequence=2, batch_id="msgbatch_x", state="harvesting", harvest_started_at=long_ago
+    )
+    fresh = BatchJob.objects.create(
+        run=run, sequence=3, batch_id="msgbatch_y", state="harvesting", harvest_started_at=timezone.now()
+    )
     assert ended.pk in poll.to_harvest() and fresh.pk not in poll.to_harvest()
 
 
@@ -103,7 +109,8 @@ def _submitted(engagement, documents=None, capture=None):
 
 @pytest.mark.parametrize("what", ["engagement", "run"])
 def test_deleting_a_run_or_its_engagement_cancels_its_batches_once_the_deletion_commits(
-        engagement, api, django_capture_on_commit_callbacks, what):
+    engagement, api, django_capture_on_commit_callbacks, what
+):
     """The batches of a run deleted while the API processed them ran on, billed, and nobody harvested them."""
     make_contract(engagement)
     run, job = _submitted(engagement, capture=django_capture_on_commit_callbacks)
@@ -116,8 +123,9 @@ def test_deleting_a_run_or_its_engagement_cancels_its_batches_once_the_deletion_
     assert tasks.poll_batches().startswith("polled 0, ended 0, harvest 0, submit 0")
 
 
-def test_a_batch_is_canceled_when_the_last_document_it_works_for_is_deleted(engagement, api,
-                                                                          django_capture_on_commit_callbacks):
+def test_a_batch_is_canceled_when_the_last_document_it_works_for_is_deleted(
+    engagement, api, django_capture_on_commit_callbacks
+):
     from extraction.run_status import NOTHING_LEFT
 
     first, second = (make_contract(engagement, title=f"Supply {n}") for n in range(2))
@@ -138,7 +146,8 @@ def test_a_batch_is_canceled_when_the_last_document_it_works_for_is_deleted(enga
 
 
 def test_a_cancel_the_api_cannot_take_is_tried_again_then_logged_with_the_batch_id(
-        engagement, api, django_capture_on_commit_callbacks, caplog):
+    engagement, api, django_capture_on_commit_callbacks, caplog
+):
     from bulk import cancel
     from tests.mock_anthropic import MockAnthropic
 
@@ -161,8 +170,9 @@ def test_a_cancel_the_api_cannot_take_is_tried_again_then_logged_with_the_batch_
     assert "overloaded_error" in record.getMessage() and "Claude Console" in record.getMessage()
 
 
-def test_without_an_api_key_the_batch_to_cancel_is_logged(engagement, api, django_capture_on_commit_callbacks,
-                                                           settings, caplog):
+def test_without_an_api_key_the_batch_to_cancel_is_logged(
+    engagement, api, django_capture_on_commit_callbacks, settings, caplog
+):
     make_contract(engagement)
     run, job = _submitted(engagement, capture=django_capture_on_commit_callbacks)
     settings.ANTHROPIC_API_KEY = ""
@@ -173,8 +183,9 @@ def test_without_an_api_key_the_batch_to_cancel_is_logged(engagement, api, djang
     assert "ANTHROPIC_API_KEY is not set" in record.getMessage() and "Claude Console" in record.getMessage()
 
 
-def test_work_the_poll_handed_out_for_a_run_deleted_meanwhile_ends_quietly(engagement, api,
-                                                                           django_capture_on_commit_callbacks):
+def test_work_the_poll_handed_out_for_a_run_deleted_meanwhile_ends_quietly(
+    engagement, api, django_capture_on_commit_callbacks
+):
     make_contract(engagement)
     run, job = _submitted(engagement, capture=django_capture_on_commit_callbacks)
     run_id, job_id = run.pk, job.pk
@@ -216,7 +227,9 @@ def test_a_batch_whose_requests_were_deleted_while_it_was_sent_is_canceled(engag
     assert tasks.poll_batches().startswith("polled 0" if what == "engagement" else "polled 1")
 
 
-def test_a_run_deleted_before_its_next_batch_is_sent_ends_the_submission_quietly(engagement, api, monkeypatch):
+def test_a_run_deleted_before_its_next_batch_is_sent_ends_the_submission_quietly(
+    engagement, api, monkeypatch
+):
     from bulk import build
 
     make_contract(engagement)

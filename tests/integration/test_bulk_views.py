@@ -1,4 +1,5 @@
 """The batch page and the admins' "Bulk extract" form: scoping, roles, what the page shows."""
+
 from __future__ import annotations
 
 import re
@@ -6,11 +7,11 @@ import re
 import pytest
 from django.urls import reverse
 
+from bulk import poll
 from bulk.harvest import harvest
 from bulk.models import BatchJob
 from bulk.service import start_bulk
 from bulk.submit import submit_pending
-from bulk import poll
 from engagements.models import Engagement
 from extraction.models import ClauseTask, ClauseType, ExtractionRun
 from tests.integration.extraction_fixtures import ANSWERS, clause_types, make_contract
@@ -65,9 +66,11 @@ def test_batch_page_shows_each_batch_with_counts_retries_tokens_and_cost(client,
     # not polling any more: the run has ended
     assert 'data-active="false"' in html
     # where its results are: each document, linked to the page its clauses are reviewed on
-    documents = html[html.index('id="bulk-documents"'):]
+    documents = html[html.index('id="bulk-documents"') :]
     assert f'href="{reverse("document", args=[document.pk])}"' in documents
-    assert re.search(r"<td class=\"num\">2</td>\s*<td class=\"num\">1</td><td class=\"num\">3</td>", documents)
+    assert re.search(
+        r"<td class=\"num\">2</td>\s*<td class=\"num\">1</td><td class=\"num\">3</td>", documents
+    )
 
     fragment = client.get(reverse("bulk:run-status", args=[run.pk]))
     assert fragment.status_code == 200 and "<html" not in fragment.content.decode()
@@ -76,8 +79,9 @@ def test_batch_page_shows_each_batch_with_counts_retries_tokens_and_cost(client,
     assert f"Run {run.pk}" in listing and engagement.name in listing
 
 
-def test_a_bulk_runs_clauses_export_from_its_page_without_other_runs_answers(client, engagement, people,
-                                                                              make_member):
+def test_a_bulk_runs_clauses_export_from_its_page_without_other_runs_answers(
+    client, engagement, people, make_member
+):
     import json
 
     from extraction.models import Extraction
@@ -85,19 +89,28 @@ def test_a_bulk_runs_clauses_export_from_its_page_without_other_runs_answers(cli
     document = make_contract(engagement)
     run = _batched_run(engagement, document)
     earlier = ExtractionRun.objects.create(engagement=engagement, engine="offline", status="done")
-    Extraction.objects.create(run=earlier, document=document, clause_type=ClauseType.objects.get(name="Payment"),
-                              status="not_found", engine="offline", dedupe_key="not_found")
+    Extraction.objects.create(
+        run=earlier,
+        document=document,
+        clause_type=ClauseType.objects.get(name="Payment"),
+        status="not_found",
+        engine="offline",
+        dedupe_key="not_found",
+    )
     client.force_login(people["auditor"])
     page = client.get(reverse("bulk:run", args=[run.pk])).content.decode()
     for fmt in ("csv", "json", "xlsx"):
         assert f'href="{reverse("run-export", args=[run.pk, fmt])}"' in page
 
     response = client.get(reverse("run-export", args=[run.pk, "json"]))
-    assert response["Content-Disposition"] == f'attachment; filename="acme-audit-2026-run-{run.pk}-clauses.json"'
+    assert (
+        response["Content-Disposition"] == f'attachment; filename="acme-audit-2026-run-{run.pk}-clauses.json"'
+    )
     data = json.loads(response.getvalue())
     assert data["run"]["id"] == run.pk and data["run"]["engine"] == "anthropic"
     assert sorted(r["extraction_id"] for r in data["clauses"]) == sorted(
-        Extraction.objects.filter(run=run).values_list("pk", flat=True))
+        Extraction.objects.filter(run=run).values_list("pk", flat=True)
+    )
     assert data["clauses"] and {r["run_id"] for r in data["clauses"]} == {run.pk}
 
     client.force_login(make_member(Engagement.objects.create(name="Other audit"), "admin"))
@@ -112,7 +125,8 @@ def test_each_progress_bar_says_what_it_counts(client, engagement, people):
     assert [bar.get("aria-label") for bar in listing] == [f"Progress of run {run.pk}"]
     page = elements(client.get(reverse("bulk:run", args=[run.pk])).content.decode(), "progress")
     assert [bar.get("aria-label") for bar in page] == [f"Progress of run {run.pk}"] + [
-        f"Progress of batch {n}" for n in (1, 2, 3)]
+        f"Progress of batch {n}" for n in (1, 2, 3)
+    ]
 
 
 def test_the_run_cost_says_which_part_is_at_the_batch_price(client, engagement, people):
@@ -128,8 +142,15 @@ def test_the_run_cost_says_which_part_is_at_the_batch_price(client, engagement, 
     (job,) = submit_pending(run, client=client_)
     run.refresh_from_db()
     question = run.cost_usd
-    assert question == cost_usd(Usage(run.input_tokens, run.output_tokens, run.cache_write_tokens,
-                                      run.cache_read_tokens), run.model, batch=False) > 0
+    assert (
+        question
+        == cost_usd(
+            Usage(run.input_tokens, run.output_tokens, run.cache_write_tokens, run.cache_read_tokens),
+            run.model,
+            batch=False,
+        )
+        > 0
+    )
     poll.refresh(job, client_)
     harvest(job, client=client_)
     run.refresh_from_db()
@@ -154,8 +175,12 @@ def test_runs_of_other_engagements_are_404_and_hidden(client, engagement, people
     assert client.get(reverse("bulk:run-status", args=[run.pk])).status_code == 404
     assert f"Run {run.pk}" not in client.get(reverse("bulk:runs")).content.decode()
     assert client.get(reverse("bulk:new", args=[engagement.pk])).status_code == 404
-    assert client.post(reverse("bulk:new", args=[engagement.pk]), {"clause_types": [], "engine": "offline"}
-                       ).status_code == 404
+    assert (
+        client.post(
+            reverse("bulk:new", args=[engagement.pk]), {"clause_types": [], "engine": "offline"}
+        ).status_code
+        == 404
+    )
     # a sync run is not a bulk run
     sync = ExtractionRun.objects.create(engagement=engagement, engine="offline")
     client.force_login(people["admin"])
@@ -183,14 +208,17 @@ def test_only_admins_start_a_bulk_run(client, engagement, people, role):
     types = clause_types(NAMES)
     client.force_login(people[role])
     assert client.get(reverse("bulk:new", args=[engagement.pk])).status_code == 403
-    response = client.post(reverse("bulk:new", args=[engagement.pk]),
-                           {"clause_types": [t.pk for t in types], "engine": "offline"})
+    response = client.post(
+        reverse("bulk:new", args=[engagement.pk]),
+        {"clause_types": [t.pk for t in types], "engine": "offline"},
+    )
     assert response.status_code == 403
     assert not ExtractionRun.objects.exists()
 
 
-def test_admin_starts_an_offline_bulk_run_from_the_form(client, engagement, people, django_capture_on_commit_callbacks,
-                                                        monkeypatch):
+def test_admin_starts_an_offline_bulk_run_from_the_form(
+    client, engagement, people, django_capture_on_commit_callbacks, monkeypatch
+):
     document = make_contract(engagement)
     make_contract(engagement, title="Second supply agreement")
     types = clause_types(NAMES)
@@ -202,8 +230,10 @@ def test_admin_starts_an_offline_bulk_run_from_the_form(client, engagement, peop
     boxes = re.findall(r'<input type="checkbox" name="clause_types"[^>]*>', form.content.decode())
     assert len(boxes) == ClauseType.objects.filter(active=True).count() and all("checked" in b for b in boxes)
     with django_capture_on_commit_callbacks(execute=True):
-        response = client.post(reverse("bulk:new", args=[engagement.pk]), {
-            "clause_types": [t.pk for t in types], "documents": [document.pk], "engine": "offline"})
+        response = client.post(
+            reverse("bulk:new", args=[engagement.pk]),
+            {"clause_types": [t.pk for t in types], "documents": [document.pk], "engine": "offline"},
+        )
     run = ExtractionRun.objects.get()
     assert response.status_code == 302 and response["Location"] == reverse("bulk:run", args=[run.pk])
     assert (run.mode, run.engine, run.created_by) == ("batch", "offline", people["admin"])
@@ -227,9 +257,9 @@ def test_form_refuses_claude_without_a_key_and_an_empty_choice(client, engagemen
 
 
 @pytest.mark.parametrize("engine", ["offline", "anthropic"])
-def test_a_bulk_run_started_while_the_queue_is_down_is_no_server_error(client, engagement, people, settings,
-                                                                       django_capture_on_commit_callbacks,
-                                                                       monkeypatch, engine):
+def test_a_bulk_run_started_while_the_queue_is_down_is_no_server_error(
+    client, engagement, people, settings, django_capture_on_commit_callbacks, monkeypatch, engine
+):
     from kombu.exceptions import OperationalError
 
     def down(*args, **kwargs):
@@ -241,15 +271,22 @@ def test_a_bulk_run_started_while_the_queue_is_down_is_no_server_error(client, e
     document = make_contract(engagement)
     client.force_login(people["admin"])
     with django_capture_on_commit_callbacks(execute=True):
-        response = client.post(reverse("bulk:new", args=[engagement.pk]), {
-            "clause_types": [t.pk for t in clause_types(NAMES)], "documents": [document.pk], "engine": engine})
+        response = client.post(
+            reverse("bulk:new", args=[engagement.pk]),
+            {
+                "clause_types": [t.pk for t in clause_types(NAMES)],
+                "documents": [document.pk],
+                "engine": engine,
+            },
+        )
     run = ExtractionRun.objects.get()
     assert response.status_code == 302 and response["Location"] == reverse("bulk:run", args=[run.pk])
     run.refresh_from_db()
     if engine == "offline":  # nothing would ever run it: it says so instead of staying queued
         assert run.status == "failed"
         assert set(ClauseTask.objects.filter(run=run).values_list("error", flat=True)) == {
-            "The task queue could not be reached, so this run never started; start it again."}
+            "The task queue could not be reached, so this run never started; start it again."
+        }
     else:  # the beat's poll submits it once the queue is back
         assert poll.runs_waiting() == [run.pk]
 
@@ -281,7 +318,9 @@ def test_the_page_says_when_the_api_cannot_be_asked_about_a_batch(client, engage
     with pytest.raises(anthropic.NotFoundError):
         harvest(job, client=api.client())
     job.refresh_from_db()
-    assert job.state == "ended" and "results could not be read" in job.error and "not_found_error" in job.error
+    assert (
+        job.state == "ended" and "results could not be read" in job.error and "not_found_error" in job.error
+    )
     assert "results could not be read" in client.get(reverse("bulk:run", args=[run.pk])).content.decode()
 
     api._batches[job.batch_id] = kept
@@ -290,7 +329,9 @@ def test_the_page_says_when_the_api_cannot_be_asked_about_a_batch(client, engage
     assert job.state == "harvested" and job.error == ""
 
 
-def test_a_run_that_cannot_be_sent_for_want_of_a_key_says_so_until_it_is_sent(client, engagement, people, settings):
+def test_a_run_that_cannot_be_sent_for_want_of_a_key_says_so_until_it_is_sent(
+    client, engagement, people, settings
+):
     from extraction.outcome import EngineError
 
     make_contract(engagement)
@@ -324,7 +365,9 @@ def test_a_bulk_run_whose_documents_were_deleted_says_so_and_stops_polling(clien
     assert NOTHING_LEFT in html
 
 
-def test_the_django_admin_shows_batches_but_cannot_delete_or_change_them(client, engagement, django_user_model):
+def test_the_django_admin_shows_batches_but_cannot_delete_or_change_them(
+    client, engagement, django_user_model
+):
     # deleting a batch's row in the admin cancelled nothing at the API and left its requests "submitted" to a
     # batch no row followed: the run never ended
     run = _batched_run(engagement, make_contract(engagement))
@@ -332,6 +375,9 @@ def test_the_django_admin_shows_batches_but_cannot_delete_or_change_them(client,
     client.force_login(django_user_model.objects.create_superuser("root", password="x-long-password-1"))
     for model, row in (("batchjob", job), ("batchitem", item)):
         assert client.get(reverse(f"admin:bulk_{model}_change", args=[row.pk])).status_code == 200  # readable
-        assert client.post(reverse(f"admin:bulk_{model}_delete", args=[row.pk]), {"post": "yes"}).status_code == 403
+        assert (
+            client.post(reverse(f"admin:bulk_{model}_delete", args=[row.pk]), {"post": "yes"}).status_code
+            == 403
+        )
         assert client.get(reverse(f"admin:bulk_{model}_add")).status_code == 403
     assert BatchJob.objects.filter(pk=job.pk).exists() and run.batch_items.filter(pk=item.pk).exists()

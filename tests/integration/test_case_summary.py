@@ -1,5 +1,6 @@
 """Case summaries: made from the clauses as reviewers left them (offline) or by Claude (the real
 ``anthropic`` client over the mock transport), every value checked, every summary kept."""
+
 from __future__ import annotations
 
 import pytest
@@ -17,17 +18,32 @@ pytestmark = pytest.mark.django_db
 def _decide(extraction, user, decision, **extra):
     """A decision taken on the clause as it stands now (after any earlier one)."""
     extraction.refresh_from_db()
-    seen = Review.objects.filter(extraction=extraction).order_by("-id").values_list("id", flat=True).first() or 0
-    record_decision(extraction_id=extraction.pk, user=user, decision=decision, reason=extra.pop("reason", "checked"),
-                    seen_review_id=seen, seen_version=extraction.version, **extra)
+    seen = (
+        Review.objects.filter(extraction=extraction).order_by("-id").values_list("id", flat=True).first() or 0
+    )
+    record_decision(
+        extraction_id=extraction.pk,
+        user=user,
+        decision=decision,
+        reason=extra.pop("reason", "checked"),
+        seen_review_id=seen,
+        seen_version=extraction.version,
+        **extra,
+    )
 
 
-def test_offline_summary_quotes_the_clauses_as_reviewed_and_links_each_to_its_clause(client, engagement, make_member):
+def test_offline_summary_quotes_the_clauses_as_reviewed_and_links_each_to_its_clause(
+    client, engagement, make_member
+):
     contract = make_reviewable(engagement)
     auditor = make_member(engagement, "auditor")
     _decide(contract.extractions["Governing Law"], auditor, "reject")
-    _decide(contract.extractions["Termination For Convenience"], auditor, "correct",
-            corrected_text="Customer may terminate for convenience on forty-five (45) days' prior written notice.")
+    _decide(
+        contract.extractions["Termination For Convenience"],
+        auditor,
+        "correct",
+        corrected_text="Customer may terminate for convenience on forty-five (45) days' prior written notice.",
+    )
     client.force_login(auditor)
 
     response = client.post(reverse("document-summary", args=[contract.document.pk]), follow=True)
@@ -46,8 +62,9 @@ def test_offline_summary_quotes_the_clauses_as_reviewed_and_links_each_to_its_cl
     assert "p. 2" in html
 
 
-def test_a_correction_stands_when_accepted_and_a_correction_to_not_found_leaves_the_clause_out(engagement,
-                                                                                                make_member):
+def test_a_correction_stands_when_accepted_and_a_correction_to_not_found_leaves_the_clause_out(
+    engagement, make_member
+):
     from reviewer.summaries import standing_clauses
 
     contract = make_reviewable(engagement)
@@ -55,7 +72,9 @@ def test_a_correction_stands_when_accepted_and_a_correction_to_not_found_leaves_
     law, absent = contract.extractions["Governing Law"], contract.extractions["Non-Compete"]
     _decide(law, first, "correct", corrected_text="not_found")
     _decide(law, second, "accept")  # confirms that the document has no governing-law clause
-    _decide(absent, first, "correct", corrected_text="Provider shall not compete with Customer in the Territory.")
+    _decide(
+        absent, first, "correct", corrected_text="Provider shall not compete with Customer in the Territory."
+    )
     _decide(absent, second, "accept")
 
     standing = {s.clause_type: s.text for s in standing_clauses(contract.document)}
@@ -74,18 +93,33 @@ def test_a_later_runs_repeat_of_a_rejected_clause_stays_out_of_the_summary(engag
     law = contract.extractions["Governing Law"]
     _decide(law, auditor, "reject")
     rerun = ExtractionRun.objects.create(engagement=engagement, engine="offline", status="done")
-    again = Extraction.objects.create(run=rerun, document=law.document, clause_type=law.clause_type, status="found",
-                                      engine="offline", clause_text=law.clause_text, dedupe_key=law.dedupe_key)
+    again = Extraction.objects.create(
+        run=rerun,
+        document=law.document,
+        clause_type=law.clause_type,
+        status="found",
+        engine="offline",
+        clause_text=law.clause_text,
+        dedupe_key=law.dedupe_key,
+    )
     standing = {s.clause_type: s for s in standing_clauses(contract.document)}
     assert "Governing Law" not in standing
     payment = contract.extractions["Payment"]
-    Extraction.objects.create(run=rerun, document=payment.document, clause_type=payment.clause_type,
-                              status="found", engine="offline", clause_text=payment.clause_text,
-                              dedupe_key=payment.dedupe_key)
+    Extraction.objects.create(
+        run=rerun,
+        document=payment.document,
+        clause_type=payment.clause_type,
+        status="found",
+        engine="offline",
+        clause_text=payment.clause_text,
+        dedupe_key=payment.dedupe_key,
+    )
     _decide(payment, auditor, "correct", corrected_text="a unit fee of $247.83 per record")
     standing = {s.clause_type: s for s in standing_clauses(contract.document)}
     assert standing["Payment"].text == "a unit fee of $247.83 per record"  # the correction, not the repeat
-    assert standing["Payment"].extraction_id == payment.pk and again.pk not in {s.extraction_id for s in standing.values()}
+    assert standing["Payment"].extraction_id == payment.pk and again.pk not in {
+        s.extraction_id for s in standing.values()
+    }
 
 
 def test_a_value_the_document_lacks_is_flagged_and_every_summary_is_kept(client, engagement, make_member):
@@ -106,7 +140,10 @@ def test_a_value_the_document_lacks_is_flagged_and_every_summary_is_kept(client,
     earlier = client.get(reverse("document-summary", args=[contract.document.pk]), {"id": first.pk})
     assert "An earlier summary" in earlier.content.decode() and "$247.83" in earlier.content.decode()
     for wrong in (kept[-1].pk + 1000, "latest", "\u00b2"):  # "²" passes str.isdigit but not int()
-        assert client.get(reverse("document-summary", args=[contract.document.pk]), {"id": wrong}).status_code == 404
+        assert (
+            client.get(reverse("document-summary", args=[contract.document.pk]), {"id": wrong}).status_code
+            == 404
+        )
 
 
 def test_managers_read_summaries_but_cannot_make_them(client, engagement, make_member):
@@ -133,12 +170,20 @@ def test_no_clauses_yet_is_said_in_words_and_saves_nothing(client, engagement, m
 def test_claude_summary_reads_sections_of_a_long_document_and_its_values_are_checked(engagement, make_member):
     contract = make_reviewable(engagement)
     assert len(contract.document.text) > 12_000  # so the whole text never enters the prompt
-    api = MockAnthropic(lambda body: message([text_block(
-        "Summary:\n- Provider is paid a unit fee of $247.83 per processed record.\n"
-        "- Liability is capped at about $250,000.\n- Customer may terminate on forty-five (45) days' notice.")]))
+    api = MockAnthropic(
+        lambda body: message(
+            [
+                text_block(
+                    "Summary:\n- Provider is paid a unit fee of $247.83 per processed record.\n"
+                    "- Liability is capped at about $250,000.\n- Customer may terminate on forty-five (45) days' notice."
+                )
+            ]
+        )
+    )
 
-    made = make_summary(contract.document, make_member(engagement, "auditor"), engine="anthropic",
-                        client=api.client())
+    made = make_summary(
+        contract.document, make_member(engagement, "auditor"), engine="anthropic", client=api.client()
+    )
 
     assert made.engine == "anthropic" and made.context_mode == "sections" and not made.truncated
     assert [p["unverified"] for p in made.points] == [[], ["$250,000"], []]
@@ -149,8 +194,9 @@ def test_claude_summary_reads_sections_of_a_long_document_and_its_values_are_che
     assert "[source:" in prompt and len(prompt) < len(contract.document.text)
 
 
-def test_claude_summary_of_a_long_document_without_headings_reads_what_retrieval_finds(client, engagement,
-                                                                                       make_member):
+def test_claude_summary_of_a_long_document_without_headings_reads_what_retrieval_finds(
+    client, engagement, make_member
+):
     contract = make_reviewable(engagement)
     contract.document.chunks.update(section="")  # no headings: nothing to read by sections
     law = "governed by the laws of the State of Delaware"
@@ -170,27 +216,38 @@ def test_claude_summary_of_a_long_document_without_headings_reads_what_retrieval
     assert prompt.count("[source:") <= 6 and len(prompt) < 14_000
 
 
-@pytest.mark.parametrize("reply, said", [
-    (message([], "refusal"), "Claude declined to summarise this document."),
-    (MockAnthropic.invalid_request("prompt is too long: 250000 tokens > 200000 maximum"),
-     "Claude answered HTTP 400: prompt is too long"),
-])
+@pytest.mark.parametrize(
+    "reply, said",
+    [
+        (message([], "refusal"), "Claude declined to summarise this document."),
+        (
+            MockAnthropic.invalid_request("prompt is too long: 250000 tokens > 200000 maximum"),
+            "Claude answered HTTP 400: prompt is too long",
+        ),
+    ],
+)
 def test_claude_refusing_or_failing_is_said_in_words_and_saves_nothing(engagement, make_member, reply, said):
     contract = make_reviewable(engagement)
     api = MockAnthropic()
     api.script.append(reply)
     with pytest.raises(SummaryError, match=said.replace("(", r"\(").replace(")", r"\)")):
-        make_summary(contract.document, make_member(engagement, "auditor"), engine="anthropic", client=api.client())
+        make_summary(
+            contract.document, make_member(engagement, "auditor"), engine="anthropic", client=api.client()
+        )
     assert not CaseSummary.objects.exists()
 
 
 def test_claude_cut_short_at_max_tokens_keeps_the_finished_points(engagement, make_member):
     contract = make_reviewable(engagement)
     api = MockAnthropic()
-    api.script.append(message([text_block("- Fee $247.83 per processed record.\n- Liability capped at $247,8")],
-                              "max_tokens"))
-    made = make_summary(contract.document, make_member(engagement, "auditor"), engine="anthropic",
-                        client=api.client())
+    api.script.append(
+        message(
+            [text_block("- Fee $247.83 per processed record.\n- Liability capped at $247,8")], "max_tokens"
+        )
+    )
+    made = make_summary(
+        contract.document, make_member(engagement, "auditor"), engine="anthropic", client=api.client()
+    )
     assert made.truncated and [p["text"] for p in made.points] == ["Fee $247.83 per processed record."]
 
 
@@ -204,11 +261,24 @@ def test_an_unreviewed_rerun_does_not_drop_what_reviewers_kept(engagement, make_
     _decide(payment, auditor, "correct", corrected_text="a unit fee of $247.83 per record")
     _decide(law, auditor, "accept")
     rerun = ExtractionRun.objects.create(engagement=engagement, engine="offline", status="done")
-    worded = Extraction.objects.create(run=rerun, document=payment.document, clause_type=payment.clause_type,
-                                       status="found", engine="offline", clause_text="A fee of $250 per record.",
-                                       dedupe_key="rerun-payment")
-    Extraction.objects.create(run=rerun, document=law.document, clause_type=law.clause_type, status="not_found",
-                              engine="offline", clause_text="not_found", dedupe_key="rerun-law")
+    worded = Extraction.objects.create(
+        run=rerun,
+        document=payment.document,
+        clause_type=payment.clause_type,
+        status="found",
+        engine="offline",
+        clause_text="A fee of $250 per record.",
+        dedupe_key="rerun-payment",
+    )
+    Extraction.objects.create(
+        run=rerun,
+        document=law.document,
+        clause_type=law.clause_type,
+        status="not_found",
+        engine="offline",
+        clause_text="not_found",
+        dedupe_key="rerun-law",
+    )
 
     standing = {s.clause_type: s for s in standing_clauses(contract.document)}
     assert standing["Payment"].text == "a unit fee of $247.83 per record"
@@ -229,13 +299,28 @@ def test_only_the_newest_kept_answer_stands_when_a_later_run_is_unreviewed(engag
     payment = contract.extractions["Payment"]
     _decide(payment, auditor, "accept")  # run 1: accepted as extracted
     second = ExtractionRun.objects.create(engagement=engagement, engine="offline", status="done")
-    reworded = Extraction.objects.create(run=second, document=payment.document, clause_type=payment.clause_type,
-                                         status="found", engine="offline", clause_text="A fee of $250 per record.",
-                                         dedupe_key="run2-payment")
-    _decide(reworded, auditor, "correct", corrected_text="a unit fee of $247.83 per record")  # run 2: corrected
+    reworded = Extraction.objects.create(
+        run=second,
+        document=payment.document,
+        clause_type=payment.clause_type,
+        status="found",
+        engine="offline",
+        clause_text="A fee of $250 per record.",
+        dedupe_key="run2-payment",
+    )
+    _decide(
+        reworded, auditor, "correct", corrected_text="a unit fee of $247.83 per record"
+    )  # run 2: corrected
     third = ExtractionRun.objects.create(engagement=engagement, engine="offline", status="done")
-    Extraction.objects.create(run=third, document=payment.document, clause_type=payment.clause_type,
-                              status="found", engine="offline", clause_text="Fees of $250.", dedupe_key="run3-payment")
+    Extraction.objects.create(
+        run=third,
+        document=payment.document,
+        clause_type=payment.clause_type,
+        status="found",
+        engine="offline",
+        clause_text="Fees of $250.",
+        dedupe_key="run3-payment",
+    )
 
     texts = [s.text for s in standing_clauses(contract.document) if s.clause_type == "Payment"]
     assert texts == ["a unit fee of $247.83 per record"]

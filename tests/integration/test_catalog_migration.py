@@ -1,4 +1,5 @@
 """The catalog's data migration, forwards and backwards, on the real database."""
+
 from __future__ import annotations
 
 import pytest

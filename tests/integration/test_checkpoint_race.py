@@ -1,5 +1,6 @@
 """Two workers on one document (a message redelivered while its first worker still runs) both write
 the document's first checkpoint: neither may fail on the one-checkpoint-per-(run, document) rule."""
+
 from __future__ import annotations
 
 import threading
@@ -15,8 +16,9 @@ from tests.integration.extraction_fixtures import clause_types, make_contract
 @pytest.mark.django_db(transaction=True)
 def test_two_workers_saving_a_documents_first_checkpoint_at_once_both_succeed(engagement, monkeypatch):
     document = make_contract(engagement)
-    run = launch.create_run(engagement, documents=[document], clause_types=clause_types(), engine="offline",
-                          enqueue=False)
+    run = launch.create_run(
+        engagement, documents=[document], clause_types=clause_types(), engine="offline", enqueue=False
+    )
     both_read = threading.Barrier(2, timeout=3)  # each found no checkpoint before either wrote one
     real_facts = checkpoints.facts_for
 

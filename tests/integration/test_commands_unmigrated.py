@@ -1,4 +1,5 @@
 """The project's commands on a database whose migrations were never applied (a fresh EMBEDDED_DIR)."""
+
 from __future__ import annotations
 
 import os
@@ -22,8 +23,14 @@ def test_a_command_on_a_database_not_migrated_says_to_migrate_instead_of_a_trace
     env = {key: value for key, value in os.environ.items() if key not in ("DATABASE_URL", "REDIS_URL")}
     env.update(EMBEDDED_DIR=str(var), DJANGO_SETTINGS_MODULE="config.settings", HF_HUB_OFFLINE="1")
     try:
-        done = subprocess.run([sys.executable, "manage.py", "evaluate", str(corpus), "--out", str(tmp_path / "out")],
-                              cwd=ROOT, env=env, capture_output=True, text=True, timeout=180)
+        done = subprocess.run(
+            [sys.executable, "manage.py", "evaluate", str(corpus), "--out", str(tmp_path / "out")],
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=180,
+        )
     finally:
         embedded.remove(var)
     assert done.returncode == 1

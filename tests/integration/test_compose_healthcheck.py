@@ -1,4 +1,5 @@
 """docker-compose's web healthcheck, run against the real app with production's ALLOWED_HOSTS."""
+
 from __future__ import annotations
 
 import os

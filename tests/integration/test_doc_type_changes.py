@@ -1,5 +1,6 @@
 """An admin confirms or corrects a document's type on its page; every change is kept and the
 managers' figures are broken down by the new type."""
+
 from __future__ import annotations
 
 import pytest
@@ -13,7 +14,9 @@ from tests.factories import make_reviewable
 
 
 def _read_from_title(document, doc_type="Service"):
-    Document.objects.filter(pk=document.pk).update(doc_type=doc_type, doc_type_source=Document.TypeSource.TITLE)
+    Document.objects.filter(pk=document.pk).update(
+        doc_type=doc_type, doc_type_source=Document.TypeSource.TITLE
+    )
 
 
 @pytest.mark.django_db
@@ -28,20 +31,32 @@ def test_admin_corrects_a_type_read_from_the_title_and_the_old_one_is_kept(clien
     assert "from title" in page and "Confirm or correct the type" in page
     assert 'value="Transportation"' in page  # the title reader's names are offered
 
-    response = client.post(reverse("document-type", args=[doc.pk]), {"doc_type": "  Transportation "}, follow=True)
+    response = client.post(
+        reverse("document-type", args=[doc.pk]), {"doc_type": "  Transportation "}, follow=True
+    )
     html = response.content.decode()
     assert "Document type set from “Service” to “Transportation”" in html
     doc.refresh_from_db()
     assert (doc.doc_type, doc.doc_type_source) == ("Transportation", "admin")
     change = DocumentTypeChange.objects.get(document=doc)
     assert (change.old_type, change.old_source, change.new_type, change.changed_by) == (
-        "Service", "title", "Transportation", admin)
+        "Service",
+        "title",
+        "Transportation",
+        admin,
+    )
     assert "ada set “Transportation” (was “Service”, read from its title)" in html
     assert "from title</abbr>" not in html
 
     # the managers' strata follow the document's current type
-    record_decision(extraction_id=contract.extractions["Governing Law"].pk, user=admin, decision="accept",
-                    reason="", seen_review_id=0, seen_version=1)
+    record_decision(
+        extraction_id=contract.extractions["Governing Law"].pk,
+        user=admin,
+        decision="accept",
+        reason="",
+        seen_review_id=0,
+        seen_version=1,
+    )
     assert {s["doc_type"] for s in reviewer_counts([engagement.pk])["strata"]} == {"Transportation"}
 
 
@@ -51,7 +66,10 @@ def test_a_type_read_from_the_title_can_be_confirmed_as_it_is(client, engagement
     _read_from_title(doc, "Distributor")
     client.force_login(make_member(engagement, "admin"))
     url = reverse("document-type", args=[doc.pk])
-    assert "Document type set “Distributor”" in client.post(url, {"doc_type": "Distributor"}, follow=True).content.decode()
+    assert (
+        "Document type set “Distributor”"
+        in client.post(url, {"doc_type": "Distributor"}, follow=True).content.decode()
+    )
     doc.refresh_from_db()
     assert doc.doc_type_source == "admin"
     again = client.post(url, {"doc_type": "Distributor"}, follow=True).content.decode()
@@ -65,10 +83,16 @@ def test_a_type_saved_from_a_clause_returns_to_that_clause(client, engagement, m
     doc, ex = contract.document, next(iter(contract.extractions.values()))
     client.force_login(make_member(engagement, "admin"))
     url, clause = reverse("document-type", args=[doc.pk]), reverse("clause", args=[doc.pk, ex.pk])
-    assert 'name="next" value="%s"' % clause in client.get(clause).content.decode()
-    assert client.post(url, {"doc_type": "Lease", "next": clause})["Location"] == clause  # the reviewer's place
-    for elsewhere in ("https://evil.example/documents/", "//evil.example/", reverse("home"),
-                      reverse("document", args=[doc.pk + 1])):  # never off this document's pages
+    assert f'name="next" value="{clause}"' in client.get(clause).content.decode()
+    assert (
+        client.post(url, {"doc_type": "Lease", "next": clause})["Location"] == clause
+    )  # the reviewer's place
+    for elsewhere in (
+        "https://evil.example/documents/",
+        "//evil.example/",
+        reverse("home"),
+        reverse("document", args=[doc.pk + 1]),
+    ):  # never off this document's pages
         got = client.post(url, {"doc_type": "Supply", "next": elsewhere})
         assert got["Location"] == reverse("document", args=[doc.pk])
 
@@ -107,10 +131,17 @@ def test_other_engagements_documents_are_not_found(client, engagement, make_memb
 def test_type_changes_and_reviews_are_append_only(engagement, make_member):
     contract = make_reviewable(engagement)
     admin = make_member(engagement, "admin")
-    change = DocumentTypeChange.objects.create(document=contract.document, old_type="MSA", new_type="Supply",
-                                               changed_by=admin)
-    review = record_decision(extraction_id=contract.extractions["Governing Law"].pk, user=admin, decision="accept",
-                             reason="", seen_review_id=0, seen_version=1)
+    change = DocumentTypeChange.objects.create(
+        document=contract.document, old_type="MSA", new_type="Supply", changed_by=admin
+    )
+    review = record_decision(
+        extraction_id=contract.extractions["Governing Law"].pk,
+        user=admin,
+        decision="accept",
+        reason="",
+        seen_review_id=0,
+        seen_version=1,
+    )
     for row in (change, review):
         with pytest.raises(AppendOnlyError, match="append-only"):
             row.save()

@@ -1,5 +1,6 @@
 """An engagement admin deletes a wrongly uploaded document, through the Django test client on the real
 services; a document whose clauses carry reviewer decisions stays (every decision is kept)."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -39,12 +40,15 @@ def _disclosure(html: str) -> str:
 
 
 def _decide(ex, user):
-    return record_decision(extraction_id=ex.pk, user=user, decision="accept", seen_review_id=0, seen_version=1)
+    return record_decision(
+        extraction_id=ex.pk, user=user, decision="accept", seen_review_id=0, seen_version=1
+    )
 
 
 @pytest.mark.django_db
 def test_an_admin_is_told_what_goes_then_deletes_the_document_with_all_it_holds(
-        client, admin, contract, engagement, django_capture_on_commit_callbacks):
+    client, admin, contract, engagement, django_capture_on_commit_callbacks
+):
     doc = contract.document
     CaseSummary.objects.create(document=doc, created_by=admin, engine="offline")
     doc.file.save("wrong-upload.pdf", ContentFile(b"%PDF-1.4 the wrong contract"))
@@ -58,8 +62,12 @@ def test_an_admin_is_told_what_goes_then_deletes_the_document_with_all_it_holds(
     told = _disclosure(html)  # the button is behind it, with the document named and what goes with it
     assert "<summary>Delete this document</summary>" in told and f'action="{_delete_url(doc)}"' in told
     assert "csrfmiddlewaretoken" in told and f"Delete “{TITLE}”</button>" in told
-    for what in (f"{len(contract.pages)} pages", f"{len(contract.chunks)} chunks", f"{clauses} extracted clauses",
-                 "1 summary"):
+    for what in (
+        f"{len(contract.pages)} pages",
+        f"{len(contract.chunks)} chunks",
+        f"{clauses} extracted clauses",
+        "1 summary",
+    ):
         assert what in told, what
 
     with django_capture_on_commit_callbacks(execute=True):
@@ -75,8 +83,9 @@ def test_an_admin_is_told_what_goes_then_deletes_the_document_with_all_it_holds(
 
 
 @pytest.mark.django_db
-def test_a_document_with_reviewer_decisions_stays_and_the_page_says_why(client, admin, contract, make_member,
-                                                                        engagement):
+def test_a_document_with_reviewer_decisions_stays_and_the_page_says_why(
+    client, admin, contract, make_member, engagement
+):
     doc = contract.document
     auditor = make_member(engagement, "auditor")
     _decide(contract.extractions["Governing Law"], auditor)
@@ -96,8 +105,9 @@ def test_a_document_with_reviewer_decisions_stays_and_the_page_says_why(client, 
 
 
 @pytest.mark.django_db
-def test_a_decision_saved_after_the_check_still_keeps_the_document(client, admin, contract, make_member,
-                                                                   engagement, monkeypatch):
+def test_a_decision_saved_after_the_check_still_keeps_the_document(
+    client, admin, contract, make_member, engagement, monkeypatch
+):
     """The count is read before the deletion; a decision recorded in between is still refused by the
     database's protection of reviewed clauses, and the admin told why."""
     from dataclasses import replace
@@ -145,14 +155,16 @@ def test_a_get_of_the_delete_url_goes_back_to_the_document_and_deletes_nothing(c
 
 @pytest.mark.django_db(transaction=True)  # the deletion commits while the stage works, as in use
 def test_a_document_deleted_from_its_page_while_it_is_converted_ends_its_pipeline_quietly(
-        client, admin, engagement, tmp_path, monkeypatch):
+    client, admin, engagement, tmp_path, monkeypatch
+):
     from demo import make_paper_markdown
     from ingest import pipeline
     from ingest.intake import intake_file
     from ingest.models import DocumentStage
 
-    document = intake_file(engagement, make_paper_markdown(tmp_path / "paper.md").path, filename="paper.md",
-                           enqueue=False).document
+    document = intake_file(
+        engagement, make_paper_markdown(tmp_path / "paper.md").path, filename="paper.md", enqueue=False
+    ).document
     stored = Path(document.file.path)
     real, answers = pipeline.STAGE_FUNCTIONS["convert"], []
 
@@ -171,8 +183,9 @@ def test_a_document_deleted_from_its_page_while_it_is_converted_ends_its_pipelin
 
 
 @pytest.mark.django_db
-def test_the_django_admin_deletes_a_document_and_refuses_as_the_app_does(client, engagement, make_member,
-                                                                         django_user_model):
+def test_the_django_admin_deletes_a_document_and_refuses_as_the_app_does(
+    client, engagement, make_member, django_user_model
+):
     """Pages and clauses stay read-only in the Django admin, yet they go with their document there too;
     a document with reviewer decisions stays."""
     kept, wrong = make_reviewable(engagement), make_reviewable(engagement, title="Wrong Upload", seed=1)
@@ -191,12 +204,14 @@ def test_the_django_admin_deletes_a_document_and_refuses_as_the_app_does(client,
     assert Document.objects.filter(pk=kept.document.pk).exists() and Review.objects.count() == 1
     # the rows themselves are still not the admin's to delete one by one
     page = Page.objects.filter(document=kept.document).first()
-    assert client.post(reverse("admin:ingest_page_delete", args=[page.pk]), {"post": "yes"}).status_code == 403
+    assert (
+        client.post(reverse("admin:ingest_page_delete", args=[page.pk]), {"post": "yes"}).status_code == 403
+    )
 
 
-def test_the_django_admin_deletes_an_engagement_nobody_reviewed_and_keeps_one_with_decisions(client, engagement,
-                                                                                           make_member,
-                                                                                           django_user_model):
+def test_the_django_admin_deletes_an_engagement_nobody_reviewed_and_keeps_one_with_decisions(
+    client, engagement, make_member, django_user_model
+):
     # it was refused outright ("no permission to delete: page, extraction"), the rows read-only in the admin
     from engagements.models import Engagement
 
@@ -208,6 +223,11 @@ def test_the_django_admin_deletes_an_engagement_nobody_reviewed_and_keeps_one_wi
     url = reverse("admin:engagements_engagement_delete", args=[other.pk])
     assert "permission to delete" not in client.get(url).content.decode()
     assert client.post(url, {"post": "yes"}).status_code == 302
-    assert not Engagement.objects.filter(pk=other.pk).exists() and not Document.objects.filter(title="Wrong Upload").exists()
-    refused = client.post(reverse("admin:engagements_engagement_delete", args=[engagement.pk]), {"post": "yes"})
+    assert (
+        not Engagement.objects.filter(pk=other.pk).exists()
+        and not Document.objects.filter(title="Wrong Upload").exists()
+    )
+    refused = client.post(
+        reverse("admin:engagements_engagement_delete", args=[engagement.pk]), {"post": "yes"}
+    )
     assert "protected" in refused.content.decode() and Engagement.objects.filter(pk=engagement.pk).exists()

@@ -1,4 +1,5 @@
 """`make run` after a crash or a reboot: the embedded PostgreSQL starts again on its own."""
+
 from __future__ import annotations
 
 import os

@@ -1,6 +1,7 @@
 """The Claude engine through the real ``anthropic`` client over a mock transport playing the API's
 response shapes: tool use, not_found, verification retry, every stop_reason, retried errors,
 checkpoint/resume after max_tokens, compaction over 50 turns, prompt caching and usage."""
+
 from __future__ import annotations
 
 import json
@@ -10,34 +11,39 @@ import pytest
 
 from extraction import checkpoints, launch, pipeline, run_status
 from extraction.agent.case_facts import parse_case_facts, render_case_facts
-from extraction.catalog.sync import catalog_order
 from extraction.agent.compaction import estimate_tokens
 from extraction.agent.engine import AnthropicEngine
-from extraction.models import Checkpoint, Citation, ClauseTask, Extraction, ExtractionRun
 from extraction.agent.tool_schemas import all_tools, validate_extract_clause
+from extraction.catalog.sync import catalog_order
+from extraction.models import Checkpoint, Citation, ClauseTask, Extraction, ExtractionRun
 from tests.integration.extraction_fixtures import ANSWERS, PAGE_OF, TYPES, clause_types, make_contract
-from tests.mock_anthropic import (FakeClaude, MockAnthropic, extract_call, message, text_block,
-                                  tool_use_block)
+from tests.mock_anthropic import FakeClaude, MockAnthropic, extract_call, message, text_block, tool_use_block
 
 pytestmark = pytest.mark.django_db
 
 
 def _run(engagement, document, names=TYPES):
-    return launch.create_run(engagement, documents=[document], clause_types=clause_types(names), engine="anthropic",
-                           enqueue=False)
+    return launch.create_run(
+        engagement, documents=[document], clause_types=clause_types(names), engine="anthropic", enqueue=False
+    )
 
 
 def _engine(api, **kw):
     kw.setdefault("max_turns", 4)
-    return AnthropicEngine(client=api.client(max_retries=kw.pop("max_retries", 3)), model="claude-sonnet-4-6", **kw)
+    return AnthropicEngine(
+        client=api.client(max_retries=kw.pop("max_retries", 3)), model="claude-sonnet-4-6", **kw
+    )
 
 
 def _results(run):
     """Comparable picture of a run's extractions."""
     out = {}
     for ex in Extraction.objects.filter(run=run).select_related("clause_type").prefetch_related("citations"):
-        out[ex.clause_type.name] = (ex.status, ex.clause_text,
-                                    tuple((c.page, c.start, c.end, c.quote) for c in ex.citations.all()))
+        out[ex.clause_type.name] = (
+            ex.status,
+            ex.clause_text,
+            tuple((c.page, c.start, c.end, c.quote) for c in ex.citations.all()),
+        )
     return out
 
 
@@ -48,13 +54,21 @@ def _system_facts(body) -> dict:
 
 # --------------------------------------------------------------------------- schema
 
+
 def test_no_extraction_tool_schema_lets_a_found_clause_through_without_citation():
     import jsonschema
 
     found = {"clause_id": "1:payment", "clause_type": "Payment", "clause_text": "pay $5", "citations": []}
-    not_found = {"clause_id": "1:payment", "clause_type": "Payment", "clause_text": "not_found", "citations": []}
+    not_found = {
+        "clause_id": "1:payment",
+        "clause_type": "Payment",
+        "clause_text": "not_found",
+        "citations": [],
+    }
     cited = dict(found, citations=[{"chunk_id": "c1", "page": 1, "quote": "pay $5"}])
-    schemas = [t["input_schema"] for t in all_tools(["payment"]) if "citations" in t["input_schema"]["properties"]]
+    schemas = [
+        t["input_schema"] for t in all_tools(["payment"]) if "citations" in t["input_schema"]["properties"]
+    ]
     assert schemas, "extract_clause must be among the tools"
     for schema in schemas:
         validator = jsonschema.Draft202012Validator(schema)
@@ -67,6 +81,7 @@ def test_no_extraction_tool_schema_lets_a_found_clause_through_without_citation(
 
 # --------------------------------------------------------------------------- normal use
 
+
 def test_tool_use_extraction_is_verified_cited_and_costed(engagement):
     document = make_contract(engagement)
     api = MockAnthropic(FakeClaude(dict(ANSWERS)))
@@ -77,10 +92,12 @@ def test_tool_use_extraction_is_verified_cited_and_costed(engagement):
     assert run.status == "done" and run.finished_at
     assert set(ClauseTask.objects.filter(run=run).values_list("status", flat=True)) == {"done"}
     payment = Extraction.objects.get(run=run, clause_type__name="Payment")
-    assert payment.status == "found" and payment.engine == "anthropic" and payment.model == "claude-sonnet-4-6"
+    assert (
+        payment.status == "found" and payment.engine == "anthropic" and payment.model == "claude-sonnet-4-6"
+    )
     assert payment.clause_text == ANSWERS["Payment"]
     (cit,) = payment.citations.all()
-    assert document.text[cit.start:cit.end] == cit.quote == ANSWERS["Payment"]
+    assert document.text[cit.start : cit.end] == cit.quote == ANSWERS["Payment"]
     assert cit.page == PAGE_OF["Payment"] and cit.chunk.document_id == document.pk
     assert payment.dedupe_key == cit.chunk.chunk_id
     for name in ("Non-Compete", "Insurance"):
@@ -107,7 +124,10 @@ def test_tool_use_extraction_is_verified_cited_and_costed(engagement):
     assert run.cache_write_tokens > 0 and run.cache_read_tokens > 0
     assert run.cost_usd > 0
     cp = Checkpoint.objects.get(run=run, document=document)
-    assert cp.last_record["clause_type"] == sorted(TYPES, key=catalog_order)[-1] and cp.case_facts["policy_cap"] == "$247.83"
+    assert (
+        cp.last_record["clause_type"] == sorted(TYPES, key=catalog_order)[-1]
+        and cp.case_facts["policy_cap"] == "$247.83"
+    )
 
 
 def test_not_found_answer(engagement):
@@ -149,7 +169,8 @@ def test_quote_not_in_cited_chunk_twice_is_stored_unverified_and_flagged(engagem
 
 
 def test_a_retry_that_fails_differently_is_stored_unverified_with_both_reasons_on_its_review_page(
-        engagement, make_member, client):
+    engagement, make_member, client
+):
     import html as html_lib
 
     from django.urls import reverse
@@ -159,10 +180,17 @@ def test_a_retry_that_fails_differently_is_stored_unverified_with_both_reasons_o
     cid = f"{document.pk}:payment"
     wrong_quote = {"chunk_id": chunk.chunk_id, "page": 2, "quote": "pay Supplier about $250 per pallet"}
     api = MockAnthropic(FakeClaude(dict(ANSWERS)))
-    api.script.extend([  # 1: a quote not in the chunk; 2: the right quote, but a value the model rounded
-        extract_call(cid, "Payment", "Customer shall pay Supplier about $250 per pallet", [wrong_quote]),
-        extract_call(cid, "Payment", "Customer shall pay Supplier a unit fee of $250 per pallet",
-                     [{"chunk_id": chunk.chunk_id, "page": 2, "quote": ANSWERS["Payment"]}])])
+    api.script.extend(
+        [  # 1: a quote not in the chunk; 2: the right quote, but a value the model rounded
+            extract_call(cid, "Payment", "Customer shall pay Supplier about $250 per pallet", [wrong_quote]),
+            extract_call(
+                cid,
+                "Payment",
+                "Customer shall pay Supplier a unit fee of $250 per pallet",
+                [{"chunk_id": chunk.chunk_id, "page": 2, "quote": ANSWERS["Payment"]}],
+            ),
+        ]
+    )
     run = _run(engagement, document, ["Payment"])
     pipeline.process_document(run.pk, document.pk, engine=_engine(api))
 
@@ -175,9 +203,11 @@ def test_a_retry_that_fails_differently_is_stored_unverified_with_both_reasons_o
 
     client.force_login(make_member(engagement, "auditor"))
     cit = ex.citations.get()
-    for url, headers in ((reverse("clause", args=[document.pk, ex.pk]), {"HTTP_HX_REQUEST": "true"}),
-                         (reverse("clause", args=[document.pk, ex.pk]), {}),
-                         (reverse("citation", args=[document.pk, ex.pk, cit.pk]), {"HTTP_HX_REQUEST": "true"})):
+    for url, headers in (
+        (reverse("clause", args=[document.pk, ex.pk]), {"HTTP_HX_REQUEST": "true"}),
+        (reverse("clause", args=[document.pk, ex.pk]), {}),
+        (reverse("citation", args=[document.pk, ex.pk, cit.pk]), {"HTTP_HX_REQUEST": "true"}),
+    ):
         page = html_lib.unescape(client.get(url, **headers).content.decode())
         assert "<mark" in page  # the cited quote is shown ...
         assert first in page and second in page  # ... and why the clause is flagged, both attempts
@@ -191,12 +221,26 @@ def test_a_reply_with_two_rejected_extract_calls_is_one_attempt_and_gets_its_ret
     chunk = next(c for c in document.chunks.all() if ANSWERS["Payment"] in c.text)
     cid = f"{document.pk}:payment"
     wrong = "Customer shall pay Supplier about $250 per pallet"
-    calls = [tool_use_block("extract_clause", {"clause_id": cid, "clause_type": "Payment", "clause_text": wrong,
-                                               "citations": [{"chunk_id": chunk.chunk_id, "page": 2, "quote": wrong}]}),
-             tool_use_block("extract_clause", {"clause_id": cid, "clause_type": "Payment",
-                                               "clause_text": ANSWERS["Payment"],
-                                               "citations": [{"chunk_id": "c-no-such-chunk", "page": 2,
-                                                              "quote": ANSWERS["Payment"]}]})]
+    calls = [
+        tool_use_block(
+            "extract_clause",
+            {
+                "clause_id": cid,
+                "clause_type": "Payment",
+                "clause_text": wrong,
+                "citations": [{"chunk_id": chunk.chunk_id, "page": 2, "quote": wrong}],
+            },
+        ),
+        tool_use_block(
+            "extract_clause",
+            {
+                "clause_id": cid,
+                "clause_type": "Payment",
+                "clause_text": ANSWERS["Payment"],
+                "citations": [{"chunk_id": "c-no-such-chunk", "page": 2, "quote": ANSWERS["Payment"]}],
+            },
+        ),
+    ]
     api = MockAnthropic(FakeClaude(dict(ANSWERS)))
     api.script.extend([message([text_block("Two readings."), *calls], "tool_use"), None])
     run = _run(engagement, document, ["Payment"])
@@ -219,11 +263,24 @@ def test_two_rejected_replies_of_two_calls_store_every_reason(engagement):
     cid = f"{document.pk}:payment"
 
     def two_bad_calls(body):
-        return message([tool_use_block("extract_clause", {
-            "clause_id": cid, "clause_type": "Payment", "clause_text": quote,
-            "citations": [{"chunk_id": chunk_id, "page": 2, "quote": quote}]})
-            for chunk_id, quote in ((chunk.chunk_id, "Customer pays about $250"),
-                                    ("c-no-such-chunk", ANSWERS["Payment"]))], "tool_use")
+        return message(
+            [
+                tool_use_block(
+                    "extract_clause",
+                    {
+                        "clause_id": cid,
+                        "clause_type": "Payment",
+                        "clause_text": quote,
+                        "citations": [{"chunk_id": chunk_id, "page": 2, "quote": quote}],
+                    },
+                )
+                for chunk_id, quote in (
+                    (chunk.chunk_id, "Customer pays about $250"),
+                    ("c-no-such-chunk", ANSWERS["Payment"]),
+                )
+            ],
+            "tool_use",
+        )
 
     api = MockAnthropic(FakeClaude(dict(ANSWERS)))
     api.script.extend([two_bad_calls, two_bad_calls])
@@ -261,21 +318,39 @@ def test_an_extract_clause_input_that_arrives_as_a_string_is_read_not_crashed_on
     # the API refuses it when sent back in the history ("tool_use.input: Input should be a valid dictionary").
     document = make_contract(engagement)
     chunk = next(c for c in document.chunks.all() if ANSWERS["Payment"] in c.text)
-    answer = {"clause_id": f"{document.pk}:payment", "clause_type": "Payment", "clause_text": ANSWERS["Payment"],
-              "citations": [{"chunk_id": chunk.chunk_id, "page": 2, "quote": ANSWERS["Payment"]}]}
+    answer = {
+        "clause_id": f"{document.pk}:payment",
+        "clause_type": "Payment",
+        "clause_text": ANSWERS["Payment"],
+        "citations": [{"chunk_id": chunk.chunk_id, "page": 2, "quote": ANSWERS["Payment"]}],
+    }
     api = MockAnthropic(FakeClaude(dict(ANSWERS)))
-    api.script.extend([message([tool_use_block("extract_clause", "{'clause_text': ")], "tool_use"),  # malformed
-                       message([tool_use_block("extract_clause", json.dumps(answer))], "tool_use")])
+    api.script.extend(
+        [
+            message([tool_use_block("extract_clause", "{'clause_text': ")], "tool_use"),  # malformed
+            message([tool_use_block("extract_clause", json.dumps(answer))], "tool_use"),
+        ]
+    )
     run = _run(engagement, document, ["Payment", "Governing Law"])
     assert pipeline.process_document(run.pk, document.pk, engine=_engine(api)) == "done"
 
     assert set(ClauseTask.objects.filter(run=run).values_list("status", flat=True)) == {"done"}
     payment = Extraction.objects.get(run=run, clause_type__name="Payment")
-    assert payment.status == "found" and payment.clause_text == ANSWERS["Payment"] and payment.citations.count() == 1
+    assert (
+        payment.status == "found"
+        and payment.clause_text == ANSWERS["Payment"]
+        and payment.citations.count() == 1
+    )
     feedback = api.requests[1]["messages"][-1]["content"][0]
     assert feedback["is_error"] and "missing field 'citations'" in feedback["content"]
-    sent_back = [b for r in api.requests for m in r["messages"] if m["role"] == "assistant"
-                 for b in m["content"] if b.get("type") == "tool_use"]
+    sent_back = [
+        b
+        for r in api.requests
+        for m in r["messages"]
+        if m["role"] == "assistant"
+        for b in m["content"]
+        if b.get("type") == "tool_use"
+    ]
     assert sent_back and all(isinstance(b["input"], dict) for b in sent_back)
     run.refresh_from_db()
     assert run.input_tokens > 0 and run.status == "done"
@@ -286,25 +361,47 @@ def test_citations_sent_as_a_json_string_are_read_and_verified(engagement):
     chunk = next(c for c in document.chunks.all() if ANSWERS["Payment"] in c.text)
     citations = json.dumps([{"chunk_id": chunk.chunk_id, "page": 2, "quote": ANSWERS["Payment"]}])
     api = MockAnthropic(FakeClaude(dict(ANSWERS)))
-    api.script.append(message([tool_use_block("extract_clause", {
-        "clause_id": f"{document.pk}:payment", "clause_type": "Payment", "clause_text": ANSWERS["Payment"],
-        "citations": citations})], "tool_use"))
+    api.script.append(
+        message(
+            [
+                tool_use_block(
+                    "extract_clause",
+                    {
+                        "clause_id": f"{document.pk}:payment",
+                        "clause_type": "Payment",
+                        "clause_text": ANSWERS["Payment"],
+                        "citations": citations,
+                    },
+                )
+            ],
+            "tool_use",
+        )
+    )
     run = _run(engagement, document, ["Payment"])
     pipeline.process_document(run.pk, document.pk, engine=_engine(api))
 
     ex = Extraction.objects.get(run=run)
     assert ex.status == "found" and not ex.verification_errors and len(api.requests) == 1
     (cit,) = ex.citations.all()
-    assert document.text[cit.start:cit.end] == ANSWERS["Payment"] and cit.page == 2
+    assert document.text[cit.start : cit.end] == ANSWERS["Payment"] and cit.page == 2
 
 
-@pytest.mark.parametrize("paraphrase", ["Customer shall pay Supplier a unit fee of 247.83 dollars per pallet",
-                                        "Customer shall pay Supplier a unit fee of 247.83 per pallet"])
+@pytest.mark.parametrize(
+    "paraphrase",
+    [
+        "Customer shall pay Supplier a unit fee of 247.83 dollars per pallet",
+        "Customer shall pay Supplier a unit fee of 247.83 per pallet",
+    ],
+)
 def test_an_amount_written_without_its_currency_sign_is_never_stored_as_verified(engagement, paraphrase):
     document = make_contract(engagement)
     chunk = next(c for c in document.chunks.all() if ANSWERS["Payment"] in c.text)
-    answer = extract_call(f"{document.pk}:payment", "Payment", paraphrase,
-                          [{"chunk_id": chunk.chunk_id, "page": 2, "quote": ANSWERS["Payment"]}])
+    answer = extract_call(
+        f"{document.pk}:payment",
+        "Payment",
+        paraphrase,
+        [{"chunk_id": chunk.chunk_id, "page": 2, "quote": ANSWERS["Payment"]}],
+    )
     api = MockAnthropic(FakeClaude(dict(ANSWERS)))
     api.script.extend([answer, answer])
     run = _run(engagement, document, ["Payment"])
@@ -312,11 +409,14 @@ def test_an_amount_written_without_its_currency_sign_is_never_stored_as_verified
 
     ex = Extraction.objects.get(run=run)
     assert ex.status == "unverified" and ex.clause_text == paraphrase
-    assert '"$247.83"' in api.requests[1]["messages"][-1]["content"][0]["content"]  # the retry names the source's
+    assert (
+        '"$247.83"' in api.requests[1]["messages"][-1]["content"][0]["content"]
+    )  # the retry names the source's
     assert any("attempt 2" in e and "247.83" in e and "verbatim" in e for e in ex.verification_errors)
 
 
 # --------------------------------------------------------------------------- errors and stop reasons
+
 
 @pytest.mark.parametrize("error", ["overloaded", "rate_limited", "server_error"])
 def test_retryable_http_error_then_success(engagement, error):
@@ -384,14 +484,29 @@ def test_a_bad_tool_argument_goes_back_to_the_model(engagement):
     document = make_contract(engagement)
     api = MockAnthropic(FakeClaude(dict(ANSWERS)))
     chunk_id = document.chunks.order_by("ordinal").first().chunk_id
-    api.script.extend([None, message([tool_use_block("read_chunk", {"chunk_id": chunk_id, "neighbours": "two"}),
-                                      tool_use_block("search_document", {"query": "governing law", "k": "all"})],
-                                     "tool_use")])  # after the document-type question
+    api.script.extend(
+        [
+            None,
+            message(
+                [
+                    tool_use_block("read_chunk", {"chunk_id": chunk_id, "neighbours": "two"}),
+                    tool_use_block("search_document", {"query": "governing law", "k": "all"}),
+                ],
+                "tool_use",
+            ),
+        ]
+    )  # after the document-type question
     run = _run(engagement, document, ["Governing Law", "Payment"])
     pipeline.process_document(run.pk, document.pk, engine=_engine(api))
     assert set(ClauseTask.objects.filter(run=run).values_list("status", flat=True)) == {"done"}
-    results = [b for r in api.requests for m in r["messages"] if m["role"] == "user" and isinstance(m["content"], list)
-               for b in m["content"] if b.get("type") == "tool_result" and "bad arguments" in str(b.get("content"))]
+    results = [
+        b
+        for r in api.requests
+        for m in r["messages"]
+        if m["role"] == "user" and isinstance(m["content"], list)
+        for b in m["content"]
+        if b.get("type") == "tool_result" and "bad arguments" in str(b.get("content"))
+    ]
     assert len(results) == 2 and all(r.get("is_error") and "bad arguments" in r["content"] for r in results)
 
 
@@ -454,17 +569,23 @@ def test_context_window_exceeded_compacts_and_retries(engagement):
 
 # --------------------------------------------------------------------------- checkpoint and resume
 
+
 def test_max_tokens_mid_run_checkpoints_and_a_fresh_session_finishes_like_an_uninterrupted_run(engagement):
     document = make_contract(engagement)
     reference = _run(engagement, document)
-    pipeline.process_document(reference.pk, document.pk, engine=_engine(MockAnthropic(FakeClaude(dict(ANSWERS)))))
+    pipeline.process_document(
+        reference.pk, document.pk, engine=_engine(MockAnthropic(FakeClaude(dict(ANSWERS))))
+    )
 
     api = MockAnthropic(FakeClaude(dict(ANSWERS)))
-    truncated = message([text_block("The clause reads: "), tool_use_block("extract_clause", {"clause_id": "x"})],
-                        "max_tokens")
+    truncated = message(
+        [text_block("The clause reads: "), tool_use_block("extract_clause", {"clause_id": "x"})], "max_tokens"
+    )
     api.script.extend([None, None, truncated])
     run = _run(engagement, document)
-    assert pipeline.process_document(run.pk, document.pk, engine=_engine(api, max_tokens=1024)) == "interrupted"
+    assert (
+        pipeline.process_document(run.pk, document.pk, engine=_engine(api, max_tokens=1024)) == "interrupted"
+    )
 
     cp = Checkpoint.objects.get(run=run, document=document)
     second, third = sorted(TYPES, key=catalog_order)[1:3]
@@ -496,16 +617,24 @@ def test_max_tokens_mid_run_checkpoints_and_a_fresh_session_finishes_like_an_uni
 def test_a_clause_that_kept_losing_its_worker_is_failed_and_the_others_finish(engagement):
     document = make_contract(engagement)
     run = _run(engagement, document, ["Governing Law", "Payment"])
-    ClauseTask.objects.filter(run=run, clause_type__name="Payment").update(status="running",
-                                                                         attempts=pipeline.MAX_ATTEMPTS)
+    ClauseTask.objects.filter(run=run, clause_type__name="Payment").update(
+        status="running", attempts=pipeline.MAX_ATTEMPTS
+    )
 
-    assert pipeline.process_document(run.pk, document.pk, engine=_engine(MockAnthropic(FakeClaude(dict(ANSWERS))))) == "done"
+    assert (
+        pipeline.process_document(
+            run.pk, document.pk, engine=_engine(MockAnthropic(FakeClaude(dict(ANSWERS))))
+        )
+        == "done"
+    )
 
     poison = ClauseTask.objects.get(run=run, clause_type__name="Payment")
     assert poison.status == "failed" and "started 5 times without finishing" in poison.error
     assert poison.attempts == pipeline.MAX_ATTEMPTS  # not started again
     assert ClauseTask.objects.get(run=run, clause_type__name="Governing Law").status == "done"
-    assert list(Extraction.objects.filter(run=run).values_list("clause_type__name", flat=True)) == ["Governing Law"]
+    assert list(Extraction.objects.filter(run=run).values_list("clause_type__name", flat=True)) == [
+        "Governing Law"
+    ]
 
 
 def test_the_agent_loads_a_clause_types_guide_when_it_needs_it(engagement):
@@ -521,23 +650,29 @@ def test_the_agent_loads_a_clause_types_guide_when_it_needs_it(engagement):
     assert "governing-law" in system and "## What it is" not in system  # names and descriptions only
     result = second["messages"][-1]["content"][0]
     assert result["type"] == "tool_result" and not result.get("is_error")
-    assert "# Governing Law" in json.dumps(result["content"]) and "## What it is" in json.dumps(result["content"])
+    assert "# Governing Law" in json.dumps(result["content"]) and "## What it is" in json.dumps(
+        result["content"]
+    )
     assert Extraction.objects.get(run=run).status == "found"
 
 
 def test_persisting_the_same_outcome_twice_creates_no_duplicate(engagement):
+    from extraction.docview import load_document
     from extraction.outcome import ClauseOutcome
     from extraction.persist import save_outcome
     from extraction.verify import verify_extraction
-    from extraction.docview import load_document
 
     document = make_contract(engagement)
     run = _run(engagement, document, ["Governing Law"])
     view = load_document(document)
     quote = ANSWERS["Governing Law"]
     chunk = next(c for c in view.chunks if quote in c.text)
-    data = {"clause_id": "x", "clause_type": "Governing Law", "clause_text": quote,
-            "citations": [{"chunk_id": chunk.chunk_id, "page": 9, "quote": quote}]}
+    data = {
+        "clause_id": "x",
+        "clause_type": "Governing Law",
+        "clause_text": quote,
+        "citations": [{"chunk_id": chunk.chunk_id, "page": 9, "quote": quote}],
+    }
     result = verify_extraction(data["citations"], view.by_id, view.pages, quote, document_text=view.text)
     outcome = ClauseOutcome("Governing Law", "x", "found", data, result)
     ct = clause_types(["Governing Law"])[0]
@@ -559,7 +694,12 @@ def test_policy_facts_that_are_not_an_object_are_refused_in_the_admin_and_do_not
     document = make_contract(engagement)
     run = _run(engagement, document, ["Governing Law"])
 
-    assert pipeline.process_document(run.pk, document.pk, engine=_engine(MockAnthropic(FakeClaude(dict(ANSWERS))))) == "done"
+    assert (
+        pipeline.process_document(
+            run.pk, document.pk, engine=_engine(MockAnthropic(FakeClaude(dict(ANSWERS))))
+        )
+        == "done"
+    )
     assert ClauseTask.objects.get(run=run).status == "done"
     assert checkpoints.facts_for(run, document).policy_cap is None
 
@@ -569,8 +709,11 @@ def test_policy_facts_with_a_decimal_number_are_refused_so_the_amount_is_typed_a
     # pinned "250000.0", an amount the contract never wrote
     from django.core.exceptions import ValidationError
 
-    for facts, key in (({"policy_cap": 250000.00}, "policy_cap"), ({"limits": {"per_claim": 1.5e6}}, "per_claim"),
-                       ({"caps": ["$1", 2.50]}, "caps")):
+    for facts, key in (
+        ({"policy_cap": 250000.00}, "policy_cap"),
+        ({"limits": {"per_claim": 1.5e6}}, "per_claim"),
+        ({"caps": ["$1", 2.50]}, "caps"),
+    ):
         engagement.policy_facts = facts
         with pytest.raises(ValidationError) as refused:
             engagement.full_clean()
@@ -580,8 +723,13 @@ def test_policy_facts_with_a_decimal_number_are_refused_so_the_amount_is_typed_a
 
 
 def test_policy_facts_that_are_not_text_reach_case_facts_as_the_json_the_admin_wrote(engagement):
-    engagement.policy_facts = {"policy_cap": "$247.83", "approved_laws": ["Delaware", "New York"],
-                               "sign_off_needed": True, "reviewer": None, "max_term_years": 3}
+    engagement.policy_facts = {
+        "policy_cap": "$247.83",
+        "approved_laws": ["Delaware", "New York"],
+        "sign_off_needed": True,
+        "reviewer": None,
+        "max_term_years": 3,
+    }
     engagement.save()
     document = make_contract(engagement)
     facts = parse_case_facts(render_case_facts(checkpoints.facts_for(_run(engagement, document), document)))
@@ -591,6 +739,7 @@ def test_policy_facts_that_are_not_text_reach_case_facts_as_the_json_the_admin_w
 
 
 # --------------------------------------------------------------------------- long conversations
+
 
 def test_fifty_turns_with_compaction_keep_case_facts_verbatim(engagement):
     engagement.policy_facts = {"policy_cap": "$247.83", "customer_id": "cust_4711"}
@@ -609,15 +758,24 @@ def test_fifty_turns_with_compaction_keep_case_facts_verbatim(engagement):
             from engagements.models import Engagement
 
             Engagement.objects.filter(pk=engagement.pk).update(
-                policy_facts={"policy_cap": "$247.83", "customer_id": "cust_4711", "reviewed_by": "j.doe"})
+                policy_facts={"policy_cap": "$247.83", "customer_id": "cust_4711", "reviewed_by": "j.doe"}
+            )
         if n < 50:
             if n % 2:
-                return message([tool_use_block("read_chunk", {"chunk_id": chunk_ids[n % len(chunk_ids)],
-                                                              "neighbours": 2})], "tool_use")
+                return message(
+                    [
+                        tool_use_block(
+                            "read_chunk", {"chunk_id": chunk_ids[n % len(chunk_ids)], "neighbours": 2}
+                        )
+                    ],
+                    "tool_use",
+                )
             return message([tool_use_block("regex_document", {"pattern": r"\$[\d,.]+|cust_\d+"})], "tool_use")
         if n == 50:
             names = re.findall(r"history/compacted-\d{3}\.md", json.dumps(body["messages"]))
-            return message([tool_use_block("read_history", {"name": names[0] if names else "missing"})], "tool_use")
+            return message(
+                [tool_use_block("read_history", {"name": names[0] if names else "missing"})], "tool_use"
+            )
         return answers(body)
 
     api = MockAnthropic(explorer)
@@ -644,7 +802,9 @@ def test_fifty_turns_with_compaction_keep_case_facts_verbatim(engagement):
     # its count covers what the request carries besides the messages: the system text and the tools
     first = api.requests[0]
     used = int(re.search(r"tokens used: ([\d,]+)", first["system"][-1]["text"]).group(1).replace(",", ""))
-    carried = estimate_tokens(json.dumps(first["tools"])) + estimate_tokens("".join(b["text"] for b in first["system"][:2]))
+    carried = estimate_tokens(json.dumps(first["tools"])) + estimate_tokens(
+        "".join(b["text"] for b in first["system"][:2])
+    )
     assert used >= carried
 
 
@@ -673,7 +833,9 @@ def _results_without_compaction(engagement, document):
 
     run = _run(engagement, document)
     api = MockAnthropic(FakeClaude(dict(ANSWERS), search_first={"Payment"}))
-    pipeline.process_document(run.pk, document.pk, engine=_engine(api, policy=CompactionPolicy(per_question=False)))
+    pipeline.process_document(
+        run.pk, document.pk, engine=_engine(api, policy=CompactionPolicy(per_question=False))
+    )
     return _results(run)
 
 
@@ -692,11 +854,20 @@ def test_run_status_is_derived_from_task_rows(engagement):
 def test_mock_plays_the_message_batches_endpoints_through_the_sdk():
     api = MockAnthropic(FakeClaude({"Governing Law": None}), batch_polls=2)
     client = api.client()
-    params = {"model": "claude-sonnet-4-6", "max_tokens": 512,
-              "messages": [{"role": "user", "content": "clause_id: 7:governing-law\nQuestion: find the Governing Law "
-                                                        "clause in this document.\n"}]}
-    batch = client.messages.batches.create(requests=[{"custom_id": "t-1", "params": params},
-                                                     {"custom_id": "t-2", "params": params}])
+    params = {
+        "model": "claude-sonnet-4-6",
+        "max_tokens": 512,
+        "messages": [
+            {
+                "role": "user",
+                "content": "clause_id: 7:governing-law\nQuestion: find the Governing Law "
+                "clause in this document.\n",
+            }
+        ],
+    }
+    batch = client.messages.batches.create(
+        requests=[{"custom_id": "t-1", "params": params}, {"custom_id": "t-2", "params": params}]
+    )
     assert batch.processing_status == "in_progress" and batch.id.startswith("msgbatch_")
     assert client.messages.batches.retrieve(batch.id).processing_status == "in_progress"
     assert client.messages.batches.retrieve(batch.id).processing_status == "ended"

@@ -1,5 +1,6 @@
 """``manage.py evaluate`` on a two-contract slice of cuad-dev, limited to the first: the files it writes follow
 the schema."""
+
 from __future__ import annotations
 
 import json
@@ -50,8 +51,14 @@ def test_evaluate_writes_predictions_and_metrics_in_the_documented_shape(cuad_di
     m = json.loads((out / "metrics.json").read_text())
     assert m["credit"] == "CUAD v1, The Atticus Project (CC BY 4.0)"
     assert m["engine"] == "offline" and m["k"] == 5 and m["documents"]["total"] == 1
-    for key in ("recall_at_k", "hit_rate", "citation_page_accuracy", "citation_validity", "silent_source_rate",
-                "false_not_found_rate"):
+    for key in (
+        "recall_at_k",
+        "hit_rate",
+        "citation_page_accuracy",
+        "citation_validity",
+        "silent_source_rate",
+        "false_not_found_rate",
+    ):
         assert key in m["overall"]
     assert m["overall"]["citation_validity"] in (None, 1.0)
     assert set(m["per_clause_type"]) == {p["clause_type"] for p in lines}
@@ -75,7 +82,9 @@ def _one_doc_corpus(cuad_dir, folder, pdf_bytes: bytes):
 
 
 def test_a_pdf_that_fails_to_convert_is_reported_and_the_figures_are_still_written(cuad_dir, tmp_path):
-    corpus, doc, gold = _one_doc_corpus(cuad_dir, tmp_path / "corpus", b"%PDF-1.4\n" + b"\x00 not a pdf body " * 64)
+    corpus, doc, gold = _one_doc_corpus(
+        cuad_dir, tmp_path / "corpus", b"%PDF-1.4\n" + b"\x00 not a pdf body " * 64
+    )
     out = tmp_path / "out"
     call_command("evaluate", str(corpus), out=str(out), engine="offline")  # finishes: no traceback
 
@@ -95,14 +104,18 @@ def test_a_pdf_refused_at_intake_is_reported_with_its_reason_and_the_run_goes_on
     call_command("evaluate", str(corpus), out=str(out), engine="offline")
 
     m = json.loads((out / "metrics.json").read_text())
-    assert m["documents"]["not_ready"] == [{"doc": doc, "status": "refused", "error": "“contract.pdf” is empty."}]
+    assert m["documents"]["not_ready"] == [
+        {"doc": doc, "status": "refused", "error": "“contract.pdf” is empty."}
+    ]
     lines = [json.loads(line) for line in open(out / "predictions.jsonl")]
     assert len(lines) == len(gold) and {p["extraction"]["status"] for p in lines} == {"failed"}
 
     (corpus / "pdf" / "contract.pdf").unlink()  # documents.jsonl names a file that is not there
     call_command("evaluate", str(corpus), out=str(out), engine="offline")
     (refused,) = json.loads((out / "metrics.json").read_text())["documents"]["not_ready"]
-    assert refused["status"] == "refused" and "contract.pdf could not be read: No such file" in refused["error"]
+    assert (
+        refused["status"] == "refused" and "contract.pdf could not be read: No such file" in refused["error"]
+    )
 
 
 def test_the_anthropic_engine_without_a_key_is_refused_before_any_ingest(cuad_dir, tmp_path, settings):
@@ -111,7 +124,9 @@ def test_the_anthropic_engine_without_a_key_is_refused_before_any_ingest(cuad_di
     from ingest.models import Document
 
     settings.ANTHROPIC_API_KEY = ""
-    corpus, _, _ = _one_doc_corpus(cuad_dir, tmp_path / "corpus", b"%PDF-1.4\n" + b"\x00 not a pdf body " * 64)
+    corpus, _, _ = _one_doc_corpus(
+        cuad_dir, tmp_path / "corpus", b"%PDF-1.4\n" + b"\x00 not a pdf body " * 64
+    )
     with pytest.raises(CommandError, match="ANTHROPIC_API_KEY"):
         call_command("evaluate", str(corpus), out=str(tmp_path / "out"), engine="anthropic")
     assert not Document.objects.exists() and not (tmp_path / "out").exists()
@@ -122,7 +137,9 @@ def test_an_out_path_that_is_a_file_is_refused_before_any_ingest(cuad_dir, tmp_p
 
     from ingest.models import Document
 
-    corpus, _, _ = _one_doc_corpus(cuad_dir, tmp_path / "corpus", b"%PDF-1.4\n" + b"\x00 not a pdf body " * 64)
+    corpus, _, _ = _one_doc_corpus(
+        cuad_dir, tmp_path / "corpus", b"%PDF-1.4\n" + b"\x00 not a pdf body " * 64
+    )
     taken = tmp_path / "results"
     taken.write_text("an earlier report\n")
     with pytest.raises(CommandError, match="results.*not a folder"):
@@ -136,7 +153,9 @@ def test_a_limit_below_one_is_refused_not_read_as_the_whole_corpus(cuad_dir, tmp
 
     from ingest.models import Document
 
-    corpus, _, _ = _one_doc_corpus(cuad_dir, tmp_path / "corpus", b"%PDF-1.4\n" + b"\x00 not a pdf body " * 64)
+    corpus, _, _ = _one_doc_corpus(
+        cuad_dir, tmp_path / "corpus", b"%PDF-1.4\n" + b"\x00 not a pdf body " * 64
+    )
     with pytest.raises(CommandError, match="--limit must be at least 1"):
         call_command("evaluate", str(corpus), out=str(tmp_path / "out"), engine="offline", limit=limit)
     assert not Document.objects.exists()
@@ -164,8 +183,9 @@ def test_a_corpus_with_no_gold_pair_to_score_is_refused_before_any_ingest(tmp_pa
     (corpus / "pdf").mkdir(parents=True)
     for name in ("first", "later"):
         (corpus / "pdf" / f"{name}.pdf").write_bytes(b"%PDF-1.4\n" + name.encode() * 64)
-    (corpus / "documents.jsonl").write_text("".join(json.dumps({"doc": name, "pdf": f"pdf/{name}.pdf"}) + "\n"
-                                                    for name in ("first", "later")))
+    (corpus / "documents.jsonl").write_text(
+        "".join(json.dumps({"doc": name, "pdf": f"pdf/{name}.pdf"}) + "\n" for name in ("first", "later"))
+    )
     (corpus / "gold.jsonl").write_text(gold)  # empty, or only pairs of a document --limit leaves out
     with pytest.raises(CommandError, match=r"gold\.jsonl has no pair of the 1 document\(s\) evaluated"):
         call_command("evaluate", str(corpus), out=str(tmp_path / "out"), engine="offline", limit=1)
@@ -180,21 +200,36 @@ def test_two_documents_with_the_same_file_are_evaluated_once_and_the_copy_is_nam
     write_contract_pdf(corpus / "pdf" / "supply.pdf")
     (corpus / "pdf" / "supply copy.pdf").write_bytes((corpus / "pdf" / "supply.pdf").read_bytes())
     docs = {"supply": "pdf/supply.pdf", "supply copy": "pdf/supply copy.pdf"}
-    (corpus / "documents.jsonl").write_text("".join(json.dumps({"doc": d, "pdf": p}) + "\n" for d, p in docs.items()))
+    (corpus / "documents.jsonl").write_text(
+        "".join(json.dumps({"doc": d, "pdf": p}) + "\n" for d, p in docs.items())
+    )
     law = ANSWERS["Governing Law"]
-    (corpus / "gold.jsonl").write_text("".join(
-        json.dumps(row) + "\n" for d in docs for row in (
-            {"doc": d, "clause_type": "Governing Law", "present": True,
-             "spans": [{"text": law, "parts": [{"text": law, "pages": [3, 3]}]}]},
-            {"doc": d, "clause_type": "Non-Compete", "present": False, "spans": []})))
+    (corpus / "gold.jsonl").write_text(
+        "".join(
+            json.dumps(row) + "\n"
+            for d in docs
+            for row in (
+                {
+                    "doc": d,
+                    "clause_type": "Governing Law",
+                    "present": True,
+                    "spans": [{"text": law, "parts": [{"text": law, "pages": [3, 3]}]}],
+                },
+                {"doc": d, "clause_type": "Non-Compete", "present": False, "spans": []},
+            )
+        )
+    )
     out = tmp_path / "out"
     call_command("evaluate", str(corpus), out=str(out), engine="offline")  # finishes: no IntegrityError
 
     m = json.loads((out / "metrics.json").read_text())
-    assert m["documents"]["not_ready"] == [{"doc": "supply copy", "status": "duplicate",
-                                            "error": "the same file as supply (pdf/supply.pdf)"}]
-    lines = {(p["doc"], p["clause_type"]): p["extraction"]["status"]
-             for p in map(json.loads, open(out / "predictions.jsonl"))}
+    assert m["documents"]["not_ready"] == [
+        {"doc": "supply copy", "status": "duplicate", "error": "the same file as supply (pdf/supply.pdf)"}
+    ]
+    lines = {
+        (p["doc"], p["clause_type"]): p["extraction"]["status"]
+        for p in map(json.loads, open(out / "predictions.jsonl"))
+    }
     assert lines[("supply copy", "Governing Law")] == lines[("supply copy", "Non-Compete")] == "failed"
     assert lines[("supply", "Governing Law")] != "failed" and m["overall"]["failed"] == 2
 
@@ -204,11 +239,18 @@ def _fake_pdf_corpus(folder, gold_rows):
     (folder / "pdf").mkdir(parents=True)
     (folder / "pdf" / "c1.pdf").write_bytes(b"%PDF-1.4\n" + b"\x00 not a pdf body " * 64)
     (folder / "documents.jsonl").write_text(json.dumps({"doc": "c1", "pdf": "pdf/c1.pdf"}) + "\n")
-    span = [{"text": "This Agreement is governed by the laws of Delaware.",
-             "parts": [{"text": "This Agreement is governed by the laws of Delaware.", "pages": [1, 1]}]}]
-    (folder / "gold.jsonl").write_text("".join(
-        json.dumps({"doc": "c1", "clause_type": t, "present": p, "spans": span if p else []}) + "\n"
-        for t, p in gold_rows))
+    span = [
+        {
+            "text": "This Agreement is governed by the laws of Delaware.",
+            "parts": [{"text": "This Agreement is governed by the laws of Delaware.", "pages": [1, 1]}],
+        }
+    ]
+    (folder / "gold.jsonl").write_text(
+        "".join(
+            json.dumps({"doc": "c1", "clause_type": t, "present": p, "spans": span if p else []}) + "\n"
+            for t, p in gold_rows
+        )
+    )
     return folder
 
 
@@ -220,7 +262,9 @@ def test_calibrating_on_a_half_with_one_kind_of_pair_is_refused_before_any_inges
 
     shipped = CALIBRATION_FILE.read_bytes()
     corpus = _fake_pdf_corpus(tmp_path / "corpus", [("Non-Compete", False), ("Insurance", False)])
-    with pytest.raises(CommandError, match=r"cannot calibrate: the first half's gold has 0 present and 2 absent"):
+    with pytest.raises(
+        CommandError, match=r"cannot calibrate: the first half's gold has 0 present and 2 absent"
+    ):
         call_command("evaluate", str(corpus), out=str(tmp_path / "out"), engine="offline", calibrate=True)
     assert not Document.objects.exists() and CALIBRATION_FILE.read_bytes() == shipped
 
@@ -232,8 +276,11 @@ def test_calibrating_when_no_pair_got_an_answer_is_refused_and_the_shipped_calib
 
     shipped = CALIBRATION_FILE.read_bytes()
     corpus = _fake_pdf_corpus(tmp_path / "corpus", [("Governing Law", True), ("Non-Compete", False)])
-    with pytest.raises(CommandError, match=r"cannot calibrate: of the first half's pairs 0 present and 0 absent got "
-                                           r"an answer .*nothing written"):
+    with pytest.raises(
+        CommandError,
+        match=r"cannot calibrate: of the first half's pairs 0 present and 0 absent got "
+        r"an answer .*nothing written",
+    ):
         call_command("evaluate", str(corpus), out=str(tmp_path / "out"), engine="offline", calibrate=True)
     assert CALIBRATION_FILE.read_bytes() == shipped
 
@@ -242,10 +289,13 @@ def test_a_run_that_fails_after_extraction_leaves_the_older_runs_files_as_they_w
     # predictions.jsonl was written before the figures were computed: a run that failed there (or was stopped)
     # left new predictions beside the older run's metrics.json, a pair of files that did not belong together
     from extraction.evaluation import metrics as evaluation
+
     corpus = _fake_pdf_corpus(tmp_path / "corpus", [("Governing Law", True), ("Non-Compete", False)])
     out = tmp_path / "out"
     out.mkdir()
-    before = {name: f"the older run's {name}\n" for name in ("predictions.jsonl", "scores.jsonl", "metrics.json")}
+    before = {
+        name: f"the older run's {name}\n" for name in ("predictions.jsonl", "scores.jsonl", "metrics.json")
+    }
     for name, text in before.items():
         (out / name).write_text(text)
 
@@ -259,7 +309,9 @@ def test_a_run_that_fails_after_extraction_leaves_the_older_runs_files_as_they_w
     assert sorted(p.name for p in out.iterdir()) == sorted(before)  # and no temporary file left behind
 
 
-def test_user_wordings_reads_the_corpus_where_evaluate_left_it_without_being_told_the_engagement(cuad_dir, tmp_path):
+def test_user_wordings_reads_the_corpus_where_evaluate_left_it_without_being_told_the_engagement(
+    cuad_dir, tmp_path
+):
     """The README's order: `manage.py evaluate CORPUS --out DIR`, then `python -m bench.user_wordings`.
     With neither naming an engagement, the bench finds the documents `evaluate` ingested (it looked in a
     "cuad-dev 2000" engagement that `evaluate` never makes, and stopped with "No documents")."""

@@ -1,5 +1,6 @@
 """``find_clause`` (the reviewer's "find a clause") and the offline engine on a really ingested PDF:
 retrieval over pgvector + full text, sentence embeddings, verified citations with physical pages."""
+
 from __future__ import annotations
 
 import pytest
@@ -34,56 +35,89 @@ def test_find_clause_offline_returns_a_verified_cited_extraction(ingested, make_
     assert ex.status == "found", ex.verification_errors
     assert "State of Delaware" in ex.clause_text
     cit = ex.citations.get() if ex.citations.count() == 1 else ex.citations.first()
-    assert ingested.text[cit.start:cit.end] == cit.quote
+    assert ingested.text[cit.start : cit.end] == cit.quote
     assert cit.page == 3 and cit.chunk.document_id == ingested.pk
     assert ex.run.created_by == auditor and ex.run.status == "done"
 
 
 def test_find_clause_answers_a_free_question_under_an_inactive_custom_type(ingested, make_member):
     auditor = make_member(ingested.engagement, "auditor")
-    ex = find_clause(ingested, user=auditor, question="What unit fee per pallet does the customer pay?",
-                     engine="offline")
+    ex = find_clause(
+        ingested, user=auditor, question="What unit fee per pallet does the customer pay?", engine="offline"
+    )
     assert ex.clause_type.source == ClauseType.Source.CUSTOM and not ex.clause_type.active
     assert ex.clause_type.name.startswith("Q: What unit fee")
     assert ex.status == "found" and "$247.83" in ex.clause_text
-    again = find_clause(ingested, user=auditor, question="What unit fee per pallet does the customer pay?",
-                        engine="offline")
-    assert again.clause_type_id == ex.clause_type_id and again.pk != ex.pk  # a new run, the same question type
+    again = find_clause(
+        ingested, user=auditor, question="What unit fee per pallet does the customer pay?", engine="offline"
+    )
+    assert (
+        again.clause_type_id == ex.clause_type_id and again.pk != ex.pk
+    )  # a new run, the same question type
 
 
-
-@pytest.mark.parametrize("question", ["governing law", "Which law governs this agreement?",
-                                      "Can the customer terminate for convenience?"])
+@pytest.mark.parametrize(
+    "question",
+    ["governing law", "Which law governs this agreement?", "Can the customer terminate for convenience?"],
+)
 def test_a_question_about_a_catalog_subject_is_answered_by_its_clause(ingested, make_member, question):
     # The question is not a rival of the catalog type it asks about: a sentence that fits that type
     # better than the question's own wording is still its answer.
-    want = {"governing law": "Governing Law", "Which law governs this agreement?": "Governing Law",
-            "Can the customer terminate for convenience?": "Termination For Convenience"}[question]
-    ex = find_clause(ingested, user=make_member(ingested.engagement, "auditor"), question=question, engine="offline")
+    want = {
+        "governing law": "Governing Law",
+        "Which law governs this agreement?": "Governing Law",
+        "Can the customer terminate for convenience?": "Termination For Convenience",
+    }[question]
+    ex = find_clause(
+        ingested, user=make_member(ingested.engagement, "auditor"), question=question, engine="offline"
+    )
     assert ex.status == "found", ex.clause_text
     assert ANSWERS[want] in " ".join(ex.clause_text.split())  # the PDF's line breaks aside
 
-@pytest.mark.parametrize("question", ["Are there liquidated damages?", "Is there a non-compete?",
-                                      "What insurance must the supplier carry?"])
+
+@pytest.mark.parametrize(
+    "question",
+    ["Are there liquidated damages?", "Is there a non-compete?", "What insurance must the supplier carry?"],
+)
 def test_a_question_about_a_clause_the_contract_lacks_is_not_found(ingested, make_member, question):
-    ex = find_clause(ingested, user=make_member(ingested.engagement, "auditor"), question=question, engine="offline")
+    ex = find_clause(
+        ingested, user=make_member(ingested.engagement, "auditor"), question=question, engine="offline"
+    )
     assert ex.status == "not_found", ex.clause_text
 
 
-@pytest.mark.parametrize("name, description, query, want", [
-    ("Choice of Law", "Which jurisdiction's law governs the contract.",
-     "governing law; this agreement shall be governed by and construed in accordance with the laws of the state of",
-     "Governing Law"),
-    ("Employee Non-Solicitation", "A party may not hire or solicit the other party's employees.",
-     "shall not solicit or hire any employee of the other party", None),
-])
-def test_an_admins_own_clause_type_is_found_like_the_catalog_type_it_restates(ingested, make_member, name,
-                                                                              description, query, want):
+@pytest.mark.parametrize(
+    "name, description, query, want",
+    [
+        (
+            "Choice of Law",
+            "Which jurisdiction's law governs the contract.",
+            "governing law; this agreement shall be governed by and construed in accordance with the laws of the state of",
+            "Governing Law",
+        ),
+        (
+            "Employee Non-Solicitation",
+            "A party may not hire or solicit the other party's employees.",
+            "shall not solicit or hire any employee of the other party",
+            None,
+        ),
+    ],
+)
+def test_an_admins_own_clause_type_is_found_like_the_catalog_type_it_restates(
+    ingested, make_member, name, description, query, want
+):
     # Its own words, not the catalog's: the built-in "Governing Law" must not out-vote "Choice of Law"
     # (through the presence model fitted on the catalog it did: presence 0.15 beside the Delaware clause).
-    mine = ClauseType.objects.create(name=name, slug=name.lower().replace(" ", "-"), description=description,
-                                     query=query, source=ClauseType.Source.CUSTOM)
-    ex = find_clause(ingested, user=make_member(ingested.engagement, "auditor"), clause_type=mine, engine="offline")
+    mine = ClauseType.objects.create(
+        name=name,
+        slug=name.lower().replace(" ", "-"),
+        description=description,
+        query=query,
+        source=ClauseType.Source.CUSTOM,
+    )
+    ex = find_clause(
+        ingested, user=make_member(ingested.engagement, "auditor"), clause_type=mine, engine="offline"
+    )
     if want is None:
         assert ex.status == "not_found"
     else:
@@ -153,8 +187,12 @@ def test_a_chunk_a_citation_stands_on_is_never_deleted_alone(ingested, make_memb
     from extraction.models import Citation
     from ingest.models import Chunk
 
-    ex = find_clause(ingested, user=make_member(ingested.engagement, "auditor"), clause_type="Governing Law",
-                     engine="offline")
+    ex = find_clause(
+        ingested,
+        user=make_member(ingested.engagement, "auditor"),
+        clause_type="Governing Law",
+        engine="offline",
+    )
     chunk = ex.citations.get().chunk
     with pytest.raises(RestrictedError):  # a re-chunking cannot drop a stored clause's evidence
         Chunk.objects.filter(pk=chunk.pk).delete()

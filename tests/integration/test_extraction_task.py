@@ -2,6 +2,7 @@
 redelivery after SIGKILL is in test_extraction_worker): a max_tokens stop, the soft time limit and
 a lost database connection resume in a fresh session from the checkpoint, and a run that keeps
 being cut short ends failed with the reason instead of looping."""
+
 from __future__ import annotations
 
 import pytest
@@ -22,7 +23,11 @@ def claude(settings):
     """A mock Messages API served over HTTP, with the settings that point the engine at it."""
     api = MockAnthropic(FakeClaude(dict(ANSWERS)))
     url, stop = serve(api)
-    settings.ANTHROPIC_API_KEY, settings.ANTHROPIC_BASE_URL, settings.ANTHROPIC_MAX_RETRIES = "sk-ant-test", url, 1
+    settings.ANTHROPIC_API_KEY, settings.ANTHROPIC_BASE_URL, settings.ANTHROPIC_MAX_RETRIES = (
+        "sk-ant-test",
+        url,
+        1,
+    )
     settings.ANTHROPIC_MAX_TOKENS = 1024
     yield api
     stop()
@@ -30,14 +35,16 @@ def claude(settings):
 
 def _run(engagement):
     document = make_contract(engagement)
-    run = launch.create_run(engagement, documents=[document], clause_types=clause_types(), engine="anthropic",
-                          enqueue=False)
+    run = launch.create_run(
+        engagement, documents=[document], clause_types=clause_types(), engine="anthropic", enqueue=False
+    )
     return run, document
 
 
 def _cut_short() -> dict:
-    return message([text_block("The clause reads: "), tool_use_block("extract_clause", {"clause_id": "x"})],
-                   "max_tokens")
+    return message(
+        [text_block("The clause reads: "), tool_use_block("extract_clause", {"clause_id": "x"})], "max_tokens"
+    )
 
 
 def test_max_tokens_mid_run_resumes_through_the_task_and_finishes_every_clause(engagement, claude):
@@ -63,17 +70,23 @@ def test_a_run_cut_short_every_time_ends_failed_with_the_reason(engagement, clau
     assert not tasks.filter(status__in=["pending", "running"]).exists()
     errors = list(tasks.values_list("error", flat=True))
     assert errors.count(f"interrupted {MAX_RESUMES} times (max_tokens or the time limit)") >= len(TYPES) - 1
-    assert set(errors) <= {f"interrupted {MAX_RESUMES} times (max_tokens or the time limit)",
-                           "no extract_clause answer after 8 turns"}  # the first one's turns ran out first
+    assert set(errors) <= {
+        f"interrupted {MAX_RESUMES} times (max_tokens or the time limit)",
+        "no extract_clause answer after 8 turns",
+    }  # the first one's turns ran out first
     assert not Extraction.objects.filter(run=run).exists()
     run.refresh_from_db()
     assert run.status == "failed"
 
 
-@pytest.mark.parametrize("stop", [OperationalError("server closed the connection unexpectedly"),
-                                  SoftTimeLimitExceeded()], ids=["database connection lost", "soft time limit"])
-def test_a_task_stopped_by_the_database_or_the_time_limit_resumes_and_loses_nothing(engagement, claude, monkeypatch,
-                                                                                      stop):
+@pytest.mark.parametrize(
+    "stop",
+    [OperationalError("server closed the connection unexpectedly"), SoftTimeLimitExceeded()],
+    ids=["database connection lost", "soft time limit"],
+)
+def test_a_task_stopped_by_the_database_or_the_time_limit_resumes_and_loses_nothing(
+    engagement, claude, monkeypatch, stop
+):
     run, document = _run(engagement)
     real, calls = pipeline.process_document, []
 
@@ -117,7 +130,9 @@ def test_no_clause_is_started_past_the_deadline_and_the_next_task_goes_on(engage
     import time
 
     run, document = _run(engagement)
-    assert pipeline.process_document(run.pk, document.pk, deadline=time.monotonic() - 1) == pipeline.INTERRUPTED
+    assert (
+        pipeline.process_document(run.pk, document.pk, deadline=time.monotonic() - 1) == pipeline.INTERRUPTED
+    )
     assert ClauseTask.objects.filter(run=run, status="done").count() == 1  # one clause per call at least
     assert ClauseTask.objects.filter(run=run, status="pending").count() == len(TYPES) - 1
     assert pipeline.process_document(run.pk, document.pk) == pipeline.DONE
@@ -133,12 +148,14 @@ def test_a_clause_left_running_by_a_lost_process_is_failed_in_words(engagement):
     from extraction.tasks import fail_abandoned_tasks
 
     run, document = _run(engagement)
-    other = launch.create_run(engagement, documents=[document], clause_types=clause_types(), engine="anthropic",
-                            enqueue=False)  # a second run whose process is alive and working
+    other = launch.create_run(
+        engagement, documents=[document], clause_types=clause_types(), engine="anthropic", enqueue=False
+    )  # a second run whose process is alive and working
     lost = ClauseTask.objects.filter(run=run).first()
     ClauseTask.objects.filter(pk=lost.pk).update(status="running")
     ClauseTask.objects.filter(pk=lost.pk).update(
-        updated_at=timezone.now() - dt.timedelta(seconds=lost_after_s() + 60))  # a web worker died mid-find
+        updated_at=timezone.now() - dt.timedelta(seconds=lost_after_s() + 60)
+    )  # a web worker died mid-find
     working = ClauseTask.objects.filter(run=other).first()
     ClauseTask.objects.filter(pk=working.pk).update(status="running")
 
@@ -165,7 +182,9 @@ def test_a_clause_still_within_a_longer_configured_time_limit_is_not_failed(enga
     run, _ = _run(engagement)
     task = ClauseTask.objects.filter(run=run).first()
     ClauseTask.objects.filter(pk=task.pk).update(status="running")
-    ClauseTask.objects.filter(pk=task.pk).update(updated_at=timezone.now() - dt.timedelta(hours=3, minutes=10))
+    ClauseTask.objects.filter(pk=task.pk).update(
+        updated_at=timezone.now() - dt.timedelta(hours=3, minutes=10)
+    )
     assert fail_abandoned_tasks.apply().get() == "0 abandoned"
     task.refresh_from_db()
     assert task.status == "running"
@@ -177,8 +196,10 @@ def test_a_clause_another_worker_finished_meanwhile_is_not_asked_again(engagemen
     from extraction.catalog.sync import catalog_order
 
     run, document = _run(engagement)
-    tasks = sorted(ClauseTask.objects.filter(run=run).select_related("clause_type"),
-                   key=lambda t: (catalog_order(t.clause_type.name), t.clause_type.name))
+    tasks = sorted(
+        ClauseTask.objects.filter(run=run).select_related("clause_type"),
+        key=lambda t: (catalog_order(t.clause_type.name), t.clause_type.name),
+    )
     done_elsewhere = tasks[-1]
 
     def observe(event):
@@ -195,8 +216,9 @@ def test_a_clause_another_worker_finished_meanwhile_is_not_asked_again(engagemen
 @pytest.mark.django_db(transaction=True)  # the deletion commits, as an admin's does
 @pytest.mark.parametrize("when", ["before its turn", "while a clause is asked"])
 @pytest.mark.parametrize("deleted", ["document", "engagement"])
-def test_a_document_deleted_during_its_run_ends_the_task_quietly_and_the_run_finishes(engagement, claude,
-                                                                                      monkeypatch, when, deleted):
+def test_a_document_deleted_during_its_run_ends_the_task_quietly_and_the_run_finishes(
+    engagement, claude, monkeypatch, when, deleted
+):
     """An admin deletes the document (or its whole engagement) while its run is queued or working: the
     task ends without a traceback or a retry, and a run left with nothing to do says so instead of
     "running" for ever."""
@@ -207,8 +229,11 @@ def test_a_document_deleted_during_its_run_ends_the_task_quietly_and_the_run_fin
     run, document = _run(engagement)
 
     def delete():
-        (Document.objects.filter(pk=document.pk) if deleted == "document"
-         else Engagement.objects.filter(pk=engagement.pk)).delete()
+        (
+            Document.objects.filter(pk=document.pk)
+            if deleted == "document"
+            else Engagement.objects.filter(pk=engagement.pk)
+        ).delete()
 
     if when == "before its turn":
         delete()
@@ -239,8 +264,9 @@ def test_a_run_that_loses_one_of_its_documents_finishes_on_the_others(engagement
 
     first = make_contract(engagement)
     second = make_contract(engagement, "Second Supply Agreement")
-    run = launch.create_run(engagement, documents=[first, second], clause_types=clause_types(), engine="anthropic",
-                          enqueue=False)
+    run = launch.create_run(
+        engagement, documents=[first, second], clause_types=clause_types(), engine="anthropic", enqueue=False
+    )
     assert extract_document.apply(args=(run.pk, first.pk)).get() == "done"
     Document.objects.filter(pk=second.pk).delete()
     assert extract_document.apply(args=(run.pk, second.pk)).get() == "done"

@@ -1,4 +1,5 @@
 """Forms with help text: the text a field's aria-describedby names is in the page, so a screen reader reads it."""
+
 from __future__ import annotations
 
 import pytest
@@ -6,7 +7,7 @@ from django.urls import reverse
 
 from dashboards import benchmarks
 from extraction.models import ClauseType
-from tests.integration.test_dashboards import write_corpus
+from tests.integration.dashboards.builders import write_corpus
 from tests.markup import dangling_references
 
 pytestmark = pytest.mark.django_db
@@ -17,9 +18,16 @@ def test_every_described_field_has_its_description_in_the_page(client, engagemen
     benchmarks.import_set(write_corpus(tmp_path / "corpus"), engagement=engagement)
     admin, manager = make_member(engagement, "admin"), make_member(engagement, "manager")
     clause_type = ClauseType.objects.filter(active=True).first()
-    pages = {admin: [reverse("catalog"), reverse("catalog-edit", args=[clause_type.pk]), reverse("bulk:new", args=[engagement.pk]),
-                     reverse("engagement-members", args=[engagement.pk]), reverse("engagement", args=[engagement.pk])],
-             manager: [reverse("dashboards:benchmarks"), reverse("dashboards:index")]}
+    pages = {
+        admin: [
+            reverse("catalog"),
+            reverse("catalog-edit", args=[clause_type.pk]),
+            reverse("bulk:new", args=[engagement.pk]),
+            reverse("engagement-members", args=[engagement.pk]),
+            reverse("engagement", args=[engagement.pk]),
+        ],
+        manager: [reverse("dashboards:benchmarks"), reverse("dashboards:index")],
+    }
     for user, urls in pages.items():
         client.force_login(user)
         for url in urls:
@@ -29,4 +37,7 @@ def test_every_described_field_has_its_description_in_the_page(client, engagemen
             assert dangling_references(html) == [], url
     assert 'id="id_limit_helptext"' in client.get(reverse("dashboards:benchmarks")).content.decode()
     client.force_login(admin)  # the clause type boxes are one group, described by the text above them
-    assert 'aria-describedby="id_clause_types_helptext"' in client.get(reverse("bulk:new", args=[engagement.pk])).content.decode()
+    assert (
+        'aria-describedby="id_clause_types_helptext"'
+        in client.get(reverse("bulk:new", args=[engagement.pk])).content.decode()
+    )

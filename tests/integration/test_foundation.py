@@ -1,11 +1,12 @@
 """The foundation works on real services: pgvector, Celery over Redis, embedded restarts, login and scoping."""
+
 from __future__ import annotations
 
 import time
 
 import psycopg
-from django.contrib.postgres.search import SearchQuery
 import pytest
+from django.contrib.postgres.search import SearchQuery
 from django.urls import reverse
 from pgvector.django import CosineDistance
 
@@ -37,12 +38,21 @@ def test_pgvector_cosine_nearest_neighbour_through_the_orm(engagement):
     vectors = {"east": [1.0, 0.0], "north": [0.0, 1.0], "north-east": [0.7, 0.7]}
     for ordinal, (name, head) in enumerate(vectors.items()):
         Chunk.objects.create(
-            document=document, chunk_id=name, ordinal=ordinal, text=f"{name} text", char_start=0, char_end=1,
-            page_start=1, page_end=1, embedding=head + [0.0] * 382,
+            document=document,
+            chunk_id=name,
+            ordinal=ordinal,
+            text=f"{name} text",
+            char_start=0,
+            char_end=1,
+            page_start=1,
+            page_end=1,
+            embedding=head + [0.0] * 382,
         )
     query = [0.1, 1.0] + [0.0] * 382
     nearest = list(
-        Chunk.objects.filter(document=document).order_by(CosineDistance("embedding", query)).values_list("chunk_id", flat=True)
+        Chunk.objects.filter(document=document)
+        .order_by(CosineDistance("embedding", query))
+        .values_list("chunk_id", flat=True)
     )
     assert nearest == ["north", "north-east", "east"]
 
@@ -50,8 +60,16 @@ def test_pgvector_cosine_nearest_neighbour_through_the_orm(engagement):
 @pytest.mark.django_db
 def test_full_text_vector_is_generated_by_postgres(engagement):
     document = _document(engagement)
-    Chunk.objects.create(document=document, chunk_id="c1", ordinal=0, text="The Supplier shall indemnify the Customer.",
-                         char_start=0, char_end=10, page_start=1, page_end=1)
+    Chunk.objects.create(
+        document=document,
+        chunk_id="c1",
+        ordinal=0,
+        text="The Supplier shall indemnify the Customer.",
+        char_start=0,
+        char_end=10,
+        page_start=1,
+        page_end=1,
+    )
     stemmed = SearchQuery("indemnifies customers", config="english")  # English stems match
     assert Chunk.objects.filter(search=stemmed).exists()
     assert not Chunk.objects.filter(search=SearchQuery("termination", config="english")).exists()
@@ -102,8 +120,12 @@ def test_embedded_services_start_from_empty_folder_stop_restart_and_keep_data(se
 @pytest.mark.django_db
 def test_every_page_requires_login(client, engagement):
     document = _document(engagement)
-    for url in [reverse("home"), reverse("engagement", args=[engagement.pk]), reverse("document-file", args=[document.pk]),
-                "/admin/"]:
+    for url in [
+        reverse("home"),
+        reverse("engagement", args=[engagement.pk]),
+        reverse("document-file", args=[document.pk]),
+        "/admin/",
+    ]:
         response = client.get(url)
         assert response.status_code == 302, url
         assert "/login/" in response["Location"], url
@@ -126,7 +148,9 @@ def test_member_of_one_engagement_gets_404_for_another(client, make_member, enga
 def test_login_is_throttled_after_repeated_failures(client, make_member, engagement):
     user = make_member(engagement, "auditor")
     for _ in range(5):
-        assert client.post(reverse("login"), {"username": user.username, "password": "wrong"}).status_code == 200
+        assert (
+            client.post(reverse("login"), {"username": user.username, "password": "wrong"}).status_code == 200
+        )
     blocked = client.post(reverse("login"), {"username": user.username, "password": "pw-for-tests-1"})
     assert blocked.status_code == 429
     assert "Too many failed sign-in attempts" in blocked.content.decode()
@@ -134,17 +158,28 @@ def test_login_is_throttled_after_repeated_failures(client, make_member, engagem
 
 @pytest.mark.django_db
 def test_behind_a_proxy_the_throttle_counts_each_clients_address_and_ignores_what_a_client_forges(
-        client, make_member, engagement, settings):
+    client, make_member, engagement, settings
+):
     # every request reaches web from the proxy's address; the proxy appends the client's to X-Forwarded-For
     settings.TRUSTED_PROXY_COUNT = 1
     user = make_member(engagement, "auditor")
     proxy = {"REMOTE_ADDR": "10.0.0.2"}
 
     def sign_in(client_says: str, password: str):
-        return client.post(reverse("login"), {"username": user.username, "password": password},
-                           HTTP_X_FORWARDED_FOR=client_says, **proxy)
+        return client.post(
+            reverse("login"),
+            {"username": user.username, "password": password},
+            HTTP_X_FORWARDED_FOR=client_says,
+            **proxy,
+        )
 
-    for forged in ("1.1.1.1", "2.2.2.2", "3.3.3.3", "4.4.4.4", "5.5.5.5"):  # a guesser rotating a forged header
+    for forged in (
+        "1.1.1.1",
+        "2.2.2.2",
+        "3.3.3.3",
+        "4.4.4.4",
+        "5.5.5.5",
+    ):  # a guesser rotating a forged header
         assert sign_in(f"{forged}, 203.0.113.7", "wrong").status_code == 200
     assert sign_in("9.9.9.9, 203.0.113.7", "pw-for-tests-1").status_code == 429  # still throttled
     # ... while the same user signing in from another address is not locked out by the guesser
@@ -163,7 +198,10 @@ def test_the_admin_sites_sign_in_is_throttled_like_ours(client, make_member, eng
     blocked = client.post(reverse("admin:login"), {"username": user.username, "password": "pw-for-tests-1"})
     assert "_auth_user_id" not in client.session
     assert "Too many failed sign-in attempts" in blocked.content.decode()
-    assert client.post(reverse("login"), {"username": user.username, "password": "pw-for-tests-1"}).status_code == 429
+    assert (
+        client.post(reverse("login"), {"username": user.username, "password": "pw-for-tests-1"}).status_code
+        == 429
+    )
 
 
 @pytest.mark.django_db

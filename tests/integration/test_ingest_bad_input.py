@@ -1,12 +1,12 @@
 """Bad input never breaks anything else: each bad file is refused at the door or ends as a
 failed document with a clear message, leaves no pages or chunks, and the worker, and the good
 documents queued beside it, carry on."""
+
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
-from django.conf import settings
 from django.core.files.uploadedfile import SimpleUploadedFile
 
 from config.celery import app
@@ -15,7 +15,13 @@ from ingest.intake import IntakeError, intake_file
 from ingest.models import Document
 from taskstate.models import TaskState
 from tests.integration.ingest_helpers import (
-    assert_consistent, corrupt_pdf, encrypted_pdf, scanned_pdf, stage, wait_terminal, zip_bomb,
+    assert_consistent,
+    corrupt_pdf,
+    encrypted_pdf,
+    scanned_pdf,
+    stage,
+    wait_terminal,
+    zip_bomb,
 )
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -37,12 +43,17 @@ def test_bad_files_fail_cleanly_and_good_ones_beside_them_succeed(celery_worker,
         "bomb.xlsx": (zip_bomb(tmp_path / "bomb.xlsx", "xlsx"), "failed", "zip_bomb"),
     }
     latin = tmp_path / "latin.txt"
-    latin.write_bytes("Fee schedule: caf\u00e9 service at \u20ac100 per month \u2014 payable on receipt.\n".encode("cp1252") * 20)
+    latin.write_bytes(
+        "Fee schedule: caf\u00e9 service at \u20ac100 per month \u2014 payable on receipt.\n".encode("cp1252")
+        * 20
+    )
     html = tmp_path / "notice.html"
     html.write_text(SCRIPTED_HTML, encoding="utf-8")
     good = make_paper_markdown(tmp_path / "paper.md").path
 
-    bad = {name: intake_file(engagement, path, filename=name).document for name, (path, _, _) in cases.items()}
+    bad = {
+        name: intake_file(engagement, path, filename=name).document for name, (path, _, _) in cases.items()
+    }
     fine = {p.name: intake_file(engagement, p, filename=p.name).document for p in (latin, html, good)}
     rows = wait_terminal([*bad.values(), *fine.values()], timeout=180, worker=celery_worker)
     by_name = {row.original_name: row for row in rows}
@@ -87,8 +98,13 @@ def test_files_refused_at_the_door_leave_nothing_behind(engagement, tmp_path, se
     big = tmp_path / "big.txt"
     big.write_text("word " * 400, encoding="utf-8")
 
-    expected = {empty: "empty", lying_pdf: "type_mismatch", lying_docx: "type_mismatch", program: "unsupported",
-                big: "too_large"}
+    expected = {
+        empty: "empty",
+        lying_pdf: "type_mismatch",
+        lying_docx: "type_mismatch",
+        program: "unsupported",
+        big: "too_large",
+    }
     queued = TaskState.objects.count()
     stored = Path(settings.MEDIA_ROOT)
     files_before = {p for p in stored.rglob("*") if p.is_file()}
@@ -147,8 +163,9 @@ def test_a_file_that_cannot_be_stored_is_refused_with_words(engagement, tmp_path
     assert not Document.objects.exists()
 
 
-def test_an_upload_the_queue_never_took_says_so_and_is_retried_by_uploading_again(engagement, tmp_path, monkeypatch,
-                                                                                   make_member):
+def test_an_upload_the_queue_never_took_says_so_and_is_retried_by_uploading_again(
+    engagement, tmp_path, monkeypatch, make_member
+):
     from django.test import Client
     from kombu.exceptions import OperationalError
 
@@ -172,8 +189,10 @@ def test_an_upload_the_queue_never_took_says_so_and_is_retried_by_uploading_agai
     client, auditor = Client(), make_member(engagement, "admin")
     client.force_login(auditor)
     upload = make_manual_docx(tmp_path / "manual.docx").path
-    said = client.post(reverse("engagement-upload", args=[engagement.pk]),
-                       {"files": [SimpleUploadedFile("manual.docx", upload.read_bytes())]}).content.decode()
+    said = client.post(
+        reverse("engagement-upload", args=[engagement.pk]),
+        {"files": [SimpleUploadedFile("manual.docx", upload.read_bytes())]},
+    ).content.decode()
     assert "Saved, but not queued" in said and "Upload the same file again" in said
 
     monkeypatch.undo()

@@ -1,5 +1,6 @@
 """``manage.py ingest`` and ``manage.py bulk_ingest``: waiting on a real worker or in process,
 the chunk dump format, and a bulk run that carries on past bad files."""
+
 from __future__ import annotations
 
 import io
@@ -13,7 +14,18 @@ from ingest.models import Document
 from tests.integration.ingest_helpers import corrupt_pdf
 
 pytestmark = pytest.mark.django_db(transaction=True)
-DUMP_KEYS = ["doc", "chunk_id", "ordinal", "page_start", "page_end", "char_start", "char_end", "paragraph", "section", "text"]
+DUMP_KEYS = [
+    "doc",
+    "chunk_id",
+    "ordinal",
+    "page_start",
+    "page_end",
+    "char_start",
+    "char_end",
+    "paragraph",
+    "section",
+    "text",
+]
 
 
 def test_ingest_waits_for_the_worker_and_dumps_chunks(celery_worker, tmp_path):
@@ -21,8 +33,19 @@ def test_ingest_waits_for_the_worker_and_dumps_chunks(celery_worker, tmp_path):
     deck = make_slides_pptx(tmp_path / "deck.pptx")
     dump = tmp_path / "chunks.jsonl"
     out = io.StringIO()
-    call_command("ingest", str(contract.path), str(deck.path), "--engagement", "Cmd client", "--doc-type", "MSA",
-                 "--wait", "--dump-chunks", str(dump), stdout=out)
+    call_command(
+        "ingest",
+        str(contract.path),
+        str(deck.path),
+        "--engagement",
+        "Cmd client",
+        "--doc-type",
+        "MSA",
+        "--wait",
+        "--dump-chunks",
+        str(dump),
+        stdout=out,
+    )
     printed = out.getvalue()
     assert "created engagement" in printed and "queued as document" in printed
     assert "Master Agreement.pdf: ready · 12 pages" in printed and "deck.pptx: ready" in printed
@@ -35,7 +58,7 @@ def test_ingest_waits_for_the_worker_and_dumps_chunks(celery_worker, tmp_path):
     for line in lines:
         assert list(line) == DUMP_KEYS
         document = documents["Master Agreement.pdf" if line["doc"] == "Master Agreement" else "deck.pptx"]
-        assert document.text[line["char_start"]:line["char_end"]] == line["text"]
+        assert document.text[line["char_start"] : line["char_end"]] == line["text"]
 
     # The same bytes again: nothing new, nothing queued.
     out = io.StringIO()

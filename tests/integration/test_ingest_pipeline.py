@@ -1,6 +1,7 @@
 """The ingest pipeline end to end with a real Celery worker, real PostgreSQL+pgvector and Redis:
 five document types made by the project's generators, real CUAD contracts, dedup, re-ingest of
 a changed version, and idempotent re-runs."""
+
 from __future__ import annotations
 
 import json
@@ -9,12 +10,24 @@ from pathlib import Path
 
 import pytest
 
-from demo import make_contract_pdf, make_manual_docx, make_paper_markdown, make_slides_pptx, make_workbook_xlsx
+from demo import (
+    make_contract_pdf,
+    make_manual_docx,
+    make_paper_markdown,
+    make_slides_pptx,
+    make_workbook_xlsx,
+)
 from ingest import pipeline
 from ingest.intake import IntakeError, intake_file, reprocess
 from ingest.models import Chunk, Document, DocumentStage, EmbeddingCache
 from taskstate.models import TaskState
-from tests.integration.ingest_helpers import assert_consistent, chunks_containing, stage, twice_at_once, wait_terminal
+from tests.integration.ingest_helpers import (
+    assert_consistent,
+    chunks_containing,
+    stage,
+    twice_at_once,
+    wait_terminal,
+)
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -30,7 +43,12 @@ def test_five_document_types_become_ready_with_exact_pages(celery_worker, engage
     results = [intake_file(engagement, t.path, filename=t.path.name, doc_type="demo") for t in truths]
     assert all(r.created for r in results)
     assert all(r.document.status == "queued" and r.document.stages.count() == 4 for r in results)
-    docs = dict(zip(["pdf", "markdown", "docx", "pptx", "xlsx"], wait_terminal([r.document for r in results], worker=celery_worker)))
+    docs = dict(
+        zip(
+            ["pdf", "markdown", "docx", "pptx", "xlsx"],
+            wait_terminal([r.document for r in results], worker=celery_worker),
+        )
+    )
     chunks = {kind: assert_consistent(doc) for kind, doc in docs.items()}
     assert {kind: doc.kind for kind, doc in docs.items()} == {k: k for k in docs}
 
@@ -39,12 +57,17 @@ def test_five_document_types_become_ready_with_exact_pages(celery_worker, engage
     for clause in contract.clauses:
         holders = chunks_containing(chunks["pdf"], clause.text[:80])
         assert holders, f"planted {clause.clause_type} not found in any chunk"
-        assert any(c.page_start <= clause.page <= c.page_end for c in holders), (clause.clause_type, clause.page)
+        assert any(c.page_start <= clause.page <= c.page_end for c in holders), (
+            clause.clause_type,
+            clause.page,
+        )
     # PPTX: slide = page; XLSX: sheet = page; DOCX/Markdown: estimated pages.
     assert docs["pptx"].page_count == slides.count and not docs["pptx"].pages_estimated
     for known in slides.known:
         number = int(known.location.split()[-1])
-        assert any(c.page_start <= number <= c.page_end for c in chunks_containing(chunks["pptx"], known.text)), known
+        assert any(
+            c.page_start <= number <= c.page_end for c in chunks_containing(chunks["pptx"], known.text)
+        ), known
     assert docs["xlsx"].page_count == len(workbook.headings) and not docs["xlsx"].pages_estimated
     assert docs["docx"].pages_estimated and docs["markdown"].pages_estimated
     for kind, truth in (("markdown", paper), ("docx", manual), ("xlsx", workbook)):
@@ -63,7 +86,9 @@ def _norm(text: str) -> str:
 
 @pytest.mark.corpus
 def test_real_cuad_contracts_end_to_end(celery_worker, engagement, cuad_dir):
-    listed = [json.loads(line) for line in (cuad_dir / "documents.jsonl").read_text().splitlines() if line.strip()]
+    listed = [
+        json.loads(line) for line in (cuad_dir / "documents.jsonl").read_text().splitlines() if line.strip()
+    ]
     listed.sort(key=lambda d: (d["pages"], d["doc"]))
     chosen = [d for d in listed if d["pages"] >= 2][:2] + [next(d for d in listed if d["pages"] >= 6)]
     results = [intake_file(engagement, cuad_dir / d["pdf"], filename=f"{d['doc']}.pdf") for d in chosen]
@@ -90,7 +115,8 @@ def test_real_cuad_contracts_end_to_end(celery_worker, engagement, cuad_dir):
                         with_page += 1
                         first, last = part["pages"]
                         on_page += any(c.page_start <= first and last <= c.page_end for c in holders) or any(
-                            c.page_start <= first <= c.page_end for c in holders)
+                            c.page_start <= first <= c.page_end for c in holders
+                        )
     assert parts >= 10
     assert found / parts >= 0.95, f"coverage {found}/{parts}"
     assert with_page and on_page / with_page >= 0.95, f"page accuracy {on_page}/{with_page}"
@@ -115,9 +141,14 @@ def test_same_bytes_are_one_document_and_queue_nothing(celery_worker, engagement
 
 
 def test_changed_version_re_embeds_only_changed_chunks(celery_worker, engagement, tmp_path):
-    sections = [f"# Section {n}\n\n" + " ".join(
-        f"Clause {n}.{k}: the Supplier shall deliver item {n}-{k} within {n + k} days of the order date." for k in range(8)
-    ) for n in range(1, 9)]
+    sections = [
+        f"# Section {n}\n\n"
+        + " ".join(
+            f"Clause {n}.{k}: the Supplier shall deliver item {n}-{k} within {n + k} days of the order date."
+            for k in range(8)
+        )
+        for n in range(1, 9)
+    ]
     path = tmp_path / "terms.md"
     path.write_text("\n\n".join(sections), encoding="utf-8")
     first = intake_file(engagement, path, filename="terms.md").document
@@ -155,7 +186,9 @@ def test_stages_are_idempotent_when_redelivered(engagement, tmp_path):
     chunks = list(Chunk.objects.filter(document=document).values_list("pk", "chunk_id", "ordinal"))
 
     # The worker died in the middle of "chunk" and "embed": both run again from the top.
-    DocumentStage.objects.filter(document=document, name__in=["chunk", "embed", "index"]).update(status="running")
+    DocumentStage.objects.filter(document=document, name__in=["chunk", "embed", "index"]).update(
+        status="running"
+    )
     Document.objects.filter(pk=document.pk).update(status="chunking")
     for name in ("chunk", "embed", "index"):
         assert pipeline.run_stage(document.pk, name)
@@ -168,7 +201,8 @@ def test_stages_are_idempotent_when_redelivered(engagement, tmp_path):
 
 
 def test_a_stage_delivered_again_while_its_first_delivery_still_runs_leaves_the_document_ready(
-        engagement, tmp_path, monkeypatch):
+    engagement, tmp_path, monkeypatch
+):
     """A message redelivered while its first worker still runs it (a visibility timeout shorter than
     the stage, or two chains of one document after a retry): the second delivery ran the stage too, and
     its chain went on to "ready"; then the first finished and set the document back to "converting"
@@ -239,14 +273,18 @@ def test_two_deliveries_of_convert_writing_pages_at_once_both_succeed(engagement
 def test_a_stage_that_keeps_killing_its_worker_is_given_up(engagement, tmp_path):
     truth = make_paper_markdown(tmp_path / "paper.md")
     document = intake_file(engagement, truth.path, filename="paper.md", enqueue=False).document
-    DocumentStage.objects.filter(document=document, name="convert").update(status="running", attempts=pipeline.MAX_ATTEMPTS)
+    DocumentStage.objects.filter(document=document, name="convert").update(
+        status="running", attempts=pipeline.MAX_ATTEMPTS
+    )
     assert not pipeline.run_stage(document.pk, "convert")
     document.refresh_from_db()
     assert document.status == "failed" and document.error_code == "worker_lost"
     assert "interrupted" in document.error
 
 
-def test_a_stage_stopped_by_the_time_limit_says_so_and_is_tried_again_on_upload(engagement, tmp_path, monkeypatch):
+def test_a_stage_stopped_by_the_time_limit_says_so_and_is_tried_again_on_upload(
+    engagement, tmp_path, monkeypatch
+):
     from celery.exceptions import SoftTimeLimitExceeded
 
     truth = make_paper_markdown(tmp_path / "paper.md")
@@ -261,12 +299,16 @@ def test_a_stage_stopped_by_the_time_limit_says_so_and_is_tried_again_on_upload(
     assert document.status == "failed" and document.error_code == "timed_out"
     assert "time limit" in document.error and "SoftTimeLimitExceeded" not in document.error
     monkeypatch.undo()
-    again = intake_file(engagement, truth.path, filename="paper.md", enqueue=False)  # our limit, not the file's fault
+    again = intake_file(
+        engagement, truth.path, filename="paper.md", enqueue=False
+    )  # our limit, not the file's fault
     assert again.retried and again.document.pk == document.pk
     assert pipeline.run_pipeline(document.pk)
 
 
-def test_an_unexpected_error_in_a_stage_says_so_and_is_tried_again_on_upload(engagement, tmp_path, monkeypatch):
+def test_an_unexpected_error_in_a_stage_says_so_and_is_tried_again_on_upload(
+    engagement, tmp_path, monkeypatch
+):
     truth = make_paper_markdown(tmp_path / "paper.md")
     document = intake_file(engagement, truth.path, filename="paper.md", enqueue=False).document
 
@@ -347,9 +389,15 @@ def test_a_document_whose_stage_nothing_will_finish_is_failed_and_retried_on_upl
     Document.objects.filter(pk=waiting.pk).update(updated_at=long_ago)
 
     assert tasks.fail_stalled_documents() == "2 stalled"
-    states = {d.original_name: (d.status, d.error_code) for d in Document.objects.filter(engagement=engagement)}
-    assert states == {"lost.md": ("failed", "worker_lost"), "unsent.md": ("failed", "worker_lost"),
-                      "busy.md": ("converting", ""), "waiting.md": ("queued", "")}
+    states = {
+        d.original_name: (d.status, d.error_code) for d in Document.objects.filter(engagement=engagement)
+    }
+    assert states == {
+        "lost.md": ("failed", "worker_lost"),
+        "unsent.md": ("failed", "worker_lost"),
+        "busy.md": ("converting", ""),
+        "waiting.md": ("queued", ""),
+    }
     lost.refresh_from_db()
     assert "embed stage never finished" in lost.error and not lost.chunks.exists()
     assert stage(unsent, "embed").status == "failed"
@@ -361,13 +409,13 @@ def test_a_document_whose_stage_nothing_will_finish_is_failed_and_retried_on_upl
 
 
 @pytest.mark.parametrize("kind", ["docx", "xlsx"])
-def test_a_time_limit_reached_inside_a_converter_is_a_time_limit_not_a_damaged_file(engagement, tmp_path, monkeypatch,
-                                                                                  kind):
+def test_a_time_limit_reached_inside_a_converter_is_a_time_limit_not_a_damaged_file(
+    engagement, tmp_path, monkeypatch, kind
+):
     """The soft limit lands wherever the worker is, most often inside a converting library, which
     converters wrap in "damaged": the document must say the time limit stopped it, and be retried on upload."""
-    from celery.exceptions import SoftTimeLimitExceeded
-
     import openpyxl
+    from celery.exceptions import SoftTimeLimitExceeded
 
     from ingest import office_converters
 
@@ -409,22 +457,32 @@ def test_text_past_the_model_window_is_embedded_not_dropped():
     assert float(whole @ law) > float(first_window_only @ law) + 0.05  # the tail counts
 
 
-def test_a_document_uploaded_without_a_type_takes_the_one_its_title_names(celery_worker, engagement, tmp_path):
-    body = ("# EXCLUSIVE DISTRIBUTOR AGREEMENT\n\nThis Exclusive Distributor Agreement is made between Acme Corp. "
-            "and Beta Ltd. Distributor shall buy the Products from Acme at the prices in Schedule 1.\n")
+def test_a_document_uploaded_without_a_type_takes_the_one_its_title_names(
+    celery_worker, engagement, tmp_path
+):
+    body = (
+        "# EXCLUSIVE DISTRIBUTOR AGREEMENT\n\nThis Exclusive Distributor Agreement is made between Acme Corp. "
+        "and Beta Ltd. Distributor shall buy the Products from Acme at the prices in Schedule 1.\n"
+    )
     untyped, typed = tmp_path / "untyped.md", tmp_path / "typed.md"
     untyped.write_text(body)
     typed.write_text(body.replace("Acme", "Gamma"))
-    docs = wait_terminal([intake_file(engagement, untyped, filename=untyped.name).document,
-                          intake_file(engagement, typed, filename=typed.name, doc_type="Supply").document],
-                         worker=celery_worker)
+    docs = wait_terminal(
+        [
+            intake_file(engagement, untyped, filename=untyped.name).document,
+            intake_file(engagement, typed, filename=typed.name, doc_type="Supply").document,
+        ],
+        worker=celery_worker,
+    )
     assert [d.status for d in docs] == ["ready", "ready"]
     assert (docs[0].doc_type, docs[0].doc_type_source) == ("Distributor", "title")
     assert "type Distributor, read from its title" in stage(docs[0], "convert").detail
     assert (docs[1].doc_type, docs[1].doc_type_source) == ("Supply", "upload")  # the admin's type is kept
 
     # a new version of the untyped file is typed by its own title, not by the old file's
-    untyped.write_text(body.replace("DISTRIBUTOR AGREEMENT", "RESELLER AGREEMENT").replace("Distributor", "Reseller"))
+    untyped.write_text(
+        body.replace("DISTRIBUTOR AGREEMENT", "RESELLER AGREEMENT").replace("Distributor", "Reseller")
+    )
     again = intake_file(engagement, untyped, filename=untyped.name, replace=True)
     assert again.replaced and again.document.pk == docs[0].pk
     [replaced] = wait_terminal([again.document], worker=celery_worker)
@@ -440,8 +498,9 @@ def test_replace_keeps_a_version_that_reviews_refer_to(celery_worker, engagement
     path.write_text("# Terms\n\nThe Supplier shall deliver within 8 days.\n", encoding="utf-8")
     first = intake_file(engagement, path, filename="terms.md").document
     (first,) = wait_terminal([first], worker=celery_worker)
-    DocumentTypeChange.objects.create(document=first, old_type="", new_type="Supply",
-                                      changed_by=make_member(engagement, "admin"))
+    DocumentTypeChange.objects.create(
+        document=first, old_type="", new_type="Supply", changed_by=make_member(engagement, "admin")
+    )
 
     path.write_text("# Terms\n\nThe Supplier shall deliver within 11 days.\n", encoding="utf-8")
     result = intake_file(engagement, path, filename="terms.md", replace=True)
@@ -460,7 +519,9 @@ def test_replace_keeps_a_version_that_reviews_refer_to(celery_worker, engagement
 
 
 @pytest.mark.parametrize("name", pipeline.STAGES)
-def test_a_document_deleted_while_a_stage_runs_ends_the_stage_quietly(engagement, tmp_path, monkeypatch, name):
+def test_a_document_deleted_while_a_stage_runs_ends_the_stage_quietly(
+    engagement, tmp_path, monkeypatch, name
+):
     """An admin deletes a document while a worker is on it: the stage stops there (no traceback, no task
     recorded failed, no row written back for the deleted document), and the rest of its chain does nothing."""
     truth = make_paper_markdown(tmp_path / "paper.md")
@@ -479,7 +540,9 @@ def test_a_document_deleted_while_a_stage_runs_ends_the_stage_quietly(engagement
     assert not Chunk.objects.filter(document_id=document.pk).exists()
     assert not DocumentStage.objects.filter(document_id=document.pk).exists()
     monkeypatch.undo()
-    assert not any(pipeline.run_stage(document.pk, later) for later in pipeline.STAGES[pipeline.STAGES.index(name):])
+    assert not any(
+        pipeline.run_stage(document.pk, later) for later in pipeline.STAGES[pipeline.STAGES.index(name) :]
+    )
 
 
 def test_an_uploaded_contract_is_not_readable_by_other_accounts_on_the_host(engagement, tmp_path, settings):
@@ -517,18 +580,23 @@ def test_a_deleted_document_leaves_no_file_behind(engagement, tmp_path):
     assert not paths[1].exists()
 
 
-def test_a_deleted_document_whose_file_name_lies_outside_media_is_deleted_and_its_file_left(engagement, tmp_path):
+def test_a_deleted_document_whose_file_name_lies_outside_media_is_deleted_and_its_file_left(
+    engagement, tmp_path
+):
     # a name the storage refuses to touch (SuspiciousFileOperation) must not fail the deletion after its commit
     outside = tmp_path / "elsewhere.pdf"
     outside.write_bytes(b"%PDF-1.4 kept")
-    document = intake_file(engagement, make_paper_markdown(tmp_path / "paper.md").path, filename="paper.md",
-                           enqueue=False).document
+    document = intake_file(
+        engagement, make_paper_markdown(tmp_path / "paper.md").path, filename="paper.md", enqueue=False
+    ).document
     Document.objects.filter(pk=document.pk).update(file=f"../../{outside.name}")
     Document.objects.get(pk=document.pk).delete()
     assert not Document.objects.filter(pk=document.pk).exists() and outside.read_bytes() == b"%PDF-1.4 kept"
 
 
-def test_two_uploads_at_once_of_bytes_that_failed_on_our_side_process_them_once(engagement, tmp_path, monkeypatch):
+def test_two_uploads_at_once_of_bytes_that_failed_on_our_side_process_them_once(
+    engagement, tmp_path, monkeypatch
+):
     """Both uploads are answered; only one of them queues the document's pipeline again (two pipelines
     on one document wrote its pages twice over, and a second extraction run after them)."""
     import threading
@@ -539,7 +607,9 @@ def test_two_uploads_at_once_of_bytes_that_failed_on_our_side_process_them_once(
     document = intake_file(engagement, truth.path, filename="paper.md", enqueue=False).document
     Document.objects.filter(pk=document.pk).update(status="failed", error_code="worker_lost")
     queued = []
-    monkeypatch.setattr(intake, "_enqueue_on_commit", lambda document_id, then=None: queued.append(document_id))
+    monkeypatch.setattr(
+        intake, "_enqueue_on_commit", lambda document_id, then=None: queued.append(document_id)
+    )
     both_found_it_failed = threading.Barrier(2, timeout=3)
     real_reprocess = intake.reprocess
 

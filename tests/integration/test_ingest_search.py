@@ -1,14 +1,16 @@
 """Hybrid search (pgvector cosine + full text, RRF) over ingested documents: planted clauses
 come back in the top 5, filtering by document is exact, reading order and the rerank hook work."""
+
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
 from demo import make_contract_pdf, make_paper_markdown
+from ingest.fusion import fuse
 from ingest.intake import intake_file
 from ingest.pipeline import run_pipeline
-from ingest.search import SearchHit, fuse, search
+from ingest.search import SearchHit, search
 from tests.integration.ingest_helpers import chunks_containing
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -24,8 +26,14 @@ QUERIES = {
 @pytest.fixture
 def two_contracts(engagement, tmp_path):
     msa = make_contract_pdf(tmp_path / "msa.pdf", pages=14, seed=7)
-    supply = make_contract_pdf(tmp_path / "supply.pdf", pages=12, seed=8, title="Supply Agreement",
-                               parties=("Harbor Foods Co.", "Cascade Packaging Ltd."), numbering="decimal")
+    supply = make_contract_pdf(
+        tmp_path / "supply.pdf",
+        pages=12,
+        seed=8,
+        title="Supply Agreement",
+        parties=("Harbor Foods Co.", "Cascade Packaging Ltd."),
+        numbering="decimal",
+    )
     paper = make_paper_markdown(tmp_path / "paper.md")
     docs = []
     for truth in (msa, supply, paper):
@@ -46,7 +54,11 @@ def test_planted_clauses_come_back_in_the_top_five_of_their_document_only(two_co
             hits = search(query, [document], k=5)
             assert len(hits) == 5 and all(isinstance(h, SearchHit) for h in hits)
             assert all(h.chunk.document_id == document.pk for h in hits)  # exact filtering
-            assert wanted & {h.chunk.pk for h in hits}, (document.title, clause_type, [h.chunk.section for h in hits])
+            assert wanted & {h.chunk.pk for h in hits}, (
+                document.title,
+                clause_type,
+                [h.chunk.section for h in hits],
+            )
             assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
             assert all(h.vector_rank or h.text_rank for h in hits)
 
@@ -137,8 +149,11 @@ def test_one_statement_search_equals_the_two_sides_fused_in_python(two_contracts
                 assert all(h.chunk.text and h.chunk.document_id in docs for h in hits)
 
     from ingest.models import Chunk
+
     vector = embed_query(QUERIES["Non-Compete"])
     ids = vector_candidates(vector, docs, 30, method="hnsw")
-    distances = {c.pk: float(1 - np.dot(c.embedding, vector) / np.linalg.norm(c.embedding) / np.linalg.norm(vector))
-                 for c in Chunk.objects.filter(pk__in=ids)}
+    distances = {
+        c.pk: float(1 - np.dot(c.embedding, vector) / np.linalg.norm(c.embedding) / np.linalg.norm(vector))
+        for c in Chunk.objects.filter(pk__in=ids)
+    }
     assert [distances[pk] for pk in ids] == pytest.approx(sorted(distances[pk] for pk in ids), abs=1e-6)

@@ -1,5 +1,6 @@
 """Pages that must stay fast as an engagement grows (many documents, runs and extracted clauses),
 checked on the real embedded PostgreSQL by what its planner actually executes."""
+
 from __future__ import annotations
 
 import json
@@ -30,7 +31,9 @@ def _subplan_loops(sql: str) -> list[int]:
     return loops
 
 
-def test_documents_table_counts_open_clause_tasks_once_per_document_not_per_clause(client, engagement, make_member):
+def test_documents_table_counts_open_clause_tasks_once_per_document_not_per_clause(
+    client, engagement, make_member
+):
     """The table polls itself every 2 s while anything is extracting; its "clause types to go" count was a
     subquery PostgreSQL ran once per extracted clause (and review) of the engagement, each time over
     every run: 100 documents x 92 clauses x 200 runs took over a second a poll."""
@@ -41,10 +44,13 @@ def test_documents_table_counts_open_clause_tasks_once_per_document_not_per_clau
     types = list(ensure_clause_types().values())
     for _ in range(4):  # earlier runs of the app, finished
         run = ExtractionRun.objects.create(engagement=engagement, engine="offline", status="done")
-        ClauseTask.objects.bulk_create([ClauseTask(run=run, document=d, clause_type=t, status="done")
-                                        for d in documents for t in types])
+        ClauseTask.objects.bulk_create(
+            [ClauseTask(run=run, document=d, clause_type=t, status="done") for d in documents for t in types]
+        )
     running = ExtractionRun.objects.create(engagement=engagement, engine="offline", status="running")
-    ClauseTask.objects.bulk_create([ClauseTask(run=running, document=documents[0], clause_type=t) for t in types[:3]])
+    ClauseTask.objects.bulk_create(
+        [ClauseTask(run=running, document=documents[0], clause_type=t) for t in types[:3]]
+    )
 
     with CaptureQueriesContext(connection) as queries:
         html = client.get(reverse("engagement-documents", args=[engagement.pk]), **HX).content.decode()
@@ -66,9 +72,9 @@ def test_a_batch_upload_finishes_its_documents_one_after_another(celery_worker, 
 
     from bulk.tasks import poll_batches
     from demo import make_contract_pdf
-    from taskstate.models import TaskState
     from ingest.intake import intake_file
     from ingest.models import DocumentStage
+    from taskstate.models import TaskState
     from tests.integration.ingest_helpers import wait_terminal
 
     paths = [make_contract_pdf(tmp_path / f"contract-{i}.pdf", pages=12, seed=20 + i).path for i in range(4)]
@@ -76,8 +82,11 @@ def test_a_batch_upload_finishes_its_documents_one_after_another(celery_worker, 
     other = poll_batches.delay()  # any other task sent meanwhile (a run's extraction, the beat's polls)
     assert all(d.status == "ready" for d in wait_terminal(documents, timeout=300, worker=celery_worker))
 
-    ran = list(DocumentStage.objects.filter(document__in=documents).order_by("started_at")
-               .values_list("document_id", "name"))
+    ran = list(
+        DocumentStage.objects.filter(document__in=documents)
+        .order_by("started_at")
+        .values_list("document_id", "name")
+    )
     assert ran == [(d.pk, name) for d in documents for name in ("convert", "chunk", "embed", "index")], ran
     # ... keeps its turn: it goes after the uploads sent before it, not ahead of them
     deadline = time.monotonic() + 60

@@ -1,4 +1,5 @@
 """Upload, find, members, catalog and concurrent decisions, on the real services."""
+
 from __future__ import annotations
 
 import threading
@@ -26,8 +27,14 @@ def _decide_at_once(*attempts) -> dict:
     def decide(user, ex, decision):
         try:
             barrier.wait()
-            record_decision(extraction_id=ex.pk, user=user, decision=decision, reason="r",
-                            seen_review_id=0, seen_version=1)
+            record_decision(
+                extraction_id=ex.pk,
+                user=user,
+                decision=decision,
+                reason="r",
+                seen_review_id=0,
+                seen_version=1,
+            )
             outcomes[user.username] = "saved"
         except StaleDecision as exc:
             outcomes[user.username] = str(exc)
@@ -62,9 +69,15 @@ def test_two_reviewers_at_once_on_two_runs_repeats_of_a_clause_one_is_refused(en
     contract = make_reviewable(engagement)
     first = contract.extractions["Governing Law"]
     run = ExtractionRun.objects.create(engagement=engagement, engine="offline", status="done")
-    later = Extraction.objects.create(run=run, document=first.document, clause_type=first.clause_type,
-                                      status=first.status, engine=first.engine, clause_text=first.clause_text,
-                                      dedupe_key=first.dedupe_key)  # the same answer: listed once
+    later = Extraction.objects.create(
+        run=run,
+        document=first.document,
+        clause_type=first.clause_type,
+        status=first.status,
+        engine=first.engine,
+        clause_text=first.clause_text,
+        dedupe_key=first.dedupe_key,
+    )  # the same answer: listed once
     alice, bob = [make_member(engagement, "auditor", username=n) for n in ("alice", "bob")]
     outcomes = _decide_at_once((alice, first, "reject"), (bob, later, "accept"))
     assert sorted(v == "saved" for v in outcomes.values()) == [False, True], outcomes
@@ -83,11 +96,14 @@ def test_upload_checks_each_file_and_lists_results(client, engagement, make_memb
     admin = make_member(engagement, "admin")
     client.force_login(admin)
     pdf = next((cuad_dir / "pdf").glob("*.pdf"))
-    files = [SimpleUploadedFile("contract.pdf", pdf.read_bytes(), content_type="application/pdf"),
-             SimpleUploadedFile("fake.pdf", b"just text, not a PDF\n", content_type="application/pdf"),
-             SimpleUploadedFile("empty.docx", b"", content_type="application/octet-stream")]
-    response = client.post(reverse("engagement-upload", args=[engagement.pk]),
-                           {"files": files, "doc_type": "Supply"}, **HX)
+    files = [
+        SimpleUploadedFile("contract.pdf", pdf.read_bytes(), content_type="application/pdf"),
+        SimpleUploadedFile("fake.pdf", b"just text, not a PDF\n", content_type="application/pdf"),
+        SimpleUploadedFile("empty.docx", b"", content_type="application/octet-stream"),
+    ]
+    response = client.post(
+        reverse("engagement-upload", args=[engagement.pk]), {"files": files, "doc_type": "Supply"}, **HX
+    )
     html = response.content.decode()
     assert response.status_code == 200 and "<html" not in html
     assert html.count('class="file-result ok"') == 1 and html.count('class="file-result bad"') == 2
@@ -95,22 +111,31 @@ def test_upload_checks_each_file_and_lists_results(client, engagement, make_memb
     doc = Document.objects.get(engagement=engagement)
     assert doc.original_name == "contract.pdf" and doc.doc_type == "Supply" and doc.uploaded_by == admin
     assert 'hx-trigger="every 2s"' in html  # the new document is followed live
-    again = client.post(reverse("engagement-upload", args=[engagement.pk]),
-                        {"files": [SimpleUploadedFile("copy.pdf", pdf.read_bytes())]}, **HX).content.decode()
+    again = client.post(
+        reverse("engagement-upload", args=[engagement.pk]),
+        {"files": [SimpleUploadedFile("copy.pdf", pdf.read_bytes())]},
+        **HX,
+    ).content.decode()
     assert "Already uploaded" in again and Document.objects.count() == 1
     assert client.post(reverse("engagement-upload", args=[engagement.pk]), {}, **HX).status_code == 422
 
     # the same bytes again after processing failed on our side: processed again, not "already uploaded"
     Document.objects.filter(pk=doc.pk).update(status="failed", error_code="internal", error="boom")
-    retried = client.post(reverse("engagement-upload", args=[engagement.pk]),
-                          {"files": [SimpleUploadedFile("copy.pdf", pdf.read_bytes())]}, **HX).content.decode()
+    retried = client.post(
+        reverse("engagement-upload", args=[engagement.pk]),
+        {"files": [SimpleUploadedFile("copy.pdf", pdf.read_bytes())]},
+        **HX,
+    ).content.decode()
     assert "processing it again" in retried
     doc.refresh_from_db()
     assert doc.status == "queued" and doc.error_code == "" and Document.objects.count() == 1
     # ... but a file refused for what it is stays refused
     Document.objects.filter(pk=doc.pk).update(status="failed", error_code="encrypted", error="locked")
-    refused = client.post(reverse("engagement-upload", args=[engagement.pk]),
-                          {"files": [SimpleUploadedFile("copy.pdf", pdf.read_bytes())]}, **HX).content.decode()
+    refused = client.post(
+        reverse("engagement-upload", args=[engagement.pk]),
+        {"files": [SimpleUploadedFile("copy.pdf", pdf.read_bytes())]},
+        **HX,
+    ).content.decode()
     assert "Uploaded before as" in refused and "refused: locked" in refused
     assert Document.objects.get(pk=doc.pk).status == "failed"
 
@@ -127,10 +152,16 @@ def test_find_a_clause_runs_the_extraction_service(client, engagement, make_memb
     assert found.clause_type == law and found.run.engagement == engagement
     assert response["HX-Push-Url"] == reverse("clause", args=[found.document_id, found.pk])
     html = response.content.decode()
-    assert f'data-current-extraction="{found.pk}"' in html and 'id="clause-list" ' in html and "hx-swap-oob" in html
+    assert (
+        f'data-current-extraction="{found.pk}"' in html
+        and 'id="clause-list" ' in html
+        and "hx-swap-oob" in html
+    )
     plain = client.post(url, {"question": "Who pays the unit fee?"})
     answer = Extraction.objects.latest("id")
-    assert plain.status_code == 302 and plain["Location"] == reverse("clause", args=[answer.document_id, answer.pk])
+    assert plain.status_code == 302 and plain["Location"] == reverse(
+        "clause", args=[answer.document_id, answer.pk]
+    )
     refused = client.post(url, {}, **HX)
     assert refused.status_code == 422 and refused["HX-Retarget"] == "#find-form"
     assert "Pick a clause type or type a question." in refused.content.decode()
@@ -145,8 +176,14 @@ def test_finding_a_clause_already_listed_opens_the_listed_item(client, engagemen
     law = ClauseType.objects.get(name="Governing Law")
     client.post(url, {"clause_type": law.pk}, **HX)
     first = Extraction.objects.latest("id")
-    record_decision(extraction_id=first.pk, user=auditor, decision="accept", reason="checked", seen_review_id=0,
-                    seen_version=first.version)
+    record_decision(
+        extraction_id=first.pk,
+        user=auditor,
+        decision="accept",
+        reason="checked",
+        seen_review_id=0,
+        seen_version=first.version,
+    )
 
     response = client.post(url, {"clause_type": law.pk}, **HX)
     again = Extraction.objects.latest("id")
@@ -162,7 +199,9 @@ def test_find_is_for_reviewers_not_managers(client, engagement, make_member):
     contract = make_reviewable(engagement)
     client.force_login(make_member(engagement, "manager"))
     assert client.post(reverse("find", args=[contract.document.pk]), {"question": "x y z"}).status_code == 403
-    assert 'id="find-form"' not in client.get(reverse("document", args=[contract.document.pk])).content.decode()
+    assert (
+        'id="find-form"' not in client.get(reverse("document", args=[contract.document.pk])).content.decode()
+    )
 
 
 @pytest.mark.django_db
@@ -170,19 +209,32 @@ def test_members_and_catalog_are_for_admins(client, engagement, make_member, dja
     admin = make_member(engagement, "admin")
     auditor = make_member(engagement, "auditor")
     client.force_login(auditor)
-    assert client.post(reverse("catalog"), {"name": "X", "description": "d", "query": "q", "kind": "text"}).status_code == 403
+    assert (
+        client.post(
+            reverse("catalog"), {"name": "X", "description": "d", "query": "q", "kind": "text"}
+        ).status_code
+        == 403
+    )
     client.force_login(admin)
     newbie = django_user_model.objects.create_user("newbie", password="x-long-password-1")
     url = reverse("engagement-members", args=[engagement.pk])
     assert client.post(url, {"action": "add", "username": "newbie", "role": "manager"}).status_code == 302
     assert newbie.memberships.get().role == "manager"
-    assert "No user named" in client.post(url, {"action": "add", "username": "ghost", "role": "auditor"}).content.decode()
+    assert (
+        "No user named"
+        in client.post(url, {"action": "add", "username": "ghost", "role": "auditor"}).content.decode()
+    )
     own = admin.memberships.get()
     client.post(url, {"membership": own.pk, "remove": "on"})
     assert admin.memberships.exists()  # the last admin stays
-    response = client.post(reverse("catalog"), {"name": "Data Protection", "description": "GDPR terms",
-                                                "query": "personal data", "kind": "text"})
-    assert response.status_code == 302 and ClauseType.objects.get(name="Data Protection").slug == "data-protection"
+    response = client.post(
+        reverse("catalog"),
+        {"name": "Data Protection", "description": "GDPR terms", "query": "personal data", "kind": "text"},
+    )
+    assert (
+        response.status_code == 302
+        and ClauseType.objects.get(name="Data Protection").slug == "data-protection"
+    )
     for junk in ("abc", "", "\u00b2"):  # a malformed id changes nothing and is no server error
         assert client.post(reverse("catalog"), {"retire": junk}).status_code == 302
     added = ClauseType.objects.get(name="Data Protection")
@@ -204,27 +256,46 @@ def test_an_admin_edits_a_catalog_type_and_its_earlier_wording_is_kept(client, e
     url = reverse("catalog-edit", args=[law.pk])
     client.force_login(make_member(engagement, "auditor"))
     assert client.get(url).status_code == 403
-    assert client.post(url, {"name": law.name, "description": "d", "query": "q", "kind": "value"}).status_code == 403
+    assert (
+        client.post(url, {"name": law.name, "description": "d", "query": "q", "kind": "value"}).status_code
+        == 403
+    )
     client.force_login(admin := make_member(engagement, "admin"))
     assert f'href="{url}"' in client.get(reverse("catalog")).content.decode()
     page = client.get(url).content.decode()
     assert 'name="name"' in page and "disabled" in page and law.query in page
     old_query = law.query
-    wanted = {"name": "Choice of Law", "description": law.description, "query": "laws of the State of; governed by",
-              "example": law.example, "kind": law.kind}
+    wanted = {
+        "name": "Choice of Law",
+        "description": law.description,
+        "query": "laws of the State of; governed by",
+        "example": law.example,
+        "kind": law.kind,
+    }
     saved = client.post(url, wanted, follow=True)
     assert "Saved Governing Law" in saved.content.decode()
     law.refresh_from_db()
-    assert (law.name, law.query) == ("Governing Law", "laws of the State of; governed by")  # a built-in keeps its name
+    assert (law.name, law.query) == (
+        "Governing Law",
+        "laws of the State of; governed by",
+    )  # a built-in keeps its name
     change = ClauseTypeChange.objects.get(clause_type=law)
     assert (change.before, change.after, change.changed_by) == (
-        {"query": old_query}, {"query": "laws of the State of; governed by"}, admin)
+        {"query": old_query},
+        {"query": "laws of the State of; governed by"},
+        admin,
+    )
     assert old_query in client.get(url).content.decode()  # the earlier wording is on the page
     again = client.post(url, wanted, follow=True)
     assert "nothing changed" in again.content.decode() and ClauseTypeChange.objects.count() == 1
 
-    own = ClauseType.objects.create(name="Data Protection", slug="data-protection", description="GDPR terms",
-                                    query="personal data", source="custom")
+    own = ClauseType.objects.create(
+        name="Data Protection",
+        slug="data-protection",
+        description="GDPR terms",
+        query="personal data",
+        source="custom",
+    )
     own_url = reverse("catalog-edit", args=[own.pk])
     fields = {"description": "GDPR terms", "query": "personal data", "example": "", "kind": "text"}
     for taken in ("governing  law", "Q: is there a DPA"):  # a twin of another type, a free question's name
@@ -235,11 +306,17 @@ def test_an_admin_edits_a_catalog_type_and_its_earlier_wording_is_kept(client, e
     assert own.name == "Personal Data" and own.slug == "data-protection"
     assert client.get(reverse("catalog-edit", args=[question_type("Is there a DPA").pk])).status_code == 404
     # twins saved before names were checked ("Personal data" beside "Personal Data") keep their wording editable
-    twin = ClauseType.objects.create(name="Personal data", slug="personal-data-2", description="d", query="q",
-                                     source="custom")
+    twin = ClauseType.objects.create(
+        name="Personal data", slug="personal-data-2", description="d", query="q", source="custom"
+    )
     assert client.post(own_url, {**fields, "name": "Personal Data", "query": "GDPR"}).status_code == 302
-    assert client.post(reverse("catalog-edit", args=[twin.pk]),
-                       {**fields, "name": "Personal data", "query": "data subject"}).status_code == 302
+    assert (
+        client.post(
+            reverse("catalog-edit", args=[twin.pk]),
+            {**fields, "name": "Personal data", "query": "data subject"},
+        ).status_code
+        == 302
+    )
     assert client.post(own_url, {**fields, "name": "Personal  DATA"}).status_code == 422  # a new twin is not
 
 
@@ -248,13 +325,16 @@ def test_a_catalog_name_never_passes_for_a_free_question(client, engagement, mak
     from extraction.service import question_type
 
     client.force_login(make_member(engagement, "admin"))
-    response = client.post(reverse("catalog"), {"name": "Q-Score", "description": "A customer score",
-                                                "query": "quality score", "kind": "value"})
+    response = client.post(
+        reverse("catalog"),
+        {"name": "Q-Score", "description": "A customer score", "query": "quality score", "kind": "value"},
+    )
     assert response.status_code == 302
     score = ClauseType.objects.get(name="Q-Score")
     assert not score.slug.startswith("q-") and "Q-Score" in client.get(reverse("catalog")).content.decode()
-    refused = client.post(reverse("catalog"), {"name": "Q: Is there a cap", "description": "d", "query": "q",
-                                               "kind": "text"})
+    refused = client.post(
+        reverse("catalog"), {"name": "Q: Is there a cap", "description": "d", "query": "q", "kind": "text"}
+    )
     assert refused.status_code == 422 and "kept for free questions" in refused.content.decode()
     asked = question_type("Is there a cap on liability")  # a question stays out of the catalog's reach
     client.post(reverse("catalog"), {"reactivate": asked.pk})
@@ -270,11 +350,16 @@ def test_the_django_admin_cannot_rewrite_an_extracted_clause(client, engagement,
     client.force_login(staff)
     url = reverse("admin:extraction_extraction_change", args=[ex.pk])
     assert client.get(url).status_code == 200  # still readable
-    response = client.post(url, {"clause_text": "a unit fee of $999 per record", "status": "found", "version": 1})
+    response = client.post(
+        url, {"clause_text": "a unit fee of $999 per record", "status": "found", "version": 1}
+    )
     assert response.status_code == 403
     ex.refresh_from_db()
     assert "$247.83" in ex.clause_text  # a clause changes only through a reviewer's correction, which is kept
-    assert client.post(reverse("admin:extraction_extraction_delete", args=[ex.pk]), {"post": "yes"}).status_code == 403
+    assert (
+        client.post(reverse("admin:extraction_extraction_delete", args=[ex.pk]), {"post": "yes"}).status_code
+        == 403
+    )
 
 
 @pytest.mark.django_db
@@ -288,7 +373,9 @@ def test_the_django_admin_cannot_move_a_document_or_its_pages(client, engagement
     url = reverse("admin:ingest_document_change", args=[doc.pk])
     assert client.get(url).status_code == 200
     stages = {f"stages-{k}": v for k, v in {"TOTAL_FORMS": 0, "INITIAL_FORMS": 0}.items()}
-    saved = client.post(url, {"title": "Renamed", "engagement": other.pk, "original_name": "other.pdf", **stages})
+    saved = client.post(
+        url, {"title": "Renamed", "engagement": other.pk, "original_name": "other.pdf", **stages}
+    )
     assert saved.status_code == 302  # the form was taken: the title is still the admin's to change
     doc.refresh_from_db()
     assert doc.title == "Renamed"
@@ -296,7 +383,10 @@ def test_the_django_admin_cannot_move_a_document_or_its_pages(client, engagement
     assert client.get(reverse("admin:ingest_document_add")).status_code == 403  # documents enter by upload
     page = Page.objects.filter(document=doc).first()
     page_url = reverse("admin:ingest_page_change", args=[page.pk])
-    assert client.post(page_url, {"document": doc.pk, "number": 1, "char_start": 5, "char_end": 9}).status_code == 403
+    assert (
+        client.post(page_url, {"document": doc.pk, "number": 1, "char_start": 5, "char_end": 9}).status_code
+        == 403
+    )
     page_before = (page.char_start, page.char_end)
     page.refresh_from_db()
     assert (page.char_start, page.char_end) == page_before  # pages place every verified citation
@@ -321,28 +411,50 @@ def test_uploading_the_same_file_again_with_extract_ticked_extracts_it(client, e
 
 
 @pytest.mark.django_db
-def test_the_django_admin_shows_the_catalog_but_changes_it_only_through_the_catalog_page(client, django_user_model):
+def test_the_django_admin_shows_the_catalog_but_changes_it_only_through_the_catalog_page(
+    client, django_user_model
+):
     # the catalog page checks names, keeps built-in names and keeps every edit; the admin would bypass all three
     law = ClauseType.objects.get(name="Governing Law")
     client.force_login(django_user_model.objects.create_superuser("root", password="x-long-password-1"))
     url = reverse("admin:extraction_clausetype_change", args=[law.pk])
     assert client.get(url).status_code == 200  # still readable
-    response = client.post(url, {"name": "Choice of Law", "slug": "choice-of-law", "source": "custom",
-                                 "description": "Which law governs the contract.", "query": "governed by the laws of",
-                                 "example": law.example, "kind": "value", "active": "on"})
+    response = client.post(
+        url,
+        {
+            "name": "Choice of Law",
+            "slug": "choice-of-law",
+            "source": "custom",
+            "description": "Which law governs the contract.",
+            "query": "governed by the laws of",
+            "example": law.example,
+            "kind": "value",
+            "active": "on",
+        },
+    )
     assert response.status_code == 403
     law.refresh_from_db()
     assert (law.name, law.slug, law.source) == ("Governing Law", "governing-law", "cuad")
     assert client.get(reverse("admin:extraction_clausetype_add")).status_code == 403  # a "q-" slug hid a type
-    assert client.post(reverse("admin:extraction_clausetype_delete", args=[law.pk]), {"post": "yes"}).status_code == 403
+    assert (
+        client.post(reverse("admin:extraction_clausetype_delete", args=[law.pk]), {"post": "yes"}).status_code
+        == 403
+    )
 
 
 @pytest.mark.django_db
 @pytest.mark.parametrize("name", ["governing law", "Governing  Law", "GOVERNING-LAW", "governing_law"])
 def test_a_catalog_name_again_in_other_capitals_or_spacing_is_refused(client, engagement, make_member, name):
     client.force_login(make_member(engagement, "admin"))
-    response = client.post(reverse("catalog"), {"name": name, "description": "Which law governs.",
-                                                "query": "governed by the laws of", "kind": "value"})
+    response = client.post(
+        reverse("catalog"),
+        {
+            "name": name,
+            "description": "Which law governs.",
+            "query": "governed by the laws of",
+            "kind": "value",
+        },
+    )
     assert response.status_code == 422
     assert "“Governing Law” is already in the catalog" in response.content.decode()
     assert ClauseType.objects.filter(name__iexact="governing law").count() == 1  # one type, run once
@@ -357,8 +469,8 @@ def test_a_catalog_name_again_in_other_capitals_or_spacing_is_refused(client, en
 def test_adding_a_member_proposes_auditor_not_admin(client, engagement, make_member):
     client.force_login(make_member(engagement, "admin"))
     page = client.get(reverse("engagement-members", args=[engagement.pk])).content.decode()
-    add_role = page[page.index('id="id_role"'):]
-    add_role = add_role[:add_role.index("</select>")]
+    add_role = page[page.index('id="id_role"') :]
+    add_role = add_role[: add_role.index("</select>")]
     assert '<option value="auditor" selected>' in add_role  # typing a name and pressing Enter makes no admin
     assert "selected" not in add_role.replace('<option value="auditor" selected>', "")
 
@@ -370,8 +482,8 @@ def test_each_members_buttons_name_the_member(client, engagement, make_member):
     make_member(engagement, "auditor", username="alice")
     page = client.get(reverse("engagement-members", args=[engagement.pk])).content.decode()
     for name in ("ada", "alice"):
-        row = page[page.index(f'data-member="{name}"'):]
-        row = row[:row.index("</tr>")]
+        row = page[page.index(f'data-member="{name}"') :]
+        row = row[: row.index("</tr>")]
         assert f'aria-label="Change the role of {name}">Change</button>' in row
         assert f'aria-label="Remove {name}">Remove</button>' in row
 
@@ -395,7 +507,9 @@ def test_a_question_too_long_to_ask_is_refused_in_words_that_say_so(client, enga
 
 @pytest.mark.django_db
 @pytest.mark.parametrize("question", ["???", "... !!", "-- * --"])
-def test_a_question_without_a_word_is_refused_not_answered_not_found(client, engagement, make_member, question):
+def test_a_question_without_a_word_is_refused_not_answered_not_found(
+    client, engagement, make_member, question
+):
     from extraction.models import ExtractionRun
 
     contract = make_reviewable(engagement)
@@ -405,4 +519,7 @@ def test_a_question_without_a_word_is_refused_not_answered_not_found(client, eng
     refused = client.post(reverse("find", args=[contract.document.pk]), {"question": question}, **HX)
 
     assert refused.status_code == 422 and "The question has no words" in refused.content.decode()
-    assert ExtractionRun.objects.count() == runs and not ClauseType.objects.filter(name=f"Q: {question}").exists()
+    assert (
+        ExtractionRun.objects.count() == runs
+        and not ClauseType.objects.filter(name=f"Q: {question}").exists()
+    )

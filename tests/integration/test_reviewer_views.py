@@ -1,4 +1,5 @@
 """Reviewer pages through the Django test client on the real embedded PostgreSQL."""
+
 from __future__ import annotations
 
 import json
@@ -48,9 +49,11 @@ def test_same_url_without_htmx_is_the_whole_page_with_the_clause_list(client, au
     assert "<html" in html and 'id="clause-list"' in html
     for other in contract.extractions.values():
         assert f'data-extraction-id="{other.pk}"' in html
-    assert re.search(rf'data-extraction-id="{ex.pk}"\s[^>]*aria-current="true"', html, re.S) or \
-        re.search(rf'aria-current="true"[^>]*data-extraction-id="{ex.pk}"', html, re.S) or \
-        'aria-current="true"' in html.split(f'data-extraction-id="{ex.pk}"')[1].split(">")[0]
+    assert (
+        re.search(rf'data-extraction-id="{ex.pk}"\s[^>]*aria-current="true"', html, re.S)
+        or re.search(rf'aria-current="true"[^>]*data-extraction-id="{ex.pk}"', html, re.S)
+        or 'aria-current="true"' in html.split(f'data-extraction-id="{ex.pk}"')[1].split(">")[0]
+    )
 
 
 def test_contract_html_is_escaped_inside_and_outside_the_mark(client, auditor, contract):
@@ -65,13 +68,16 @@ def test_responses_carry_a_strict_content_security_policy(client, auditor, contr
     response = client.get(reverse("document", args=[contract.document.pk]))
     csp = response["Content-Security-Policy"]
     assert "script-src 'self'" in csp and "unsafe-inline" not in csp
-    assert "<script>" not in response.content.decode().replace('<script src=', '')
+    assert "<script>" not in response.content.decode().replace("<script src=", "")
 
 
 def test_pages_with_contract_text_are_kept_by_no_cache(client, auditor, contract):
     # the browser's Back button after signing out on a shared computer showed the last contract from its cache
     ex = contract.extractions["Other"]
-    for url in [reverse("document", args=[contract.document.pk]), reverse("clause", args=[ex.document_id, ex.pk])]:
+    for url in [
+        reverse("document", args=[contract.document.pk]),
+        reverse("clause", args=[ex.document_id, ex.pk]),
+    ]:
         cache_control = client.get(url)["Cache-Control"]
         assert "no-store" in cache_control and "private" in cache_control, url
 
@@ -96,27 +102,39 @@ def test_decisions_are_appended_and_the_state_is_derived(client, auditor, contra
     r1 = _decide(client, ex, "accept")
     assert r1.status_code == 200 and "accepted" in r1.content.decode()
     first = Review.objects.get(extraction=ex)
-    r2 = _decide(client, ex, "correct", seen_review=first.pk, corrected_text="a unit fee of $247.83 per record",
-                 reason="typo in the source")
+    r2 = _decide(
+        client,
+        ex,
+        "correct",
+        seen_review=first.pk,
+        corrected_text="a unit fee of $247.83 per record",
+        reason="typo in the source",
+    )
     assert r2.status_code == 200
     ex.refresh_from_db()
     assert ex.version == 2
     second = Review.objects.filter(extraction=ex).latest("id")
     r3 = _decide(client, ex, "reject", seen_review=second.pk, seen_version=2, reason="duplicate of 4.1")
     assert r3.status_code == 200
-    reviews = list(Review.objects.filter(extraction=ex).order_by("id").values_list("decision", "extraction_version"))
+    reviews = list(
+        Review.objects.filter(extraction=ex).order_by("id").values_list("decision", "extraction_version")
+    )
     assert reviews == [("accept", 1), ("correct", 1), ("reject", 2)]
     html = r3.content.decode()
     assert html.count('class="history-item"') == 3 and "duplicate of 4.1" in html
-    assert (f'id="clause-item-{ex.pk}" class="clause-item" data-status="{ex.status}" data-review="reject" '
-            'hx-swap-oob="true"') in html  # the list item (and the list's filter) follow the decision
+    assert (
+        f'id="clause-item-{ex.pk}" class="clause-item" data-status="{ex.status}" data-review="reject" '
+        'hx-swap-oob="true"'
+    ) in html  # the list item (and the list's filter) follow the decision
     assert "review-reject" in html
 
 
 def test_stale_decision_is_refused_with_a_clear_message(client, auditor, contract, make_member, engagement):
     ex = contract.extractions["Governing Law"]
     other = make_member(engagement, "auditor", username="bob")
-    Review.objects.create(extraction=ex, reviewer=other, decision="reject", reason="wrong law", extraction_version=1)
+    Review.objects.create(
+        extraction=ex, reviewer=other, decision="reject", reason="wrong law", extraction_version=1
+    )
     response = _decide(client, ex, "accept", seen_review=0)
     assert response.status_code == 409
     html = response.content.decode()
@@ -144,7 +162,9 @@ def test_without_javascript_a_decision_redirects_back_to_the_clause(client, audi
     assert "Recorded: accept." in page
 
 
-def test_managers_read_but_cannot_decide_and_auditors_cannot_upload(client, engagement, make_member, contract):
+def test_managers_read_but_cannot_decide_and_auditors_cannot_upload(
+    client, engagement, make_member, contract
+):
     manager = make_member(engagement, "manager")
     client.force_login(manager)
     ex = contract.extractions["Governing Law"]
@@ -161,7 +181,7 @@ def test_managers_read_but_cannot_decide_and_auditors_cannot_upload(client, enga
 
 def test_clause_fragment_query_count_is_bounded(client, auditor, contract, django_assert_max_num_queries):
     ex = contract.extractions["Cap On Liability"]
-    for i in range(5):  # a longer history must not add queries
+    for _i in range(5):  # a longer history must not add queries
         last = Review.objects.filter(extraction=ex).order_by("-id").first()
         _decide(client, ex, "accept", seen_review=last.pk if last else 0)
     url = reverse("clause", args=[ex.document_id, ex.pk])
@@ -174,13 +194,16 @@ def test_clause_fragment_query_count_is_bounded(client, auditor, contract, djang
     with django_assert_max_num_queries(4):  # + the page text for a page picked by number
         assert client.get(reverse("clause-page", args=[ex.document_id, ex.pk, 4]), **HX).status_code == 200
     last = Review.objects.filter(extraction=ex).order_by("-id").first()
-    with django_assert_max_num_queries(13):  # the clause and its repeats locked, latest, write, then the refreshed
+    with django_assert_max_num_queries(
+        13
+    ):  # the clause and its repeats locked, latest, write, then the refreshed
         # fragment and list item
         assert _decide(client, ex, "accept", seen_review=last.pk, citation=second.pk).status_code == 200
 
 
-def test_document_page_query_count_does_not_grow_with_clauses(client, auditor, contract, engagement,
-                                                              django_assert_max_num_queries):
+def test_document_page_query_count_does_not_grow_with_clauses(
+    client, auditor, contract, engagement, django_assert_max_num_queries
+):
     url = reverse("document", args=[contract.document.pk])
     with django_assert_max_num_queries(10):
         assert client.get(url).status_code == 200
@@ -195,13 +218,22 @@ def test_exports_in_three_formats(client, auditor, contract):
     cit = contract.citations["Governing Law"][0]
     assert rec["type"] == "Governing Law" and rec["status"] == "found" and rec["engine"] == "offline"
     assert rec["document_type"] == doc.doc_type == "MSA"
-    assert rec["citations"] == [{"citation_id": cit.pk, "ordinal": 0, "chunk_id": cit.chunk.chunk_id,
-                                 "page": cit.page, "span": [cit.start, cit.end], "quote": cit.quote}]
+    assert rec["citations"] == [
+        {
+            "citation_id": cit.pk,
+            "ordinal": 0,
+            "chunk_id": cit.chunk.chunk_id,
+            "page": cit.page,
+            "span": [cit.start, cit.end],
+            "quote": cit.quote,
+        }
+    ]
     assert rec["current_decision"] == "accepted" and rec["reviewer"] == auditor.username and rec["decided_at"]
     assert rec["run_id"] == ex.run_id  # a later run's repeat of the clause is told apart by its run
     csv_text = client.get(reverse("document-export", args=[doc.pk, "csv"])).getvalue().decode("utf-8-sig")
     assert csv_text.splitlines()[0].startswith(
-        "document_id,document,document_type,extraction_id,run_id,clause,type,status,engine")
+        "document_id,document,document_type,extraction_id,run_id,clause,type,status,engine"
+    )
     assert cit.quote in csv_text
     xlsx = client.get(reverse("engagement-export", args=[doc.engagement_id, "xlsx"]))
     assert xlsx["Content-Type"].startswith("application/vnd.openxmlformats")
@@ -218,7 +250,8 @@ def test_exports_in_three_formats(client, auditor, contract):
 
 
 def test_an_engagement_export_streams_every_clause_of_every_document_with_its_own_citations(
-        client, auditor, contract, engagement, monkeypatch):
+    client, auditor, contract, engagement, monkeypatch
+):
     # read a few extractions at a time (as a thousand-contract engagement is): no clause lost or doubled
     # at a batch's edge, and each keeps its own citations and decisions
     import csv
@@ -233,15 +266,22 @@ def test_an_engagement_export_streams_every_clause_of_every_document_with_its_ow
     _decide(client, second.extractions["Payment"], "reject", reason="wrong page")
     monkeypatch.setattr(exports, "BATCH", 2)
     url = lambda fmt: reverse("engagement-export", args=[engagement.pk, fmt])  # noqa: E731
-    expected = {ex.pk: sorted(Citation.objects.filter(extraction=ex).values_list("pk", flat=True))
-                for ex in Extraction.objects.filter(document__engagement=engagement)}
+    expected = {
+        ex.pk: sorted(Citation.objects.filter(extraction=ex).values_list("pk", flat=True))
+        for ex in Extraction.objects.filter(document__engagement=engagement)
+    }
     assert len(expected) == len(contract.extractions) + len(second.extractions)
 
     response = client.get(url("json"))
-    assert response.streaming and response["Content-Disposition"] == 'attachment; filename="acme-audit-2026-clauses.json"'
+    assert (
+        response.streaming
+        and response["Content-Disposition"] == 'attachment; filename="acme-audit-2026-clauses.json"'
+    )
     data = json.loads(response.getvalue())
     assert data["engagement"] == {"id": engagement.pk, "name": engagement.name}
-    assert {r["extraction_id"]: sorted(c["citation_id"] for c in r["citations"]) for r in data["clauses"]} == expected
+    assert {
+        r["extraction_id"]: sorted(c["citation_id"] for c in r["citations"]) for r in data["clauses"]
+    } == expected
     assert len(data["clauses"]) == len(expected)
     rejected = next(r for r in data["clauses"] if r["extraction_id"] == second.extractions["Payment"].pk)
     assert rejected["current_decision"] == "rejected" and rejected["reason"] == "wrong page"
@@ -260,7 +300,9 @@ def test_an_engagement_export_streams_every_clause_of_every_document_with_its_ow
     assert len(sheet) - 1 == len(rows)
 
 
-def test_exports_carry_every_decision_with_its_reviewer_and_time(client, auditor, contract, engagement, make_member):
+def test_exports_carry_every_decision_with_its_reviewer_and_time(
+    client, auditor, contract, engagement, make_member
+):
     ex = contract.extractions["Payment"]
     _decide(client, ex, "reject", reason="wrong page")
     first = Review.objects.get(extraction=ex)
@@ -268,14 +310,19 @@ def test_exports_carry_every_decision_with_its_reviewer_and_time(client, auditor
     _decide(client, ex, "correct", seen_review=first.pk, corrected_text="a unit fee of $247.83 per record")
     second = Review.objects.filter(extraction=ex).latest("id")
     _decide(client, ex, "accept", seen_review=second.pk, seen_version=2)
-    trail = [(r.decision, r.reviewer.username, r.created_at.isoformat())
-             for r in Review.objects.filter(extraction=ex).order_by("id")]
+    trail = [
+        (r.decision, r.reviewer.username, r.created_at.isoformat())
+        for r in Review.objects.filter(extraction=ex).order_by("id")
+    ]
     assert [d for d, _, _ in trail] == ["reject", "correct", "accept"]
 
     data = json.loads(client.get(reverse("document-export", args=[ex.document_id, "json"])).getvalue())
     rec = next(r for r in data["clauses"] if r["extraction_id"] == ex.pk)
     assert [(d["decision"], d["reviewer"], d["decided_at"]) for d in rec["decisions"]] == [
-        ("rejected", auditor.username, trail[0][2]), ("corrected", "bob", trail[1][2]), ("accepted", "bob", trail[2][2])]
+        ("rejected", auditor.username, trail[0][2]),
+        ("corrected", "bob", trail[1][2]),
+        ("accepted", "bob", trail[2][2]),
+    ]
     assert rec["decisions"][0]["reason"] == "wrong page"
     assert rec["decisions"][1]["corrected_text"] == "a unit fee of $247.83 per record"
 
@@ -284,13 +331,26 @@ def test_exports_carry_every_decision_with_its_reviewer_and_time(client, auditor
 
     from openpyxl import load_workbook
 
-    rows = list(csv.DictReader(StringIO(client.get(reverse("document-export", args=[ex.document_id, "csv"]))
-                                        .getvalue().decode("utf-8-sig"))))
+    rows = list(
+        csv.DictReader(
+            StringIO(
+                client.get(reverse("document-export", args=[ex.document_id, "csv"]))
+                .getvalue()
+                .decode("utf-8-sig")
+            )
+        )
+    )
     history = next(r["history"] for r in rows if r["extraction_id"] == str(ex.pk)).splitlines()
-    sheet = list(load_workbook(BytesIO(client.get(reverse("document-export", args=[ex.document_id, "xlsx"])).getvalue()))
-                 .active.iter_rows(values_only=True))
+    sheet = list(
+        load_workbook(
+            BytesIO(client.get(reverse("document-export", args=[ex.document_id, "xlsx"])).getvalue())
+        ).active.iter_rows(values_only=True)
+    )
     col = sheet[0].index("history")
-    assert next(r[col] for r in sheet[1:] if r[0 + sheet[0].index("extraction_id")] == ex.pk).splitlines() == history
+    assert (
+        next(r[col] for r in sheet[1:] if r[0 + sheet[0].index("extraction_id")] == ex.pk).splitlines()
+        == history
+    )
     assert len(history) == 3
     for line, (_, who, at) in zip(history, trail):
         assert line.startswith(f"{at} {who}: ")
@@ -305,8 +365,10 @@ def test_exports_say_why_a_clause_was_flagged_unverified(client, auditor, contra
     from openpyxl import load_workbook
 
     ex = contract.extractions["Insurance"]
-    reasons = ["attempt 1: quote not found in chunk text: 'insurance of $5,000,000'",
-               'attempt 2: value "$5,000,000" is not in the cited text verbatim']
+    reasons = [
+        "attempt 1: quote not found in chunk text: 'insurance of $5,000,000'",
+        'attempt 2: value "$5,000,000" is not in the cited text verbatim',
+    ]
     ex.verification_errors = reasons
     ex.save(update_fields=["verification_errors"])
     url = lambda fmt: reverse("document-export", args=[ex.document_id, fmt])  # noqa: E731
@@ -315,8 +377,13 @@ def test_exports_say_why_a_clause_was_flagged_unverified(client, auditor, contra
     assert next(r for r in records if r["extraction_id"] == ex.pk)["verification_errors"] == reasons
     assert next(r for r in records if r["status"] == "found")["verification_errors"] == []
     rows = list(csv.DictReader(StringIO(client.get(url("csv")).getvalue().decode("utf-8-sig"))))
-    assert next(r for r in rows if r["extraction_id"] == str(ex.pk))["verification_errors"].splitlines() == reasons
-    sheet = list(load_workbook(BytesIO(client.get(url("xlsx")).getvalue())).active.iter_rows(values_only=True))
+    assert (
+        next(r for r in rows if r["extraction_id"] == str(ex.pk))["verification_errors"].splitlines()
+        == reasons
+    )
+    sheet = list(
+        load_workbook(BytesIO(client.get(url("xlsx")).getvalue())).active.iter_rows(values_only=True)
+    )
     row = next(r for r in sheet[1:] if r[sheet[0].index("extraction_id")] == ex.pk)
     assert row[sheet[0].index("verification_errors")].splitlines() == reasons
 
@@ -324,11 +391,15 @@ def test_exports_say_why_a_clause_was_flagged_unverified(client, auditor, contra
 def _stall_notice(html: str, document) -> str:
     """The "has not moved" notice in the documents table's row of ``document`` ("" when it has none)."""
     start = html.index(f'data-document-id="{document.pk}"')
-    found = re.search(r'class="[^"]*stall-notice[^"]*" role="note">([^<]*)<', html[start:html.index("</tr>", start)])
+    found = re.search(
+        r'class="[^"]*stall-notice[^"]*" role="note">([^<]*)<', html[start : html.index("</tr>", start)]
+    )
     return found.group(1) if found else ""
 
 
-def test_documents_table_says_when_a_document_in_the_pipeline_has_not_moved(client, auditor, contract, engagement):
+def test_documents_table_says_when_a_document_in_the_pipeline_has_not_moved(
+    client, auditor, contract, engagement
+):
     from datetime import timedelta
 
     from django.utils import timezone
@@ -342,7 +413,9 @@ def test_documents_table_says_when_a_document_in_the_pipeline_has_not_moved(clie
     moving, _, _ = make_document(engagement, title="Moving along", seed=5, status="converting", progress=5)
     Document.objects.filter(pk=stuck.pk).update(updated_at=timezone.now() - timedelta(minutes=25))
     Document.objects.filter(pk=waiting.pk).update(updated_at=timezone.now() - timedelta(hours=2))
-    Document.objects.filter(pk=contract.document.pk).update(updated_at=timezone.now() - timedelta(days=3))  # ready
+    Document.objects.filter(pk=contract.document.pk).update(
+        updated_at=timezone.now() - timedelta(days=3)
+    )  # ready
 
     html = client.get(url, **HX).content.decode()
 
@@ -361,14 +434,23 @@ def test_documents_table_says_when_an_extraction_has_not_moved(client, auditor, 
     from tests.factories import ensure_clause_types
 
     types = list(ensure_clause_types().values())
-    stuck, waiting, moving = (make_reviewable(engagement, title=t, seed=i).document
-                              for i, t in enumerate(("Stuck", "Waiting", "Moving")))
+    stuck, waiting, moving = (
+        make_reviewable(engagement, title=t, seed=i).document
+        for i, t in enumerate(("Stuck", "Waiting", "Moving"))
+    )
     run = ExtractionRun.objects.create(engagement=engagement, engine="offline", status="running")
     long_ago = timezone.now() - timedelta(minutes=40)
-    for document, statuses in ((stuck, ["done", "running", "pending"]), (waiting, ["pending", "pending", "pending"]),
-                               (moving, ["done", "running", "pending"])):
-        ClauseTask.objects.bulk_create([ClauseTask(run=run, document=document, clause_type=t, status=status)
-                                        for t, status in zip(types, statuses)])
+    for document, statuses in (
+        (stuck, ["done", "running", "pending"]),
+        (waiting, ["pending", "pending", "pending"]),
+        (moving, ["done", "running", "pending"]),
+    ):
+        ClauseTask.objects.bulk_create(
+            [
+                ClauseTask(run=run, document=document, clause_type=t, status=status)
+                for t, status in zip(types, statuses)
+            ]
+        )
         if document is not moving:  # Moving finished a clause type just now
             ClauseTask.objects.filter(document=document).update(updated_at=long_ago)
     html = client.get(reverse("engagement-documents", args=[engagement.pk]), **HX).content.decode()
@@ -378,7 +460,9 @@ def test_documents_table_says_when_an_extraction_has_not_moved(client, auditor, 
     assert _stall_notice(html, moving) == ""
 
 
-def test_documents_table_polls_only_while_a_document_is_in_the_pipeline(client, auditor, contract, engagement):
+def test_documents_table_polls_only_while_a_document_is_in_the_pipeline(
+    client, auditor, contract, engagement
+):
     from tests.factories import make_document
 
     url = reverse("engagement-documents", args=[engagement.pk])
@@ -393,7 +477,13 @@ def test_failed_documents_show_their_error_in_words(client, auditor, engagement)
     from tests.factories import make_document
 
     make_document(engagement, title="Scan", seed=4, status="needs_ocr")
-    make_document(engagement, title="Broken", seed=5, status="failed", error="The PDF is encrypted; upload an unlocked copy.")
+    make_document(
+        engagement,
+        title="Broken",
+        seed=5,
+        status="failed",
+        error="The PDF is encrypted; upload an unlocked copy.",
+    )
     html = client.get(reverse("engagement", args=[engagement.pk])).content.decode()
     assert "needs OCR" in html and "no text layer" in html
     assert "The PDF is encrypted; upload an unlocked copy." in html
@@ -406,9 +496,12 @@ def test_each_member_gets_their_own_role_on_a_shared_engagement(client, engageme
     make_member(engagement, "manager")
     client.force_login(auditor)
     html = client.get(reverse("document", args=[contract.document.pk])).content.decode()
-    assert 'chip role-auditor' in html and 'id="find-form"' in html
+    assert "chip role-auditor" in html and 'id="find-form"' in html
     ex = contract.extractions["Governing Law"]
-    assert 'id="decision-form"' in client.get(reverse("clause", args=[ex.document_id, ex.pk]), **HX).content.decode()
+    assert (
+        'id="decision-form"'
+        in client.get(reverse("clause", args=[ex.document_id, ex.pk]), **HX).content.decode()
+    )
     assert "Upload contracts" not in client.get(reverse("engagement", args=[engagement.pk])).content.decode()
 
 
@@ -443,8 +536,14 @@ def _rerun(contract, changed: dict[str, str] | None = None):
     again = {}
     for name, ex in contract.extractions.items():
         again[name] = Extraction.objects.create(
-            run=run, document=ex.document, clause_type=ex.clause_type, status=ex.status, engine=ex.engine,
-            clause_text=changed.get(name, ex.clause_text), dedupe_key=ex.dedupe_key)
+            run=run,
+            document=ex.document,
+            clause_type=ex.clause_type,
+            status=ex.status,
+            engine=ex.engine,
+            clause_text=changed.get(name, ex.clause_text),
+            dedupe_key=ex.dedupe_key,
+        )
     return again
 
 
@@ -455,14 +554,19 @@ def _listed(html: str) -> set[int]:
 def test_a_rerun_with_the_same_answers_lists_each_clause_once(client, auditor, contract, engagement):
     payment = contract.extractions["Payment"]
     assert _decide(client, payment, "accept").status_code == 200
-    again = _rerun(contract, {"Governing Law": "This Agreement is governed by the laws of the State of New York."})
+    again = _rerun(
+        contract, {"Governing Law": "This Agreement is governed by the laws of the State of New York."}
+    )
 
     html = client.get(reverse("document", args=[contract.document.pk])).content.decode()
     listed = _listed(html)
     assert payment.pk in listed and again["Payment"].pk not in listed  # the decided one stands for both
     for name in ("Termination For Convenience", "Non-Compete", "Insurance"):
         assert again[name].pk in listed and contract.extractions[name].pk not in listed  # else the newest
-    assert {contract.extractions["Governing Law"].pk, again["Governing Law"].pk} <= listed  # a new answer is listed
+    assert {
+        contract.extractions["Governing Law"].pk,
+        again["Governing Law"].pk,
+    } <= listed  # a new answer is listed
     assert len(listed) == len(contract.extractions) + 1
     item = re.search(rf'id="clause-item-{payment.pk}".*?</li>', html, re.S).group(0)
     assert "2 runs" in item
@@ -473,18 +577,30 @@ def test_a_rerun_with_the_same_answers_lists_each_clause_once(client, auditor, c
 
     # a third run whose answers differ only in spacing and capitals, its Payment decided too (as could be
     # recorded before a decision on a repeat the list does not show was refused): still one each
-    third = _rerun(contract, {name: "  " + ex.clause_text.upper().replace(" ", "\n ") + " "
-                              for name, ex in contract.extractions.items() if ex.clause_text})
-    Review.objects.create(extraction=third["Payment"], reviewer=auditor, decision="accept", extraction_version=1)
+    third = _rerun(
+        contract,
+        {
+            name: "  " + ex.clause_text.upper().replace(" ", "\n ") + " "
+            for name, ex in contract.extractions.items()
+            if ex.clause_text
+        },
+    )
+    Review.objects.create(
+        extraction=third["Payment"], reviewer=auditor, decision="accept", extraction_version=1
+    )
     table = client.get(reverse("engagement", args=[engagement.pk])).content.decode()
     assert f"{found} found" in table and "1 not found" in table and "1 reviewed" in table
 
 
-def test_a_repeat_differing_only_by_no_break_spaces_is_counted_once_as_it_is_listed_once(client, auditor, contract,
-                                                                                          engagement):
+def test_a_repeat_differing_only_by_no_break_spaces_is_counted_once_as_it_is_listed_once(
+    client, auditor, contract, engagement
+):
     # an HTML or DOCX contract keeps its no-break spaces: one engine copies them, another writes plain spaces
-    nbsp = {name: ex.clause_text.replace(" ", "\u00a0", 2) for name, ex in contract.extractions.items()
-            if ex.status == "found"}
+    nbsp = {
+        name: ex.clause_text.replace(" ", "\u00a0", 2)
+        for name, ex in contract.extractions.items()
+        if ex.status == "found"
+    }
     _rerun(contract, nbsp)
     html = client.get(reverse("document", args=[contract.document.pk])).content.decode()
     assert len(_listed(html)) == len(contract.extractions)  # the list folds each repeat into its clause
@@ -492,12 +608,20 @@ def test_a_repeat_differing_only_by_no_break_spaces_is_counted_once_as_it_is_lis
     assert f"{len(nbsp)} found" in table  # and the documents table counts what the list shows
 
 
-@pytest.mark.parametrize("first, again", [
-    ("Payment to Müller Straße GmbH within 30 days.", "PAYMENT TO MÜLLER STRASSE GMBH WITHIN 30 DAYS."),  # ß, SS
-    ("Profits of the ﬁrm are shared.", "Profits of the firm are shared."),  # a ligature, the letters
-], ids=["sharp s", "ligature"])
-def test_the_documents_table_counts_the_answers_the_clause_list_shows(client, auditor, contract, engagement,
-                                                                       first, again):
+@pytest.mark.parametrize(
+    "first, again",
+    [
+        (
+            "Payment to Müller Straße GmbH within 30 days.",
+            "PAYMENT TO MÜLLER STRASSE GMBH WITHIN 30 DAYS.",
+        ),  # ß, SS
+        ("Profits of the ﬁrm are shared.", "Profits of the firm are shared."),  # a ligature, the letters
+    ],
+    ids=["sharp s", "ligature"],
+)
+def test_the_documents_table_counts_the_answers_the_clause_list_shows(
+    client, auditor, contract, engagement, first, again
+):
     # whether two wordings are one answer or two, the table's count and the list's items say the same
     from extraction.models import Extraction
 
@@ -510,10 +634,13 @@ def test_the_documents_table_counts_the_answers_the_clause_list_shows(client, au
     assert f"{found} found" in table, (shown, re.findall(r"\d+ found", table))
 
 
-def test_a_decision_on_a_repeat_another_reviewer_decided_is_refused_not_hidden(client, auditor, contract, engagement,
-                                                                               make_member):
+def test_a_decision_on_a_repeat_another_reviewer_decided_is_refused_not_hidden(
+    client, auditor, contract, engagement, make_member
+):
     first = contract.extractions["Payment"]
-    stale = client.get(reverse("document", args=[first.document_id])).content.decode()  # lists the first run's item
+    stale = client.get(
+        reverse("document", args=[first.document_id])
+    ).content.decode()  # lists the first run's item
     assert first.pk in _listed(stale)
     later = _rerun(contract)["Payment"]  # a later run finds the same clause: the list now shows its item
     bob = make_member(engagement, "auditor", username="bob")
@@ -524,8 +651,12 @@ def test_a_decision_on_a_repeat_another_reviewer_decided_is_refused_not_hidden(c
     html = response.content.decode()
     assert "Not saved: bob recorded “accepted” on this clause" in html and "another extraction run" in html
     assert not Review.objects.filter(extraction=first).exists()
-    assert f'data-current-extraction="{later.pk}"' in html  # the panel shows the decided item, to decide again
-    assert f'id="clause-item-{later.pk}"' in html and f'id="clause-item-{first.pk}"' not in html  # list refreshed
+    assert (
+        f'data-current-extraction="{later.pk}"' in html
+    )  # the panel shows the decided item, to decide again
+    assert (
+        f'id="clause-item-{later.pk}"' in html and f'id="clause-item-{first.pk}"' not in html
+    )  # list refreshed
     bob_review = Review.objects.get(extraction=later)
     again = _decide(client, later, "reject", seen_review=bob_review.pk, reason="wrong page")
     assert again.status_code == 200 and Review.objects.filter(extraction=later).count() == 2
@@ -548,20 +679,26 @@ def test_the_review_page_shows_which_engine_produced_each_clause(client, auditor
     assert f'<span class="chip engine" title="{model}">{engine}</span>' in panel
 
 
-def test_a_decision_posted_after_the_session_expired_comes_back_to_the_clause(client, engagement, make_member,
-                                                                             contract):
+def test_a_decision_posted_after_the_session_expired_comes_back_to_the_clause(
+    client, engagement, make_member, contract
+):
     from urllib.parse import quote
 
     user = make_member(engagement, "auditor")
     ex = contract.extractions["Governing Law"]
-    clause_url, decide_url = reverse("clause", args=[ex.document_id, ex.pk]), reverse("decide", args=[ex.document_id, ex.pk])
+    clause_url, decide_url = (
+        reverse("clause", args=[ex.document_id, ex.pk]),
+        reverse("decide", args=[ex.document_id, ex.pk]),
+    )
     login = reverse("login")
     # without JavaScript: POST -> sign in -> the sign-in sends a GET to decide/ -> back to the clause, not a 405
     posted = _decide(client, ex, "accept", headers={})
     assert posted.status_code == 302 and posted["Location"] == f"{login}?next={quote(decide_url)}"
     form = client.get(posted["Location"]).content.decode()
     assert f'action="{login}"' in form  # a login form swapped into another page still posts to the login
-    signed_in = client.post(login, {"username": user.username, "password": "pw-for-tests-1", "next": decide_url})
+    signed_in = client.post(
+        login, {"username": user.username, "password": "pw-for-tests-1", "next": decide_url}
+    )
     assert signed_in.status_code == 302 and signed_in["Location"] == decide_url
     back = client.get(decide_url)
     assert back.status_code == 302 and back["Location"] == clause_url
@@ -578,8 +715,12 @@ def test_an_htmx_request_without_a_session_sends_the_whole_tab_to_sign_in(client
 
     ex = contract.extractions["Governing Law"]
     clause_url = reverse("clause", args=[ex.document_id, ex.pk])
-    response = _decide(client, ex, "accept", headers={**HX, "HTTP_HX_CURRENT_URL": "http://testserver" + clause_url})
-    assert response.status_code == 401  # not a 302 that the XHR follows and swaps the login page into the panel
+    response = _decide(
+        client, ex, "accept", headers={**HX, "HTTP_HX_CURRENT_URL": "http://testserver" + clause_url}
+    )
+    assert (
+        response.status_code == 401
+    )  # not a 302 that the XHR follows and swaps the login page into the panel
     assert response["HX-Redirect"] == f"{reverse('login')}?next={quote(clause_url)}"
     assert not Review.objects.exists()
 
@@ -595,21 +736,40 @@ def test_accepting_with_an_edited_text_is_refused_and_the_edit_kept(client, audi
         assert re.search(r'<details id="correct-box" class="correct-box" open>', html)  # the edit is in view
         assert "(as amended in 2025)</textarea>" in html and ">checked</textarea>" in html
         discard = reverse("clause", args=[ex.document_id, ex.pk])
-        assert f'id="discard-edit"' in html and f'href="{discard}"' in html  # one step back to the clause as it is
+        assert (
+            'id="discard-edit"' in html and f'href="{discard}"' in html
+        )  # one step back to the clause as it is
     assert not Review.objects.exists()
     assert _decide(client, ex, "accept", corrected_text=ex.clause_text).status_code == 200  # untouched: fine
 
 
 def test_an_unchanged_multiline_correction_posted_with_crlf_is_not_a_new_version(client, auditor, contract):
     ex = contract.extractions["Payment"]
-    assert _decide(client, ex, "correct", corrected_text="4.2 Fees.\nA unit fee of $247.83.").status_code == 200
+    assert (
+        _decide(client, ex, "correct", corrected_text="4.2 Fees.\nA unit fee of $247.83.").status_code == 200
+    )
     first = Review.objects.get(extraction=ex)
     assert first.corrected_text == "4.2 Fees.\nA unit fee of $247.83."
-    again = _decide(client, ex, "correct", seen_review=first.pk, seen_version=2,
-                    corrected_text="4.2 Fees.\r\nA unit fee of $247.83.\r\n")  # as a browser posts the same box
+    again = _decide(
+        client,
+        ex,
+        "correct",
+        seen_review=first.pk,
+        seen_version=2,
+        corrected_text="4.2 Fees.\r\nA unit fee of $247.83.\r\n",
+    )  # as a browser posts the same box
     assert again.status_code == 422 and "same as the current text" in again.content.decode()
-    assert _decide(client, ex, "accept", seen_review=first.pk, seen_version=2,
-                   corrected_text="4.2 Fees.\r\nA unit fee of $247.83.").status_code == 200
+    assert (
+        _decide(
+            client,
+            ex,
+            "accept",
+            seen_review=first.pk,
+            seen_version=2,
+            corrected_text="4.2 Fees.\r\nA unit fee of $247.83.",
+        ).status_code
+        == 200
+    )
     ex.refresh_from_db()
     assert ex.version == 2 and Review.objects.filter(extraction=ex).count() == 2
 
@@ -619,7 +779,9 @@ def test_a_not_found_clause_a_reviewer_corrected_shows_its_text_in_the_list(clie
     planted = "9.1 Non-Compete. Provider shall not offer competing services for 12 months."
     response = _decide(client, ex, "correct", corrected_text=planted, reason="it is on page 3")
     assert response.status_code == 200
-    item = re.search(rf'id="clause-item-{ex.pk}".*?</li>', response.content.decode(), re.S).group(0)  # the oob item
+    item = re.search(rf'id="clause-item-{ex.pk}".*?</li>', response.content.decode(), re.S).group(
+        0
+    )  # the oob item
     assert "9.1 Non-Compete. Provider shall not" in item and "Not found in this document" not in item
     page = client.get(reverse("document", args=[ex.document_id])).content.decode()
     item = re.search(rf'id="clause-item-{ex.pk}".*?</li>', page, re.S).group(0)
@@ -640,22 +802,30 @@ def test_a_decision_comes_back_to_the_citation_or_page_being_read(client, audito
     assert saved.status_code == 200 and 'data-page="6"' in saved.content.decode()
     last = Review.objects.get(extraction=ex)
     plain = _decide(client, ex, "accept", seen_review=last.pk, headers={}, page=6)
-    assert plain.status_code == 302 and plain["Location"] == reverse("clause-page", args=[ex.document_id, ex.pk, 6])
+    assert plain.status_code == 302 and plain["Location"] == reverse(
+        "clause-page", args=[ex.document_id, ex.pk, 6]
+    )
     for junk in ("abc", "0", "99"):  # a page that is no page is no server error
         assert _decide(client, ex, "", page=junk).status_code == 422
 
 
-def test_not_in_this_contract_marks_a_found_clause_absent_and_the_figures_count_it(client, auditor, contract,
-                                                                                  engagement):
+def test_not_in_this_contract_marks_a_found_clause_absent_and_the_figures_count_it(
+    client, auditor, contract, engagement
+):
     # the only way to say "the engine found a clause this contract does not have" was a correction typed
     # exactly "not_found"; a reject says nothing about presence, so the silent-source figure never saw it
     from dashboards.figures import reviewer_counts
 
     ex = contract.extractions["Governing Law"]
     page = client.get(reverse("clause", args=[ex.document_id, ex.pk]), **HX).content.decode()
-    assert 'name="decision" value="absent"' in page and 'Not in this contract <kbd aria-hidden="true">n</kbd>' in page
+    assert (
+        'name="decision" value="absent"' in page
+        and 'Not in this contract <kbd aria-hidden="true">n</kbd>' in page
+    )
     edited = _decide(client, ex, "absent", corrected_text=ex.clause_text + " (edited)")
-    assert edited.status_code == 422 and "You edited the text" in edited.content.decode()  # the edit is not lost
+    assert (
+        edited.status_code == 422 and "You edited the text" in edited.content.decode()
+    )  # the edit is not lost
     response = _decide(client, ex, "absent", corrected_text=ex.clause_text)  # the text box as it stands
     assert response.status_code == 200
     review = Review.objects.get(extraction=ex)
@@ -670,15 +840,22 @@ def test_not_in_this_contract_marks_a_found_clause_absent_and_the_figures_count_
     assert (counts["silent"]["n"], counts["silent"]["silent"]) == (1, 0)  # the engine's "found" was invented
     # an answer that already says not found has no such button, and the decision is refused in words
     missing = contract.extractions["Non-Compete"]
-    assert 'value="absent"' not in client.get(reverse("clause", args=[missing.document_id, missing.pk]), **HX).content.decode()
+    assert (
+        'value="absent"'
+        not in client.get(reverse("clause", args=[missing.document_id, missing.pk]), **HX).content.decode()
+    )
     refused = _decide(client, missing, "absent")
-    assert refused.status_code == 422 and "already says this clause is not in the contract" in refused.content.decode()
+    assert (
+        refused.status_code == 422
+        and "already says this clause is not in the contract" in refused.content.decode()
+    )
     assert not Review.objects.filter(extraction=missing).exists()
 
 
 @pytest.mark.parametrize("preloaded", [True, False], ids=["with-the-clause", "page-query"])
-def test_a_span_across_a_page_break_shows_both_pages_and_the_page_after_them(client, auditor, contract, preloaded,
-                                                                             monkeypatch):
+def test_a_span_across_a_page_break_shows_both_pages_and_the_page_after_them(
+    client, auditor, contract, preloaded, monkeypatch
+):
     # a clause running from the foot of page 3 onto page 4: pages 2 (its end) and 5 (its start) frame it;
     # page 5 was never loaded, so the reader lost what follows the clause
     from extraction.models import Citation
@@ -688,8 +865,16 @@ def test_a_span_across_a_page_break_shows_both_pages_and_the_page_after_them(cli
     page3, page4 = contract.pages[2], contract.pages[3]
     start, end = page3.char_end - 40, page4.char_start + 40
     text = contract.document.text
-    cit = Citation.objects.create(extraction=ex, chunk=contract.chunks[0], ordinal=9, page=3, start=start, end=end,
-                                  quote=text[start:end], model_page=3)
+    cit = Citation.objects.create(
+        extraction=ex,
+        chunk=contract.chunks[0],
+        ordinal=9,
+        page=3,
+        start=start,
+        end=end,
+        quote=text[start:end],
+        model_page=3,
+    )
     if not preloaded:  # the workspace's own page query, as when the clause was not loaded with its pages
         monkeypatch.setattr(rows, "page_rows", lambda extraction, citation_id: None)
     html = client.get(reverse("citation", args=[ex.document_id, ex.pk, cit.pk]), **HX).content.decode()
@@ -698,14 +883,18 @@ def test_a_span_across_a_page_break_shows_both_pages_and_the_page_after_them(cli
 
 
 @pytest.mark.parametrize("role", ["auditor", "manager"])
-def test_the_review_page_headings_go_down_one_level_at_a_time(client, engagement, make_member, contract, role):
+def test_the_review_page_headings_go_down_one_level_at_a_time(
+    client, engagement, make_member, contract, role
+):
     """A screen reader lists the headings to move around: the clause types sit under a "Clauses" heading
     (not under "Find a clause", nor straight under the document's title where the find box is not shown)."""
     client.force_login(make_member(engagement, role))
     ex = contract.extractions["Payment"]
     html = client.get(reverse("clause", args=[ex.document_id, ex.pk])).content.decode()
-    headings = [(int(level), re.sub(r"<[^>]+>|\s+", " ", text).strip())
-                for level, text in re.findall(r"<h([1-6])\b[^>]*>(.*?)</h\1>", html, re.S)]
+    headings = [
+        (int(level), re.sub(r"<[^>]+>|\s+", " ", text).strip())
+        for level, text in re.findall(r"<h([1-6])\b[^>]*>(.*?)</h\1>", html, re.S)
+    ]
     assert headings[0][0] == 1
     assert all(b[0] <= a[0] + 1 for a, b in zip(headings, headings[1:])), headings
     first_group = next(i for i, (level, text) in enumerate(headings) if text.startswith("Payment"))
@@ -722,14 +911,20 @@ def test_the_boxes_that_scroll_take_the_keyboard_focus_and_say_what_they_hold(cl
     html = client.get(reverse("clause", args=[ex.document_id, ex.pk])).content.decode()
     make_summary(contract.document, auditor)
     summary = client.get(reverse("document-summary", args=[contract.document.pk])).content.decode()
-    boxes = elements(html, cls="clause-text") + elements(html, cls="history-list") + elements(summary, cls="clause-text")
+    boxes = (
+        elements(html, cls="clause-text")
+        + elements(html, cls="history-list")
+        + elements(summary, cls="clause-text")
+    )
     assert len(boxes) >= 3
     for box in boxes:
         assert box.get("tabindex") == "0" and box.get("aria-label"), box
     assert elements(html, cls="clause-text")[0]["aria-label"] == "Clause text"
 
 
-def test_the_document_text_and_the_neighbouring_pages_carry_names_a_screen_reader_reads(client, auditor, contract):
+def test_the_document_text_and_the_neighbouring_pages_carry_names_a_screen_reader_reads(
+    client, auditor, contract
+):
     """A name on an element with no role (a plain div) is not read out; a named region is a landmark, so only
     the document text is one: the few lines of the pages either side are named groups in it."""
     ex = contract.extractions["Cap On Liability"]
@@ -737,7 +932,9 @@ def test_the_document_text_and_the_neighbouring_pages_carry_names_a_screen_reade
     assert elements(html, cls="context")  # the foot of the page before, the head of the page after
     for tag in ("div", "span", "p"):
         assert [attrs for attrs in elements(html, tag) if "aria-label" in attrs and "role" not in attrs] == []
-    viewer, = elements(html, cls="viewer")
+    (viewer,) = elements(html, cls="viewer")
     assert (viewer.get("role"), viewer.get("aria-label")) == ("region", "Document text")
     assert [(c.get("role"), c.get("aria-label")) for c in elements(html, cls="context")] == [
-        ("group", "End of page 2"), ("group", "Start of page 4")]
+        ("group", "End of page 2"),
+        ("group", "Start of page 4"),
+    ]

@@ -1,4 +1,5 @@
 """``make run``'s demo seeding: the demo benchmark set gives managers measured figures from the first start."""
+
 from __future__ import annotations
 
 import json
@@ -20,7 +21,8 @@ def _seed(capture):
 
 
 def test_demo_benchmark_runs_once_for_the_demo_engagement_and_scores_every_pair(
-        settings, tmp_path, monkeypatch, django_capture_on_commit_callbacks):
+    settings, tmp_path, monkeypatch, django_capture_on_commit_callbacks
+):
     settings.BASE_DIR = tmp_path  # the demo corpus is written under var/
     settings.DASHBOARDS = {"BENCHMARK_ENGINE": "anthropic"}  # a deployment's default for its own runs
     monkeypatch.setenv("DEMO_PASSWORD", "demo-password-for-tests")
@@ -36,14 +38,19 @@ def test_demo_benchmark_runs_once_for_the_demo_engagement_and_scores_every_pair(
 
     assert run_benchmark(queued[0]).endswith(f"/{benchmark_set.pair_count} pass")  # real evaluate, in process
     run = BenchmarkRun.objects.get(pk=queued[0])
-    assert run.status == BenchmarkRun.Status.DONE and run.engine == "offline"  # no API credit spent at start-up
+    assert (
+        run.status == BenchmarkRun.Status.DONE and run.engine == "offline"
+    )  # no API credit spent at start-up
     outcomes = BenchmarkOutcome.objects.filter(run=run)
     assert outcomes.count() == benchmark_set.pair_count == 82
     assert outcomes.filter(present=False).count() == benchmark_set.absent_count
     metrics = json.loads((Path(run.out_dir) / "eval" / "metrics.json").read_text())
     assert metrics["credit"] == ""
     # Dates and parties are labelled as the mention (as in CUAD): the offline engine's date passes.
-    assert list(outcomes.filter(clause_type="Agreement Date").values_list("passed", flat=True)) == [True, True]
+    assert list(outcomes.filter(clause_type="Agreement Date").values_list("passed", flat=True)) == [
+        True,
+        True,
+    ]
 
     _seed(django_capture_on_commit_callbacks)  # make run again: same gold, no second run
     assert len(queued) == 1 and benchmark_set.runs.count() == 1

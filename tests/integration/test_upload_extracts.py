@@ -1,13 +1,15 @@
 """An upload with "extract clauses when ready": the real worker ingests each file, then extracts it
 with every active clause type; the documents table keeps refreshing until the clauses are in."""
+
 from __future__ import annotations
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
+from extraction.launch import create_run, extract_after_ingest, extract_ready_document
 from extraction.models import ClauseTask, ClauseType, Extraction, ExtractionRun
-from extraction.launch import create_run, extract_ready_document
+from extraction.tasks import extract_when_ready
 from ingest.models import Document
 from tests.factories import make_document
 from tests.integration.extraction_fixtures import wait_until
@@ -36,7 +38,9 @@ def test_an_upload_is_extracted_when_it_is_ready(client, engagement, make_member
     client.force_login(admin)
     upload = SimpleUploadedFile("supply.md", CONTRACT.encode(), content_type="text/markdown")
 
-    response = client.post(reverse("engagement-upload", args=[engagement.pk]), {"files": [upload], "extract": "on"})
+    response = client.post(
+        reverse("engagement-upload", args=[engagement.pk]), {"files": [upload], "extract": "on"}
+    )
 
     assert "its clauses will be extracted when it is ready" in response.content.decode()
     document = wait_terminal([Document.objects.get(engagement=engagement)], worker=celery_worker)[0]
@@ -60,7 +64,9 @@ def test_an_upload_is_extracted_when_it_is_ready(client, engagement, make_member
 def test_without_the_tick_nothing_is_promised(client, engagement, make_member, celery_worker):
     client.force_login(make_member(engagement, "admin"))
     upload = SimpleUploadedFile("supply.md", CONTRACT.encode(), content_type="text/markdown")
-    html = client.post(reverse("engagement-upload", args=[engagement.pk]), {"files": [upload]}).content.decode()
+    html = client.post(
+        reverse("engagement-upload", args=[engagement.pk]), {"files": [upload]}
+    ).content.decode()
     assert "Queued for processing." in html and "extracted when" not in html
     # the worker ingests it; the test waits, or the flush of its tables deadlocks with that task
     assert wait_terminal(list(Document.objects.filter(engagement=engagement)), worker=celery_worker)
@@ -80,6 +86,11 @@ def test_the_documents_table_refreshes_while_clauses_are_being_extracted(client,
     assert 'data-polling="false"' in html and "to go" not in html
 
 
+def test_the_task_chained_after_an_upload_is_extract_when_ready():
+    """``extraction.launch`` names the task rather than importing the tasks module: the name is the task's."""
+    assert extract_after_ingest(7)(42) == extract_when_ready.si(42, 7)
+
+
 def test_a_document_that_did_not_become_ready_is_not_extracted(engagement):
     failed, _, _ = make_document(engagement, status="failed")
     assert extract_ready_document(failed.pk) is None
@@ -95,7 +106,9 @@ def test_admins_reach_bulk_extraction_from_the_engagement_page(client, engagemen
     assert bulk not in client.get(reverse("engagement", args=[engagement.pk])).content.decode()
 
 
-def test_the_document_page_clause_list_refreshes_while_extracting_and_is_scoped(client, engagement, make_member):
+def test_the_document_page_clause_list_refreshes_while_extracting_and_is_scoped(
+    client, engagement, make_member
+):
     from engagements.models import Engagement
 
     document, _, _ = make_document(engagement)
@@ -106,7 +119,9 @@ def test_the_document_page_clause_list_refreshes_while_extracting_and_is_scoped(
     assert f'hx-get="{url}" hx-trigger="every 3s"' in page and "clause types to go" in page
     ClauseTask.objects.filter(run=run).update(status=ClauseTask.Status.DONE)
     listed = client.get(url).content.decode()
-    assert 'id="clause-list"' in listed and "hx-trigger" not in listed and "No clauses extracted yet" in listed
+    assert (
+        'id="clause-list"' in listed and "hx-trigger" not in listed and "No clauses extracted yet" in listed
+    )
     other = Engagement.objects.create(name="Other audit")
     client.force_login(make_member(other, "admin", username="outsider"))
     assert client.get(url).status_code == 404

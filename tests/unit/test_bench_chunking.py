@@ -1,4 +1,5 @@
 """bench/bench_chunking.py on a generated contract (its baseline, pages kept) and without the corpus."""
+
 from __future__ import annotations
 
 from demo import make_contract_pdf

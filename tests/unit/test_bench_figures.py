@@ -1,4 +1,5 @@
 """The figures the benchmarks in bench/ print: percentiles, and how run_all reads a bench's output."""
+
 from __future__ import annotations
 
 from bench._django import percentiles
@@ -6,8 +7,12 @@ from bench._django import percentiles
 
 def test_percentiles_are_nearest_rank():
     # nearest rank: the ceil(q * n)-th smallest sample
-    assert percentiles([float(i) for i in range(1, 101)]) == {"p50_ms": 50.0, "p95_ms": 95.0, "max_ms": 100.0,
-                                                             "n": 100}
+    assert percentiles([float(i) for i in range(1, 101)]) == {
+        "p50_ms": 50.0,
+        "p95_ms": 95.0,
+        "max_ms": 100.0,
+        "n": 100,
+    }
     assert percentiles([float(i) for i in range(1, 11)])["p50_ms"] == 5.0
 
 
@@ -26,7 +31,13 @@ def test_review_fragment_counts_each_failed_click_once():
     from bench.bench_review_fragment import scenario
 
     # 10 clicks, 4 answered 404: the load process saw 4, the access log logged the same 4
-    client = {"latencies": [20.0] * 10, "errors": 4, "elapsed_s": 2.0, "view_ms": [5.0] * 10, "cpu_ms": [3.0] * 10}
+    client = {
+        "latencies": [20.0] * 10,
+        "errors": 4,
+        "elapsed_s": 2.0,
+        "view_ms": [5.0] * 10,
+        "cpu_ms": [3.0] * 10,
+    }
     figures = scenario(0, client, [8.0] * 10, 4)
     assert figures["requests"] == 10
     assert figures["errors"] == 4
@@ -39,10 +50,15 @@ def test_run_all_keeps_every_section_a_bench_printed():
     from bench.run_all import read_output
 
     # bench_bulk prints one object per section as it ends it
-    out = ('{\n  "build": {"requests": 10}\n}\n{\n  "harvest": {"lines": 200}\n}\n'
-           '{"project": {"dedicated_hours": 5.1}}\n')
-    assert read_output(out) == {"build": {"requests": 10}, "harvest": {"lines": 200},
-                                "project": {"dedicated_hours": 5.1}}
+    out = (
+        '{\n  "build": {"requests": 10}\n}\n{\n  "harvest": {"lines": 200}\n}\n'
+        '{"project": {"dedicated_hours": 5.1}}\n'
+    )
+    assert read_output(out) == {
+        "build": {"requests": 10},
+        "harvest": {"lines": 200},
+        "project": {"dedicated_hours": 5.1},
+    }
 
 
 def test_run_all_reads_one_object_after_a_progress_line():
@@ -89,9 +105,9 @@ def test_speedup_is_baseline_time_over_ours():
 
 def test_naive_verify_baseline_is_a_whitespace_normalised_substring_test():
     from bench.bench_extraction import naive_verify
-    from extraction.types import ChunkView
+    from ingest.chunker import ChunkSpec
 
-    chunk = ChunkView("c1", 0, "The Supplier shall pay\n\nwithin  thirty days.", 0, 44, 1, 1, 0, "")
+    chunk = ChunkSpec("c1", 0, "The Supplier shall pay\n\nwithin  thirty days.", 0, 44, 1, 1, 0, "")
     chunks = {"c1": chunk}
     assert naive_verify({"chunk_id": "c1", "quote": "shall pay within thirty"}, chunks)
     assert not naive_verify({"chunk_id": "c1", "quote": "shall pay within sixty"}, chunks)
@@ -101,7 +117,13 @@ def test_naive_verify_baseline_is_a_whitespace_normalised_substring_test():
 def test_review_fragment_slowdown_is_fragment_time_over_the_login_page():
     from bench.bench_review_fragment import load_figures, slowdown_vs_baseline
 
-    fragment = load_figures({"latencies": [30.0] * 10, "errors": 0, "elapsed_s": 1.0}, [12.0] * 18 + [15.0] * 2, 0)
+    fragment = load_figures(
+        {"latencies": [30.0] * 10, "errors": 0, "elapsed_s": 1.0}, [12.0] * 18 + [15.0] * 2, 0
+    )
     login = load_figures({"latencies": [10.0] * 20, "errors": 0, "elapsed_s": 1.0}, [3.0] * 20, 0)
-    assert slowdown_vs_baseline(fragment, login) == {"server_p50": 4.0, "server_p95": 5.0,
-                                                     "client_p50": 3.0, "client_p95": 3.0}
+    assert slowdown_vs_baseline(fragment, login) == {
+        "server_p50": 4.0,
+        "server_p95": 5.0,
+        "client_p50": 3.0,
+        "client_p95": 3.0,
+    }

@@ -1,6 +1,7 @@
 """BM25 over a document's chunks: rare words count more than words every chunk has."""
+
 from extraction.bm25 import Bm25Index
-from extraction.offline.reader import terms
+from extraction.lexical import terms
 
 CHUNKS = [
     (1, "The Company supplies the Company's products. The Company invoices the Company's customers."),
@@ -36,9 +37,14 @@ def test_empty_document():
 def test_a_phrase_outranks_its_words_scattered_over_a_chunk():
     from extraction.retrieval import lexical_terms
 
-    chunks = [(1, "Any change to the fees needs approval by the party in control of the budget."),
-              (2, "Upon a change of control of the Supplier, the Customer may terminate this Agreement and "
-                  "all orders placed under it by written notice.")]
+    chunks = [
+        (1, "Any change to the fees needs approval by the party in control of the budget."),
+        (
+            2,
+            "Upon a change of control of the Supplier, the Customer may terminate this Agreement and "
+            "all orders placed under it by written notice.",
+        ),
+    ]
     assert "change_control" in lexical_terms("Change of Control")
     assert Bm25Index.build(chunks, lexical_terms).rank(lexical_terms("change of control"), 2) == [2, 1]
     # with single words alone the shorter first chunk wins: it says "change" and "control" too

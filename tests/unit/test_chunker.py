@@ -1,4 +1,5 @@
 """Chunker, sentence splitter, heading and page-table units on hard contract text (pure, fast)."""
+
 from __future__ import annotations
 
 import re
@@ -6,7 +7,13 @@ import re
 import pytest
 
 from ingest.blocks import split_blocks
-from ingest.chunker import DEFAULT_MAX_CHARS, DEFAULT_MAX_TOKENS, ChunkSpec, chunk_document, estimate_wordpieces
+from ingest.chunker import (
+    DEFAULT_MAX_CHARS,
+    DEFAULT_MAX_TOKENS,
+    ChunkSpec,
+    chunk_document,
+    estimate_wordpieces,
+)
 from ingest.headings import inline_heading, line_heading
 from ingest.pages import PageSpan, estimate_pages, join_pages, page_of, spans_from_text
 from ingest.sentences import sentence_spans, split_oversized
@@ -24,7 +31,7 @@ def check_invariants(text: str, chunks: list[ChunkSpec], max_chars: int) -> None
     """What every chunking must satisfy, whatever the text."""
     assert chunks, "non-empty text gives chunks"
     for n, c in enumerate(chunks):
-        assert c.text == text[c.char_start:c.char_end]
+        assert c.text == text[c.char_start : c.char_end]
         assert c.ordinal == n
         assert 0 < len(c.text) <= max_chars
         assert c.text == c.text.strip()
@@ -147,7 +154,7 @@ def test_caps_disclaimer_is_text_not_headings():
     )
     blocks = split_blocks(text)
     assert [b.kind for b in blocks] == ["heading", "paragraph"]
-    assert text[blocks[1].start:blocks[1].end].endswith("OUT OF THIS AGREEMENT.")
+    assert text[blocks[1].start : blocks[1].end].endswith("OUT OF THIS AGREEMENT.")
 
 
 def test_wrapped_heading_line_followed_by_lowercase_is_a_sentence():
@@ -162,7 +169,10 @@ def test_cross_reference_wrapped_to_a_line_start_is_not_a_heading():
     # SECTION 14.2.", "... set forth on" + "EXHIBIT I."). Taken as a heading, it cut the sentence
     # and every later section was filed under it ("EXHIBIT I > 5. Payments").
     for before, line in [
-        ("THIS SECTION 15.11 IS NOT MEANT TO LIMIT THE OBLIGATION TO PAY THE AMOUNTS SET FORTH IN", "ARTICLE 6 OR SECTION 14.2."),
+        (
+            "THIS SECTION 15.11 IS NOT MEANT TO LIMIT THE OBLIGATION TO PAY THE AMOUNTS SET FORTH IN",
+            "ARTICLE 6 OR SECTION 14.2.",
+        ),
         ("About shall deliver the impressions, in the amounts also set forth on", "EXHIBIT I."),
         ("Article 6 (Indemnification), Article 7 (Limitation of Liability), and", "Article 9 (General)."),
         ("THE LIMITS DO NOT APPLY TO A BREACH OF SECTION 9,", "SECTION 10 OR ARTICLE 12."),
@@ -170,7 +180,7 @@ def test_cross_reference_wrapped_to_a_line_start_is_not_a_heading():
         text = f"4.5 Impressions. {before}\n{line}\n\n5. PAYMENTS AND REPORTS\n\nAbout shall pay the fees.\n"
         blocks = split_blocks(text)
         assert [b.kind for b in blocks] == ["paragraph", "heading", "paragraph"], line
-        assert text[blocks[0].start:blocks[0].end].endswith(line)
+        assert text[blocks[0].start : blocks[0].end].endswith(line)
         chunks = chunks_of(text, max_chars=150)
         assert chunks[0].text.endswith(line)
         assert chunks[-1].section == "5. PAYMENTS AND REPORTS"
@@ -230,7 +240,7 @@ def test_overlap_is_whole_sentences_and_within_10_to_20_percent():
         assert shared > 0, "neighbours inside one section overlap"
         assert b.char_start in starts  # overlap starts at a sentence start ...
         assert a.char_end in ends  # ... and the previous chunk ends at a sentence end
-        assert b.text.startswith(text[b.char_start:a.char_end])
+        assert b.text.startswith(text[b.char_start : a.char_end])
         ratios.append(shared / len(b.text))
     mean = sum(ratios) / len(ratios)
     assert 0.10 <= mean <= 0.20, mean
@@ -270,8 +280,14 @@ def test_numbered_clauses_give_section_paths_and_paragraphs():
 
 
 def test_table_rows_are_kept_whole():
-    rows = "\n".join(f"| {i} | Product {i} | ${i * 10:,}.00 | Delivered to site {i} on schedule |" for i in range(60))
-    text = "Pricing follows.\n\n| No | Product | Price | Notes |\n| --- | --- | --- | --- |\n" + rows + "\n\nEnd of schedule."
+    rows = "\n".join(
+        f"| {i} | Product {i} | ${i * 10:,}.00 | Delivered to site {i} on schedule |" for i in range(60)
+    )
+    text = (
+        "Pricing follows.\n\n| No | Product | Price | Notes |\n| --- | --- | --- | --- |\n"
+        + rows
+        + "\n\nEnd of schedule."
+    )
     chunks = chunks_of(text, max_chars=400)
     table_chunks = [c for c in chunks if "|" in c.text]
     assert len(table_chunks) > 3
@@ -358,7 +374,12 @@ def test_markdown_and_empty_input():
 def test_page_of_bisects_and_gives_break_to_previous_page():
     text, pages = join_pages(["abc", "de", "", "fgh"])
     assert text == "abc\fde\f\ffgh"
-    assert [(p.number, p.char_start, p.char_end) for p in pages] == [(1, 0, 3), (2, 4, 6), (3, 7, 7), (4, 8, 11)]
+    assert [(p.number, p.char_start, p.char_end) for p in pages] == [
+        (1, 0, 3),
+        (2, 4, 6),
+        (3, 7, 7),
+        (4, 8, 11),
+    ]
     assert page_of(0, pages) == 1
     assert page_of(3, pages) == 1  # the "\f" closing page 1
     assert page_of(4, pages) == 2
@@ -396,13 +417,21 @@ def test_invariants_on_mixed_generated_documents(seed):
         for _ in range(rng.randint(1, 8)):
             pick = rng.random()
             if pick < 0.15:
-                parts.append(rng.choice(["# Terms", "ARTICLE IV\nPAYMENT", "12. INDEMNIFICATION", "Section 3.2 Fees"]))
+                parts.append(
+                    rng.choice(["# Terms", "ARTICLE IV\nPAYMENT", "12. INDEMNIFICATION", "Section 3.2 Fees"])
+                )
             elif pick < 0.3:
-                parts.append("\n".join(f"| {i} | {rng.choice(PROSE)[:40]} |" for i in range(rng.randint(1, 30))))
+                parts.append(
+                    "\n".join(f"| {i} | {rng.choice(PROSE)[:40]} |" for i in range(rng.randint(1, 30)))
+                )
             elif pick < 0.4:
-                parts.append("\n".join(f"({chr(97 + i)}) {rng.choice(PROSE)[:-1]};" for i in range(rng.randint(2, 9))))
+                parts.append(
+                    "\n".join(f"({chr(97 + i)}) {rng.choice(PROSE)[:-1]};" for i in range(rng.randint(2, 9)))
+                )
             elif pick < 0.5:
-                parts.append(" ".join(rng.choice(PROSE)[:-1] + "," for _ in range(rng.randint(5, 40))) + " end.")
+                parts.append(
+                    " ".join(rng.choice(PROSE)[:-1] + "," for _ in range(rng.randint(5, 40))) + " end."
+                )
             else:
                 words = " ".join(rng.choice(PROSE) for _ in range(rng.randint(1, 12)))
                 parts.append("\n".join(words[i : i + 90] for i in range(0, len(words), 90)))

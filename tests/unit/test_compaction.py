@@ -1,4 +1,5 @@
 """Compaction policy: tool pairs intact, history readable, case facts untouched."""
+
 from extraction import catalog
 from extraction.agent import compaction
 from extraction.agent.case_facts import CaseFacts, parse_case_facts
@@ -19,12 +20,18 @@ POLICY = CompactionPolicy(window_tokens=6_000, trigger=0.8, target=0.5, keep_las
 def turn(i):
     """One agent turn: assistant calls a tool, user returns its result."""
     tid = f"toolu_{i:03d}"
-    body = (f"=== §8 Fees [source:msa.pdf | chunk:c_{i:03d} | p.{i} | ¶{i} | §8 Fees | @{i * 1000}] ===\n"
-            f"Turn {i}: the fee for account cust_4711 is $247.83 per month. " + "Filler text. " * 40)
+    body = (
+        f"=== §8 Fees [source:msa.pdf | chunk:c_{i:03d} | p.{i} | ¶{i} | §8 Fees | @{i * 1000}] ===\n"
+        f"Turn {i}: the fee for account cust_4711 is $247.83 per month. " + "Filler text. " * 40
+    )
     return [
-        {"role": "assistant", "content": [
-            {"type": "text", "text": f"Looking at part {i}."},
-            {"type": "tool_use", "id": tid, "name": "read_chunk", "input": {"chunk_id": f"c_{i:03d}"}}]},
+        {
+            "role": "assistant",
+            "content": [
+                {"type": "text", "text": f"Looking at part {i}."},
+                {"type": "tool_use", "id": tid, "name": "read_chunk", "input": {"chunk_id": f"c_{i:03d}"}},
+            ],
+        },
         {"role": "user", "content": [{"type": "tool_result", "tool_use_id": tid, "content": body}]},
     ]
 
@@ -100,14 +107,25 @@ def test_never_splits_tool_use_from_result():
 
 
 def test_parallel_tool_uses_stay_with_their_results():
-    messages = [{"role": "user", "content": "q"},
-                {"role": "assistant", "content": [
-                    {"type": "tool_use", "id": "a", "name": "search_document", "input": {"query": "x"}},
-                    {"type": "tool_use", "id": "b", "name": "search_document", "input": {"query": "y"}}]},
-                {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "a", "content": "A" * 5000},
-                                             {"type": "tool_result", "tool_use_id": "b", "content": "B" * 5000}]},
-                {"role": "assistant", "content": [{"type": "text", "text": "done"}]},
-                {"role": "user", "content": "next question"}]
+    messages = [
+        {"role": "user", "content": "q"},
+        {
+            "role": "assistant",
+            "content": [
+                {"type": "tool_use", "id": "a", "name": "search_document", "input": {"query": "x"}},
+                {"type": "tool_use", "id": "b", "name": "search_document", "input": {"query": "y"}},
+            ],
+        },
+        {
+            "role": "user",
+            "content": [
+                {"type": "tool_result", "tool_use_id": "a", "content": "A" * 5000},
+                {"type": "tool_result", "tool_use_id": "b", "content": "B" * 5000},
+            ],
+        },
+        {"role": "assistant", "content": [{"type": "text", "text": "done"}]},
+        {"role": "user", "content": "next question"},
+    ]
     assert safe_cut_points(messages) == [1, 3, 4]
     r = compact(messages, policy=CompactionPolicy(window_tokens=4_000, keep_last=2))
     assert r is not None and r.compacted_messages == 3
@@ -132,8 +150,12 @@ def test_pluggable_token_counter_and_summarizer():
 
     policy = CompactionPolicy(window_tokens=10_000, keep_last=4)
     assert should_compact(messages, policy=policy, count_tokens=counter)
-    r = compact(messages, policy=policy, count_tokens=counter,
-                summarize=lambda old: f"LLM summary of {len(old)} messages")
+    r = compact(
+        messages,
+        policy=policy,
+        count_tokens=counter,
+        summarize=lambda old: f"LLM summary of {len(old)} messages",
+    )
     assert r is not None and calls
     assert "LLM summary of" in r.summary and r.tokens_before == 10_000
 

@@ -1,4 +1,5 @@
 """Provenance tags and context assembly."""
+
 import pytest
 
 from extraction.agent.context import (
@@ -11,7 +12,9 @@ from extraction.agent.context import (
     whole_document_context,
 )
 from extraction.agent.provenance import ProvenanceTag, parse_blocks, parse_tag, render_block, render_tag
-from extraction.types import ChunkView, ScoredChunk, page_of, pages_of_span
+from extraction.docview import ScoredChunk
+from ingest.chunker import ChunkSpec
+from ingest.pages import page_of, pages_of_span
 
 
 def build(sections, page_len=900, size=600, overlap=100):
@@ -40,8 +43,19 @@ def build(sections, page_len=900, size=600, overlap=100):
     while s < len(doc):
         e = min(len(doc), s + size)
         sec = [h for off, h in heads if off <= s]
-        chunks.append(ChunkView(f"k{i}", i, doc[s:e], s, e, page_of(s, table), page_of(max(s, e - 1), table), i,
-                                sec[-1] if sec else ""))
+        chunks.append(
+            ChunkSpec(
+                f"k{i}",
+                i,
+                doc[s:e],
+                s,
+                e,
+                page_of(s, table),
+                page_of(max(s, e - 1), table),
+                i,
+                sec[-1] if sec else "",
+            )
+        )
         if e == len(doc):
             break
         s, i = e - overlap, i + 1
@@ -49,12 +63,16 @@ def build(sections, page_len=900, size=600, overlap=100):
 
 
 def test_tag_round_trip_single_and_multi_page():
-    for tag in (ProvenanceTag("msa.pdf", ("c_ab12",), 41, 41, 118, "8.2 Limitation of Liability", 90211),
-                ProvenanceTag("msa.pdf", ("c1", "c2"), 41, 42, 0, "", 0)):
+    for tag in (
+        ProvenanceTag("msa.pdf", ("c_ab12",), 41, 41, 118, "8.2 Limitation of Liability", 90211),
+        ProvenanceTag("msa.pdf", ("c1", "c2"), 41, 42, 0, "", 0),
+    ):
         line = render_tag(tag)
         assert parse_tag(line) == tag
-    assert render_tag(ProvenanceTag("f.pdf", ("c1",), 3, 4, 7, "Fees", 10)) == \
-        "=== §Fees [source:f.pdf | chunk:c1 | p.3-4 | ¶7 | §Fees | @10] ==="
+    assert (
+        render_tag(ProvenanceTag("f.pdf", ("c1",), 3, 4, 7, "Fees", 10))
+        == "=== §Fees [source:f.pdf | chunk:c1 | p.3-4 | ¶7 | §Fees | @10] ==="
+    )
 
 
 def test_tag_cleans_awkward_fields():
@@ -65,9 +83,11 @@ def test_tag_cleans_awkward_fields():
 
 
 def test_blocks_round_trip_text_exactly():
-    blocks = [(ProvenanceTag("f", ("a",), 1, 1, 0, "One", 0), "first text\nwith lines\n"),
-              (ProvenanceTag("f", ("b",), 1, 2, 1, "Two", 20), "second\f page text"),
-              (ProvenanceTag("f", ("c",), 2, 2, 2, "", 40), "")]
+    blocks = [
+        (ProvenanceTag("f", ("a",), 1, 1, 0, "One", 0), "first text\nwith lines\n"),
+        (ProvenanceTag("f", ("b",), 1, 2, 1, "Two", 20), "second\f page text"),
+        (ProvenanceTag("f", ("c",), 2, 2, 2, "", 40), ""),
+    ]
     joined = "\n\n".join(render_block(t, x) for t, x in blocks)
     assert parse_blocks(joined) == blocks
 
@@ -79,9 +99,14 @@ def test_pages_of_span():
     assert pages_of_span(5, 15, table) == (1, 2) and pages_of_span(11, 20, table) == (2, 2)
 
 
-SECTIONS = [("Definitions", "Words mean things. " * 40), ("Background", "The parties met. " * 40),
-            ("Fees", "Customer pays $247.83 monthly. " * 40), ("Summary", "In short, a services deal. " * 40),
-            ("Term", "Three years from signing. " * 40), ("Conclusion", "Signed by both. " * 40)]
+SECTIONS = [
+    ("Definitions", "Words mean things. " * 40),
+    ("Background", "The parties met. " * 40),
+    ("Fees", "Customer pays $247.83 monthly. " * 40),
+    ("Summary", "In short, a services deal. " * 40),
+    ("Term", "Three years from signing. " * 40),
+    ("Conclusion", "Signed by both. " * 40),
+]
 
 
 def test_segments_show_overlap_once_and_keep_exact_text():
@@ -89,25 +114,31 @@ def test_segments_show_overlap_once_and_keep_exact_text():
     blocks = segment_blocks(chunks, source="msa.pdf", pages=table)
     assert "".join(b.text for b in blocks) == doc
     for b in blocks:
-        assert doc[b.char_start:b.char_end] == b.text
+        assert doc[b.char_start : b.char_end] == b.text
         assert b.tag.offset == b.char_start and b.tag.chunk_ids == (b.chunk_id,)
         assert (b.tag.page_start, b.tag.page_end) == pages_of_span(b.char_start, b.char_end, table)
 
 
 def test_clause_context_reading_order_merge_and_tags():
     doc, table, chunks = build(SECTIONS)
-    ranked = [ScoredChunk(chunks[5], 0.9), ScoredChunk(chunks[2], 0.8), ScoredChunk(chunks[6], 0.7),
-              ScoredChunk(chunks[3], 0.6), ScoredChunk(chunks[0], 0.5), ScoredChunk(chunks[9], 0.1)]
+    ranked = [
+        ScoredChunk(chunks[5], 0.9),
+        ScoredChunk(chunks[2], 0.8),
+        ScoredChunk(chunks[6], 0.7),
+        ScoredChunk(chunks[3], 0.6),
+        ScoredChunk(chunks[0], 0.5),
+        ScoredChunk(chunks[9], 0.1),
+    ]
     pack = clause_context(ranked, source="msa.pdf", pages=table, k=5)
     assert pack.mode == "retrieval"
-    assert pack.chunk_ids == ["k0", "k2", "k3", "k5", "k6"]           # top 5, reading order
+    assert pack.chunk_ids == ["k0", "k2", "k3", "k5", "k6"]  # top 5, reading order
     starts = [b.char_start for b in pack.blocks]
     assert starts == sorted(starts)
     # k2/k3 and k5/k6 overlap: the overlap appears once
     k3 = next(b for b in pack.blocks if b.chunk_id == "k3")
     assert k3.char_start == chunks[2].char_end
     for tag, text in parse_blocks(pack.text):
-        assert doc[tag.offset:tag.offset + len(text)] == text
+        assert doc[tag.offset : tag.offset + len(text)] == text
     assert pack.text.count("=== §") == 5
 
 
@@ -125,7 +156,7 @@ def test_long_document_never_goes_in_whole_sections_by_priority():
     pack = whole_document_context(doc, chunks, source="s.pdf", pages=table, budget_chars=5000)
     assert pack.mode == "sections" and pack.chars <= 5000
     got = {b.tag.section for b in pack.blocks}
-    assert "Summary" in got and "Definitions" not in got         # priority beats document order
+    assert "Summary" in got and "Definitions" not in got  # priority beats document order
     starts = [b.char_start for b in pack.blocks]
     assert starts == sorted(starts)
 
@@ -137,12 +168,25 @@ def test_section_priority_order():
 
 
 def test_sections_start_with_the_opening_that_no_heading_covers():
-    preamble = ("EXCLUSIVE DISTRIBUTOR AGREEMENT\nThis Agreement is made between Acme Inc. and Borealis Ltd. "
-                "as of April 15, 1994.\n\n")
+    preamble = (
+        "EXCLUSIVE DISTRIBUTOR AGREEMENT\nThis Agreement is made between Acme Inc. and Borealis Ltd. "
+        "as of April 15, 1994.\n\n"
+    )
     doc, table, chunks = build([(h, b * 3) for h, b in SECTIONS])
-    shifted = [ChunkView("k-open", 0, preamble, 0, len(preamble), 1, 1, 0, "")] + [
-        ChunkView(c.chunk_id, c.ordinal + 1, c.text, c.char_start + len(preamble), c.char_end + len(preamble),
-                  c.page_start, c.page_end, c.paragraph + 1, c.section) for c in chunks]
+    shifted = [ChunkSpec("k-open", 0, preamble, 0, len(preamble), 1, 1, 0, "")] + [
+        ChunkSpec(
+            c.chunk_id,
+            c.ordinal + 1,
+            c.text,
+            c.char_start + len(preamble),
+            c.char_end + len(preamble),
+            c.page_start,
+            c.page_end,
+            c.paragraph + 1,
+            c.section,
+        )
+        for c in chunks
+    ]
     pack = section_context(shifted, source="s.pdf", budget_chars=3000)
     assert pack.blocks[0].chunk_id == "k-open" and "EXCLUSIVE DISTRIBUTOR AGREEMENT" in pack.text
     assert "Summary" in {b.tag.section for b in pack.blocks} and pack.chars <= 3000
@@ -152,9 +196,13 @@ def test_the_budget_cuts_the_sections_chosen_last_not_those_read_last():
     # Definitions come first in the document, Summary (the highest priority) last; the budget holds
     # the opening, all of Summary and part of Definitions
     chunks, pos = [], 0
-    for section, size in [("", 1000)] + [("Definitions", 2000)] * 5 + [("Other terms", 2000)] + [("Summary", 2000)] * 2:
+    for section, size in (
+        [("", 1000)] + [("Definitions", 2000)] * 5 + [("Other terms", 2000)] + [("Summary", 2000)] * 2
+    ):
         text = (f"[{section or 'opening'} {len(chunks)}] " + "word " * 400)[:size]
-        chunks.append(ChunkView(f"c{len(chunks)}", len(chunks), text, pos, pos + size, 1, 1, len(chunks), section))
+        chunks.append(
+            ChunkSpec(f"c{len(chunks)}", len(chunks), text, pos, pos + size, 1, 1, len(chunks), section)
+        )
         pos += size
     pack = section_context(chunks, source="s.pdf", budget_chars=12000)
     shown = {}
@@ -167,8 +215,12 @@ def test_the_budget_cuts_the_sections_chosen_last_not_those_read_last():
 
 def test_long_document_without_headings_uses_retrieval():
     doc, table, chunks = build([("", "Plain text with no headings at all. " * 600)])
-    chunks = [ChunkView(c.chunk_id, c.ordinal, c.text, c.char_start, c.char_end, c.page_start, c.page_end,
-                        c.paragraph, "") for c in chunks]
+    chunks = [
+        ChunkSpec(
+            c.chunk_id, c.ordinal, c.text, c.char_start, c.char_end, c.page_start, c.page_end, c.paragraph, ""
+        )
+        for c in chunks
+    ]
     pack = whole_document_context(doc, chunks, source="s.pdf", pages=table, retrieved=chunks[10:13])
     assert pack.mode == "retrieval" and pack.chunk_ids == ["k0", "k10", "k11", "k12"]  # the opening first
     head = whole_document_context(doc, chunks, source="s.pdf", pages=table, budget_chars=2000)
@@ -177,8 +229,10 @@ def test_long_document_without_headings_uses_retrieval():
 
 def test_turn_note():
     note = turn_note(50_000, 150_000, ["k1", "k2", "k1"])
-    assert note == ("[turn note] tokens used: 50,000 (25% of 200,000); available: 150,000. "
-                    "Chunks read so far (2): k1, k2.")
+    assert note == (
+        "[turn note] tokens used: 50,000 (25% of 200,000); available: 150,000. "
+        "Chunks read so far (2): k1, k2."
+    )
     assert "none yet" in turn_note(0, 1000, [])
 
 
@@ -200,6 +254,7 @@ def test_k_limits_blocks(k):
 
 # --------------------------------------------------------------------------- prompts
 
+
 def test_system_prompt_cached_prefix_then_case_facts():
     from extraction import catalog
     from extraction.agent.case_facts import CaseFacts
@@ -212,7 +267,7 @@ def test_system_prompt_cached_prefix_then_case_facts():
     s2 = build_system(f2, skills=list_skills())
     assert s1[0]["cache_control"] == {"type": "ephemeral"}
     assert all("cache_control" not in b for b in s1[1:])
-    assert s1[0]["text"] == s2[0]["text"]                       # invariant prefix: cache hits across turns
+    assert s1[0]["text"] == s2[0]["text"]  # invariant prefix: cache hits across turns
     for t in catalog.CATALOG:
         assert f"- {t.name} [{t.kind}]: {t.description}" in s1[0]["text"]
     assert "- cap-on-liability: " in s1[0]["text"]
@@ -232,8 +287,12 @@ def test_clause_question_carries_tagged_context_and_rules():
     assert pack.text in text and 'Load the skill "payment"' in text
     assert "Quote verbatim, never paraphrase" in text and '"not_found"' in text
     fb = rejected_results({"toolu_1": "Citation verification failed: ..."})
-    assert fb["content"][0] == {"type": "tool_result", "tool_use_id": "toolu_1", "is_error": True,
-                                "content": "Citation verification failed: ..."}
+    assert fb["content"][0] == {
+        "type": "tool_result",
+        "tool_use_id": "toolu_1",
+        "is_error": True,
+        "content": "Citation verification failed: ...",
+    }
 
 
 def test_prompt_and_tools_go_through_the_real_sdk():
@@ -252,23 +311,48 @@ def test_prompt_and_tools_go_through_the_real_sdk():
 
     def handler(request):
         seen["body"] = json.loads(request.content)
-        return httpx.Response(200, json={
-            "id": "msg_1", "type": "message", "role": "assistant", "model": "claude-test",
-            "content": [{"type": "tool_use", "id": "toolu_1", "name": "extract_clause",
-                         "input": {"clause_id": "payment-1", "clause_type": "Payment", "clause_text": "not_found",
-                                   "citations": []}}],
-            "stop_reason": "tool_use", "stop_sequence": None,
-            "usage": {"input_tokens": 10, "output_tokens": 5}})
+        return httpx.Response(
+            200,
+            json={
+                "id": "msg_1",
+                "type": "message",
+                "role": "assistant",
+                "model": "claude-test",
+                "content": [
+                    {
+                        "type": "tool_use",
+                        "id": "toolu_1",
+                        "name": "extract_clause",
+                        "input": {
+                            "clause_id": "payment-1",
+                            "clause_type": "Payment",
+                            "clause_text": "not_found",
+                            "citations": [],
+                        },
+                    }
+                ],
+                "stop_reason": "tool_use",
+                "stop_sequence": None,
+                "usage": {"input_tokens": 10, "output_tokens": 5},
+            },
+        )
 
-    client = anthropic.Anthropic(api_key="test", http_client=httpx.Client(transport=httpx.MockTransport(handler)))
+    client = anthropic.Anthropic(
+        api_key="test", http_client=httpx.Client(transport=httpx.MockTransport(handler))
+    )
     doc, table, chunks = build(SECTIONS)
     skills = list_skills()
     resp = client.messages.create(
-        model="claude-test", max_tokens=512,
+        model="claude-test",
+        max_tokens=512,
         system=build_system(CaseFacts("doc_1", policy_cap="$247.83"), skills=skills),
         tools=all_tools([n for n, _ in skills]),
-        messages=[clause_question(catalog.get("Payment"), "payment-1",
-                                  clause_context(chunks, source="msa.pdf", pages=table))])
+        messages=[
+            clause_question(
+                catalog.get("Payment"), "payment-1", clause_context(chunks, source="msa.pdf", pages=table)
+            )
+        ],
+    )
     body = seen["body"]
     assert body["system"][0]["cache_control"] == {"type": "ephemeral"}
     assert "$247.83" in body["system"][1]["text"]

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import re
-import time
 
 import pypdfium2 as pdfium
 import pytest
@@ -13,8 +12,15 @@ from openpyxl import load_workbook
 from pptx import Presentation
 
 from demo import (
-    CUAD_CATEGORIES, SEED_TYPES, make_contract_docx, make_contract_pdf, make_manual_docx,
-    make_paper_markdown, make_slides_pptx, make_workbook_xlsx, write_demo_set,
+    CUAD_CATEGORIES,
+    SEED_TYPES,
+    make_contract_docx,
+    make_contract_pdf,
+    make_manual_docx,
+    make_paper_markdown,
+    make_slides_pptx,
+    make_workbook_xlsx,
+    write_demo_set,
 )
 from demo import clauses as C
 from demo.contracts import main as contracts_cli
@@ -35,11 +41,10 @@ def _page_texts(path) -> list[str]:
 
 @pytest.fixture(scope="module")
 def long_contract(tmp_path_factory):
+    """A 200-page contract and its page texts (how long it takes to write: bench/bench_demo.py)."""
     path = tmp_path_factory.mktemp("long") / "msa-200.pdf"
-    started = time.perf_counter()
     truth = make_contract_pdf(path, pages=200, seed=0)
-    elapsed = time.perf_counter() - started
-    return truth, _page_texts(path), elapsed
+    return truth, _page_texts(path)
 
 
 def _assert_placement(truth, pages):
@@ -57,16 +62,15 @@ def _assert_placement(truth, pages):
 
 
 def test_200_page_contract_really_has_200_pages(long_contract):
-    truth, pages, elapsed = long_contract
+    truth, pages = long_contract
     assert truth.pages == 200 and len(pages) == 200
     assert "Page 200 of 200" in pages[-1] and "CONFIDENTIAL" in pages[99]
     words = sum(len(p.split()) for p in pages)
     assert 350 * 200 <= words <= 520 * 200
-    assert elapsed < 20, f"generation took {elapsed:.1f}s"
 
 
 def test_planted_clauses_are_on_their_pages(long_contract):
-    truth, pages, _ = long_contract
+    truth, pages = long_contract
     _assert_placement(truth, pages)
     # spread over the whole document, including deep in the middle and near the end
     by_type = {c.clause_type: c for c in truth.clauses}
@@ -77,7 +81,7 @@ def test_planted_clauses_are_on_their_pages(long_contract):
 
 
 def test_a_clause_spans_a_page_break(long_contract):
-    truth, pages, _ = long_contract
+    truth, pages = long_contract
     spanning = [c for c in truth.clauses if c.spans_pages]
     assert any(c.clause_type == "indemnification" for c in spanning)
     clause = spanning[0]
@@ -86,7 +90,7 @@ def test_a_clause_spans_a_page_break(long_contract):
 
 
 def test_exact_values_verbatim(long_contract):
-    truth, pages, _ = long_contract
+    truth, pages = long_contract
     full = " ".join(pages)
     assert C.CAP_AMOUNT == "$247,830.00" and C.UNIT_FEE == "$247.83"
     assert full.count("governed by") == 1
@@ -95,19 +99,41 @@ def test_exact_values_verbatim(long_contract):
     assert C.UNIT_FEE in pages[truth.fee_schedule_page - 1]
     assert C.CUSTOMER_ID in pages[truth.fee_schedule_page - 1]
     values = {v for c in truth.clauses for v in c.values}
-    for expected in (C.GOVERNING_LAW, C.CAP_AMOUNT, C.UNIT_FEE, C.CUSTOMER_ID, C.PAYMENT_TERMS,
-                     C.CONVENIENCE_NOTICE, C.EFFECTIVE_DATE, C.RENEWAL_TERM):
+    for expected in (
+        C.GOVERNING_LAW,
+        C.CAP_AMOUNT,
+        C.UNIT_FEE,
+        C.CUSTOMER_ID,
+        C.PAYMENT_TERMS,
+        C.CONVENIENCE_NOTICE,
+        C.EFFECTIVE_DATE,
+        C.RENEWAL_TERM,
+    ):
         assert expected in values
     assert "~" not in full and "approximately $" not in full
 
 
 def test_clause_types_and_absent_categories(long_contract):
-    truth, _, _ = long_contract
+    truth, _ = long_contract
     present = set(truth.present_types)
-    for required in ("Governing Law", "Cap On Liability", "Termination For Convenience", "Anti-Assignment",
-                     "Change Of Control", "Non-Compete", "Renewal Term", "Effective Date", "Parties",
-                     "Agreement Date", "Ip Ownership Assignment", "Audit Rights", "Insurance",
-                     "indemnification", "payment", "termination"):
+    for required in (
+        "Governing Law",
+        "Cap On Liability",
+        "Termination For Convenience",
+        "Anti-Assignment",
+        "Change Of Control",
+        "Non-Compete",
+        "Renewal Term",
+        "Effective Date",
+        "Parties",
+        "Agreement Date",
+        "Ip Ownership Assignment",
+        "Audit Rights",
+        "Insurance",
+        "indemnification",
+        "payment",
+        "termination",
+    ):
         assert required in present
     assert present <= set(CUAD_CATEGORIES) | set(SEED_TYPES)
     assert truth.absent and not set(truth.absent) & present
@@ -128,8 +154,9 @@ def test_same_seed_same_bytes_other_seed_other_text(tmp_path):
     b = make_contract_pdf(tmp_path / "b.pdf", pages=20, seed=11)
     c = make_contract_pdf(tmp_path / "c.pdf", pages=20, seed=12)
     assert (tmp_path / "a.pdf").read_bytes() == (tmp_path / "b.pdf").read_bytes()
-    assert [(x.clause_type, x.page, x.text) for x in a.clauses] == \
-           [(x.clause_type, x.page, x.text) for x in b.clauses]
+    assert [(x.clause_type, x.page, x.text) for x in a.clauses] == [
+        (x.clause_type, x.page, x.text) for x in b.clauses
+    ]
     assert _page_texts(tmp_path / "a.pdf")[5] != _page_texts(tmp_path / "c.pdf")[5]
     assert {x.text for x in a.clauses} == {x.text for x in c.clauses}  # same planted wording
     _assert_placement(c, _page_texts(tmp_path / "c.pdf"))
@@ -138,9 +165,15 @@ def test_same_seed_same_bytes_other_seed_other_text(tmp_path):
 @pytest.mark.parametrize("seed", [0, 7, 19])
 def test_short_decimal_numbered_contract(tmp_path, seed):
     path = tmp_path / "supply.pdf"
-    truth = make_contract_pdf(path, pages=12, seed=seed, title="Supply Agreement",
-                              parties=("Harbor Foods Co.", "Cascade Packaging Ltd."),
-                              roles=("Buyer", "Supplier"), numbering="decimal")
+    truth = make_contract_pdf(
+        path,
+        pages=12,
+        seed=seed,
+        title="Supply Agreement",
+        parties=("Harbor Foods Co.", "Cascade Packaging Ltd."),
+        roles=("Buyer", "Supplier"),
+        numbering="decimal",
+    )
     pages = _page_texts(path)
     assert len(pages) == 12
     _assert_placement(truth, pages)
@@ -260,6 +293,8 @@ def test_demo_benchmark_corpus_is_a_valid_corpus_whose_gold_sits_on_its_pages(tm
                     assert _norm(part["text"]) in pages[part["pages"][0] - 1], (row["clause_type"], part)
         # Names and dates are labelled as the mention itself, as CUAD labels them.
         assert [span["text"] for span in rows["Agreement Date"]["spans"]] == [C.AGREEMENT_DATE]
-        assert len(rows["Parties"]["spans"]) == 2 and all(len(s["text"]) < 40 for s in rows["Parties"]["spans"])
+        assert len(rows["Parties"]["spans"]) == 2 and all(
+            len(s["text"]) < 40 for s in rows["Parties"]["spans"]
+        )
     # Same generator, same gold: a second write leaves the digest the benchmark set records unchanged.
     assert summarise(write_demo_corpus(folder)).gold_sha256 == summary.gold_sha256

@@ -1,4 +1,5 @@
 """docker-compose.yml cannot be run here (no Docker engine); check it is complete instead."""
+
 from pathlib import Path
 
 import yaml
@@ -17,12 +18,21 @@ def test_compose_names_the_services_and_the_env_the_settings_need():
     assert {"pgdata", "media"} <= set(compose["volumes"])
 
     example = dict(
-        line.split("=", 1) for line in (ROOT / ".env.example").read_text().splitlines()
+        line.split("=", 1)
+        for line in (ROOT / ".env.example").read_text().splitlines()
         if line and not line.startswith("#")
     )
     settings_source = (ROOT / "config" / "settings.py").read_text()
-    for variable in ("DATABASE_URL", "REDIS_URL", "ANTHROPIC_API_KEY", "EXTRACTION_ENGINE", "DJANGO_SECRET_KEY",
-                     "DEBUG", "ALLOWED_HOSTS", "MEDIA_ROOT"):
+    for variable in (
+        "DATABASE_URL",
+        "REDIS_URL",
+        "ANTHROPIC_API_KEY",
+        "EXTRACTION_ENGINE",
+        "DJANGO_SECRET_KEY",
+        "DEBUG",
+        "ALLOWED_HOSTS",
+        "MEDIA_ROOT",
+    ):
         assert variable in example, variable
         assert f'"{variable}"' in settings_source, variable
     for service in ("web", "worker", "beat"):
@@ -39,7 +49,8 @@ def test_the_image_leaves_secrets_and_local_data_out_of_the_build():
     """Dockerfile's `COPY . .` would otherwise bake .env (API key, passwords) and var/ (the development
     database, uploaded contracts, the secret key, the demo passwords) into the image."""
     ignored = {
-        line.strip().strip("/") for line in (ROOT / ".dockerignore").read_text().splitlines()
+        line.strip().strip("/")
+        for line in (ROOT / ".dockerignore").read_text().splitlines()
         if line.strip() and not line.startswith("#")
     }
     assert {".env", "var", ".venv", ".git"} <= ignored
@@ -52,8 +63,11 @@ def test_the_image_user_can_write_the_app_folder_the_settings_write_to():
 
     dockerfile = (ROOT / "Dockerfile").read_text()
     user = re.search(r"^USER (\S+)", dockerfile, re.M).group(1)
-    owned = [path for paths in re.findall(rf"chown (?:-R )?{user}(?::\S+)? ([^&\n]+)", dockerfile)
-             for path in paths.split()]
+    owned = [
+        path
+        for paths in re.findall(rf"chown (?:-R )?{user}(?::\S+)? ([^&\n]+)", dockerfile)
+        for path in paths.split()
+    ]
     assert "/app/var" in owned and "/data/media" in owned
 
 

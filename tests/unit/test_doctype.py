@@ -14,7 +14,7 @@ def test_the_head_of_a_compound_title_wins():
 
 
 def test_without_a_title_the_sentence_that_names_the_agreement_is_read():
-    text = "Between Acme Corp. and Beta Ltd.\nThis Sponsorship Agreement (the \"Agreement\") is entered into as of May 1."
+    text = 'Between Acme Corp. and Beta Ltd.\nThis Sponsorship Agreement (the "Agreement") is entered into as of May 1.'
     assert classify(text) == "Sponsorship"
 
 
@@ -24,19 +24,30 @@ def test_no_type_is_made_up():
 
 
 def test_a_title_broken_before_agreement_reads_the_line_above():
-    assert classify("EXCLUSIVE SUPPLY\nAGREEMENT\n\nThis Agreement is made with a distributor ...") == "Supply"
+    assert (
+        classify("EXCLUSIVE SUPPLY\nAGREEMENT\n\nThis Agreement is made with a distributor ...") == "Supply"
+    )
 
 
 def test_a_title_that_starts_with_contract_reads_the_words_before_agreement():
     # "Contract" opens the title here; the type is named between it and "Agreement"
-    assert classify("CONTRACT MANUFACTURING AGREEMENT\n\nThis Agreement is made on May 1, 2020 ...") == "Manufacturing"
+    assert (
+        classify("CONTRACT MANUFACTURING AGREEMENT\n\nThis Agreement is made on May 1, 2020 ...")
+        == "Manufacturing"
+    )
     assert classify("Contract Services Agreement\n\nThis Agreement is made ...") == "Service"
     assert classify("AGREEMENT AND PLAN OF MERGER\n\nThis Agreement is made ...") is None
 
 
 def test_buying_shares_or_a_business_is_not_a_supply_contract():
-    for title in ("STOCK PURCHASE AGREEMENT", "Asset Purchase Agreement", "SECURITIES PURCHASE AGREEMENT",
-                  "Share Purchase Agreement", "Membership Interest Purchase Agreement", "Note Purchase Agreement"):
+    for title in (
+        "STOCK PURCHASE AGREEMENT",
+        "Asset Purchase Agreement",
+        "SECURITIES PURCHASE AGREEMENT",
+        "Share Purchase Agreement",
+        "Membership Interest Purchase Agreement",
+        "Note Purchase Agreement",
+    ):
         assert classify(f"{title}\n\nThis Agreement is made on May 1, 2020 ...") is None, title
     assert classify("MASTER PURCHASE AGREEMENT\n\nThis Agreement is made ...") == "Supply"
     assert classify("Purchase and Supply Agreement\n\n...") == "Supply"

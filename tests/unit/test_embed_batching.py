@@ -1,4 +1,5 @@
 """Embedding batches: windows sorted globally by length, batches run in parallel with the same result."""
+
 from __future__ import annotations
 
 import hashlib
@@ -21,12 +22,27 @@ class FakeEmbedder(Embedder):
 
     def _encode_batch(self, texts: list[str]) -> np.ndarray:
         self.batches.append(texts)
-        rows = [np.frombuffer(hashlib.sha512(t.encode()).digest() * 6, dtype=np.uint8)[:DIMENSIONS] for t in texts]
+        rows = [
+            np.frombuffer(hashlib.sha512(t.encode()).digest() * 6, dtype=np.uint8)[:DIMENSIONS] for t in texts
+        ]
         return np.asarray(rows, dtype=np.float32) - 127.5
 
 
 def _texts() -> list[str]:
-    words = "The Licensee shall indemnify the Licensor against all third-party claims arising hereunder".split()
+    words = [
+        "The",
+        "Licensee",
+        "shall",
+        "indemnify",
+        "the",
+        "Licensor",
+        "against",
+        "all",
+        "third-party",
+        "claims",
+        "arising",
+        "hereunder",
+    ]
     rng = np.random.default_rng(3)
     return [" ".join(rng.choice(words, size=int(n))) + "." for n in rng.integers(3, 700, size=150)]
 
@@ -35,7 +51,10 @@ def test_windows_are_batched_longest_first_across_all_texts():
     embedder = FakeEmbedder()
     texts = _texts()
     embedder.encode(texts, batch_size=8)
-    sizes = [[len(embedder._tokenizer.encode(t, add_special_tokens=False).ids) for t in batch] for batch in embedder.batches]
+    sizes = [
+        [len(embedder._tokenizer.encode(t, add_special_tokens=False).ids) for t in batch]
+        for batch in embedder.batches
+    ]
     flat = [n for batch in sizes for n in batch]
     # Re-tokenizing a window's text may differ by a piece or two at its cut; the order holds otherwise.
     assert all(a >= b - 2 for a, b in zip(flat, flat[1:]))

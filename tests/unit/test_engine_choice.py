@@ -1,4 +1,5 @@
 """EXTRACTION_ENGINE: auto means Claude when an API key is set, the offline engine otherwise."""
+
 from __future__ import annotations
 
 import pytest
@@ -6,13 +7,16 @@ import pytest
 from extraction.engines import resolve_engine_name
 
 
-@pytest.mark.parametrize("setting, key, chosen", [
-    ("auto", "sk-ant-test", "anthropic"),
-    ("auto", "", "offline"),
-    ("", "", "offline"),
-    ("offline", "sk-ant-test", "offline"),  # a key does not override an explicit choice
-    ("Anthropic", "", "anthropic"),
-])
+@pytest.mark.parametrize(
+    "setting, key, chosen",
+    [
+        ("auto", "sk-ant-test", "anthropic"),
+        ("auto", "", "offline"),
+        ("", "", "offline"),
+        ("offline", "sk-ant-test", "offline"),  # a key does not override an explicit choice
+        ("Anthropic", "", "anthropic"),
+    ],
+)
 def test_the_engine_follows_the_setting_and_the_key(settings, setting, key, chosen):
     settings.EXTRACTION_ENGINE, settings.ANTHROPIC_API_KEY = setting, key
     assert resolve_engine_name() == chosen

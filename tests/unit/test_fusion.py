@@ -1,7 +1,9 @@
 """Reciprocal rank fusion of the retrieval lists: ranks add up, heavier lists count more."""
+
 import pytest
 
-from extraction.retrieval import DEFAULT_STRATEGY, rrf
+from extraction.retrieval import DEFAULT_STRATEGY
+from ingest.fusion import rrf
 
 
 def test_a_chunk_high_in_several_lists_beats_one_first_in_a_single_list():
@@ -17,4 +19,3 @@ def test_weights_decide_between_lists_that_disagree():
     weighted, doubled = rrf([vector, lexical], weights=[1.0, 2.0]), rrf([vector, lexical, lexical])
     assert [pk for pk, _ in weighted] == [pk for pk, _ in doubled]  # weight 2 = the list entered twice
     assert [score for _, score in weighted] == pytest.approx([score for _, score in doubled])
-

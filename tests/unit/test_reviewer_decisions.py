@@ -1,39 +1,64 @@
 """The decisions core: derived state, validation and the stale-decision check (no database)."""
-from datetime import datetime, timezone
+
+from datetime import UTC, datetime
 from types import SimpleNamespace as NS
 
 import pytest
 
 from extraction.evaluation.stratify import answer_is_absent
-from reviewer.decisions import (InvalidDecision, StaleDecision, UnsavedEdit, check_fresh, derive_state,
-                                validate)
+from reviewer.decisions import (
+    InvalidDecision,
+    StaleDecision,
+    UnsavedEdit,
+    check_fresh,
+    derive_state,
+    validate,
+)
 
-WHEN = datetime(2026, 3, 1, 10, 30, tzinfo=timezone.utc)
+WHEN = datetime(2026, 3, 1, 10, 30, tzinfo=UTC)
 
 
 def review(id, decision, corrected="", who="bob"):
-    return NS(id=id, decision=decision, corrected_text=corrected, created_at=WHEN,
-              reviewer=NS(username=who, get_full_name=lambda: ""))
+    return NS(
+        id=id,
+        decision=decision,
+        corrected_text=corrected,
+        created_at=WHEN,
+        reviewer=NS(username=who, get_full_name=lambda: ""),
+    )
 
 
 def test_no_review_is_pending_with_the_engine_text():
     state = derive_state("engine text", [])
-    assert (state.decision, state.text, state.label, state.latest_review_id) == ("pending", "engine text", "not reviewed", 0)
+    assert (state.decision, state.text, state.label, state.latest_review_id) == (
+        "pending",
+        "engine text",
+        "not reviewed",
+        0,
+    )
 
 
 def test_latest_review_decides_and_the_latest_correction_is_the_text():
     reviews = [review(3, "accept"), review(2, "correct", "fixed twice"), review(1, "correct", "fixed once")]
     state = derive_state("engine", reviews)
-    assert (state.decision, state.text, state.reviewer, state.latest_review_id) == ("accept", "fixed twice", "bob", 3)
+    assert (state.decision, state.text, state.reviewer, state.latest_review_id) == (
+        "accept",
+        "fixed twice",
+        "bob",
+        3,
+    )
     assert derive_state("engine", [review(1, "reject")]).text == "engine"
 
 
-@pytest.mark.parametrize("args, message", [
-    (("maybe", "", "", "x"), "Choose accept, reject, correct or not in this contract."),
-    (("reject", "", "  ", "x"), "Give a reason for rejecting"),
-    (("correct", "", "why", "x"), "Type the corrected clause text."),
-    (("correct", " x ", "", "x"), "same as the current text"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (("maybe", "", "", "x"), "Choose accept, reject, correct or not in this contract."),
+        (("reject", "", "  ", "x"), "Give a reason for rejecting"),
+        (("correct", "", "why", "x"), "Type the corrected clause text."),
+        (("correct", " x ", "", "x"), "same as the current text"),
+    ],
+)
 def test_invalid_decisions_say_what_to_fix(args, message):
     with pytest.raises(InvalidDecision, match=message):
         validate(*args)
@@ -81,7 +106,9 @@ def test_stale_when_the_extraction_version_moved():
 
 @pytest.mark.parametrize("decision", ["accept", "reject"])
 def test_accept_or_reject_with_an_edited_text_is_refused_not_the_edit_dropped(decision):
-    with pytest.raises(InvalidDecision, match="You edited the text: save it as a correction, or discard the edit"):
+    with pytest.raises(
+        InvalidDecision, match="You edited the text: save it as a correction, or discard the edit"
+    ):
         validate(decision, "the engine text, amended", "why", "the engine text")
 
 
@@ -92,4 +119,8 @@ def test_line_endings_from_a_browser_are_normalised_on_both_sides():
     with pytest.raises(InvalidDecision, match="same as the current text"):
         validate("correct", "12.1 Cap.\nExcept for", "", "12.1 Cap.\r\nExcept for")
     assert validate("accept", "12.1 Cap.\r\nExcept for", "", "12.1 Cap.\nExcept for") == ("accept", "", "")
-    assert validate("correct", "12.1 Cap.\r\nSave for", "", "12.1 Cap.\nExcept for") == ("correct", "12.1 Cap.\nSave for", "")
+    assert validate("correct", "12.1 Cap.\r\nSave for", "", "12.1 Cap.\nExcept for") == (
+        "correct",
+        "12.1 Cap.\nSave for",
+        "",
+    )

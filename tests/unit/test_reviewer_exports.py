@@ -1,4 +1,5 @@
 """Export rows: one per citation, formula-looking cells neutralised, all three formats readable."""
+
 import csv
 import io
 import json
@@ -22,23 +23,75 @@ def to_xlsx(records) -> bytes:
     write_xlsx(records, buf)
     return buf.getvalue()
 
+
 RECORDS = [
-    {"document_id": 1, "document": "MSA", "document_type": "Service", "extraction_id": 10, "clause": "=HYPERLINK(\"http://x\")", "engine_text": "",
-     "type": "Governing Law", "status": "found", "engine": "offline", "model": "", "extraction_version": 1,
-     "citations": [{"citation_id": 5, "ordinal": 0, "chunk_id": "abc", "page": 3, "span": [10, 20], "quote": "+1 555"},
-                   {"citation_id": 6, "ordinal": 1, "chunk_id": "def", "page": 4, "span": [30, 40],
-                    "quote": "- The Supplier shall deliver."}],
-     "current_decision": "accepted", "reviewer": "alice", "decided_at": "2026-03-01T10:00:00+00:00", "reason": "ok"},
-    {"document_id": 1, "document": "MSA", "extraction_id": 11, "clause": "", "engine_text": "", "type": "Non-Compete",
-     "status": "not_found", "engine": "offline", "model": "", "extraction_version": 1, "citations": [],
-     "current_decision": "not reviewed", "reviewer": "", "decided_at": None, "reason": ""},
+    {
+        "document_id": 1,
+        "document": "MSA",
+        "document_type": "Service",
+        "extraction_id": 10,
+        "clause": '=HYPERLINK("http://x")',
+        "engine_text": "",
+        "type": "Governing Law",
+        "status": "found",
+        "engine": "offline",
+        "model": "",
+        "extraction_version": 1,
+        "citations": [
+            {
+                "citation_id": 5,
+                "ordinal": 0,
+                "chunk_id": "abc",
+                "page": 3,
+                "span": [10, 20],
+                "quote": "+1 555",
+            },
+            {
+                "citation_id": 6,
+                "ordinal": 1,
+                "chunk_id": "def",
+                "page": 4,
+                "span": [30, 40],
+                "quote": "- The Supplier shall deliver.",
+            },
+        ],
+        "current_decision": "accepted",
+        "reviewer": "alice",
+        "decided_at": "2026-03-01T10:00:00+00:00",
+        "reason": "ok",
+    },
+    {
+        "document_id": 1,
+        "document": "MSA",
+        "extraction_id": 11,
+        "clause": "",
+        "engine_text": "",
+        "type": "Non-Compete",
+        "status": "not_found",
+        "engine": "offline",
+        "model": "",
+        "extraction_version": 1,
+        "citations": [],
+        "current_decision": "not reviewed",
+        "reviewer": "",
+        "decided_at": None,
+        "reason": "",
+    },
 ]
 
 
 def test_one_row_per_citation_and_one_for_an_uncited_clause():
     rows = flat_rows(RECORDS)
-    assert [(r["extraction_id"], r["chunk_id"], r["page"]) for r in rows] == [(10, "abc", 3), (10, "def", 4), (11, "", "")]
-    assert rows[0]["span_start"] == 10 and rows[0]["span_end"] == 20 and rows[0]["current_decision"] == "accepted"
+    assert [(r["extraction_id"], r["chunk_id"], r["page"]) for r in rows] == [
+        (10, "abc", 3),
+        (10, "def", 4),
+        (11, "", ""),
+    ]
+    assert (
+        rows[0]["span_start"] == 10
+        and rows[0]["span_end"] == 20
+        and rows[0]["current_decision"] == "accepted"
+    )
     assert [r["document_type"] for r in rows] == ["Service", "Service", ""]
 
 
@@ -52,7 +105,9 @@ def test_csv_json_xlsx():
     assert list(rows[0].keys()) == list(COLUMNS)
     assert rows[0]["clause"].startswith("'=HYPERLINK") and rows[0]["quote"] == "'+1 555"
     data = json.loads(to_json(RECORDS, engagement={"id": 1}))
-    assert data["engagement"] == {"id": 1} and data["clauses"][0]["clause"].startswith("=HYPERLINK")  # JSON is raw
+    assert data["engagement"] == {"id": 1} and data["clauses"][0]["clause"].startswith(
+        "=HYPERLINK"
+    )  # JSON is raw
     assert rows[1]["quote"] == "'- The Supplier shall deliver."  # CSV: guarded
     sheet = load_workbook(io.BytesIO(to_xlsx(RECORDS))).active
     values = list(sheet.iter_rows(values_only=True))
@@ -73,9 +128,16 @@ def test_xlsx_keeps_the_exact_quote_as_text_that_never_runs():
 
 
 def test_xlsx_cuts_a_text_past_excels_cell_limit_and_keeps_page_broken_words_apart():
-    long_clause = "The Supplier shall indemnify the Customer. " * 1000  # 43,000 characters: Excel takes 32,767
-    records = [{**RECORDS[0], "clause": long_clause,
-                "citations": [{**RECORDS[0]["citations"][0], "quote": "fee of\f$247.83 per unit"}]}]
+    long_clause = (
+        "The Supplier shall indemnify the Customer. " * 1000
+    )  # 43,000 characters: Excel takes 32,767
+    records = [
+        {
+            **RECORDS[0],
+            "clause": long_clause,
+            "citations": [{**RECORDS[0]["citations"][0], "quote": "fee of\f$247.83 per unit"}],
+        }
+    ]
     row = list(load_workbook(io.BytesIO(to_xlsx(records))).active.iter_rows(min_row=2, values_only=True))[0]
     clause, quote = row[COLUMNS.index("clause")], row[COLUMNS.index("quote")]
     assert len(clause) == 32_767 and clause.endswith("the JSON export has it whole]")

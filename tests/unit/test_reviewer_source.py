@@ -1,4 +1,5 @@
 """The source viewer's highlighting: exact spans, always escaped, clipped to the page."""
+
 import re
 
 from django.utils.html import escape
@@ -16,14 +17,20 @@ def page(number):
 
 
 def test_pages_are_slices_between_form_feeds():
-    assert [page(n).text for n in (1, 2, 3)] == ["Page one ends here.", 'The <b>cap</b> is "$247.83" & final.', "Last page."]
+    assert [page(n).text for n in (1, 2, 3)] == [
+        "Page one ends here.",
+        'The <b>cap</b> is "$247.83" & final.',
+        "Last page.",
+    ]
 
 
 def test_the_mark_holds_exactly_the_cited_span_and_everything_is_escaped():
     start = TEXT.index("<b>cap</b>")
     html = highlight(page(2), [Span(7, start, start + len("<b>cap</b>"))])
-    assert html == ('The <mark data-citation-id="7" id="cite-7" tabindex="-1">&lt;b&gt;cap&lt;/b&gt;</mark>'
-                    ' is &quot;$247.83&quot; &amp; final.')
+    assert html == (
+        'The <mark data-citation-id="7" id="cite-7" tabindex="-1">&lt;b&gt;cap&lt;/b&gt;</mark>'
+        " is &quot;$247.83&quot; &amp; final."
+    )
 
 
 def test_no_span_means_escaped_text_only():
@@ -32,12 +39,17 @@ def test_no_span_means_escaped_text_only():
 
 def test_spans_are_clipped_to_the_page_and_overlaps_never_duplicate_text():
     span = Span(1, TEXT.index("ends"), TEXT.index("cap"))  # crosses the page break
-    assert highlight(page(1), [span]).endswith('<mark data-citation-id="1" id="cite-1" tabindex="-1">ends here.</mark>')
+    assert highlight(page(1), [span]).endswith(
+        '<mark data-citation-id="1" id="cite-1" tabindex="-1">ends here.</mark>'
+    )
     assert highlight(page(2), [span]).startswith('<mark data-citation-id="1">The &lt;b&gt;</mark>')
     a, b = TEXT.index("is"), TEXT.index("final")
     html = highlight(page(2), [Span(1, a, b), Span(2, a + 3, b + 3)])
-    plain = html.replace('<mark data-citation-id="1" id="cite-1" tabindex="-1">', "").replace(
-        '<mark data-citation-id="2" id="cite-2" tabindex="-1">', "").replace("</mark>", "")
+    plain = (
+        html.replace('<mark data-citation-id="1" id="cite-1" tabindex="-1">', "")
+        .replace('<mark data-citation-id="2" id="cite-2" tabindex="-1">', "")
+        .replace("</mark>", "")
+    )
     assert plain == highlight(page(2))
 
 
@@ -75,7 +87,7 @@ def _strip_tags(html: str) -> str:
 
 def test_markdown_heading_lines_are_shown_as_headings_with_their_marker_kept():
     html = highlight(PageText(1, 0, len(MD), MD))
-    assert ('<strong class="md-h"><span class="md-mark"># </span>11. Governing &lt;Law&gt;</strong>' in html)
+    assert '<strong class="md-h"><span class="md-mark"># </span>11. Governing &lt;Law&gt;</strong>' in html
     assert '<strong class="md-h"><span class="md-mark">## </span>11.2 Escalation</strong>' in html
     assert _strip_tags(html) == escape(MD)  # every character kept, once
 
@@ -83,14 +95,16 @@ def test_markdown_heading_lines_are_shown_as_headings_with_their_marker_kept():
 def test_a_mark_across_a_heading_line_nests_and_keeps_every_character_once():
     start, end = MD.index("terms"), MD.index("This Agreement") + 4
     html = highlight(PageText(1, 0, len(MD), MD), [Span(3, start, end)])
-    mark = html[html.index("<mark"):html.index("</mark>") + len("</mark>")]
+    mark = html[html.index("<mark") : html.index("</mark>") + len("</mark>")]
     assert mark.count("<strong") == mark.count("</strong>") == 1  # the heading's tags open and close inside
     assert _strip_tags(mark) == "terms.\n\n# 11. Governing &lt;Law&gt;\n\nThis"
     assert _strip_tags(html) == escape(MD)
 
 
-FEES = ("## Fee Schedule\n| Code | Item | Fee (USD) |\n| --- | :--- | ---: |\n| FS-001 | <b>Standard</b> unit | $247.83 |\n"
-        "| FS-002 | Rush \\| same day | $312.40 |\n\nNotes follow.")
+FEES = (
+    "## Fee Schedule\n| Code | Item | Fee (USD) |\n| --- | :--- | ---: |\n| FS-001 | <b>Standard</b> unit | $247.83 |\n"
+    "| FS-002 | Rush \\| same day | $312.40 |\n\nNotes follow."
+)
 
 
 def test_a_markdown_table_is_shown_as_a_table_with_every_word_of_its_cells():

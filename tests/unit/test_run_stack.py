@@ -1,4 +1,5 @@
 """`make run` / `make stop` on one services folder: a second run leaves the first alone, stop stops it."""
+
 from __future__ import annotations
 
 import os
@@ -32,8 +33,11 @@ while True:
 @pytest.fixture
 def running(tmp_path):
     """A process holding the run lock of tmp_path, as a first `make run` does."""
-    proc = subprocess.Popen([sys.executable, "-c", HOLDER.format(root=str(ROOT), folder=str(tmp_path))],
-                            stdout=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", HOLDER.format(root=str(ROOT), folder=str(tmp_path))],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     assert proc.stdout.readline().strip() == "ready"
     yield proc
     if proc.poll() is None:
@@ -41,8 +45,9 @@ def running(tmp_path):
     proc.wait(10)
 
 
-def test_a_second_make_run_on_the_same_folder_stops_before_touching_the_services(running, tmp_path, monkeypatch,
-                                                                                 capsys):
+def test_a_second_make_run_on_the_same_folder_stops_before_touching_the_services(
+    running, tmp_path, monkeypatch, capsys
+):
     import django
 
     def must_not_start(*_args, **_kwargs):
@@ -62,8 +67,9 @@ def test_a_second_make_run_on_the_same_folder_stops_before_touching_the_services
 
 def test_make_stop_stops_the_running_make_run_of_its_folder(running, tmp_path):
     env = dict(os.environ, EMBEDDED_DIR=str(tmp_path))
-    subprocess.run(["make", "-s", "stop"], cwd=ROOT, env=env, check=True, timeout=120,
-                   stdout=subprocess.DEVNULL)
+    subprocess.run(
+        ["make", "-s", "stop"], cwd=ROOT, env=env, check=True, timeout=120, stdout=subprocess.DEVNULL
+    )
     running.wait(10)
     assert run_stack.running_pid(tmp_path) is None
 

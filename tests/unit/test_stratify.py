@@ -1,12 +1,24 @@
 """Stratification, pass/fail rules, Wilson intervals and the silent-source rate (pure, no database)."""
+
 from __future__ import annotations
 
 import pytest
 
 from extraction.evaluation import stratify as st
-@pytest.mark.parametrize("page, section", [
-    (1, "front"), (30, "front"), (31, "middle"), (150, "middle"), (151, "back"), (420, "back"), (None, "none"),
-])
+
+
+@pytest.mark.parametrize(
+    "page, section",
+    [
+        (1, "front"),
+        (30, "front"),
+        (31, "middle"),
+        (150, "middle"),
+        (151, "back"),
+        (420, "back"),
+        (None, "none"),
+    ],
+)
 def test_page_sections_default_bounds(page, section):
     assert st.page_section(page) == section
 
@@ -46,7 +58,7 @@ def test_wilson_edges():
 
 
 def test_interval_narrows_as_n_grows():
-    widths = [h - l for l, h in (st.wilson_interval(9 * k, 10 * k) for k in (1, 10, 100))]
+    widths = [hi - lo for lo, hi in (st.wilson_interval(9 * k, 10 * k) for k in (1, 10, 100))]
     assert widths[0] > widths[1] > widths[2]
 
 
@@ -65,18 +77,26 @@ def test_review_decisions():
         st.review_passes("maybe")
 
 
-@pytest.mark.parametrize("status, clause_text, corrected, restated", [
-    ("not_found", "", "not_found", True),  # "corrected" to the engine's own not_found
-    ("not_found", "", " not_found\n", True),
-    ("found", "The cap is $247.83.", "The cap is $247.83.", True),  # corrected away, then back
-    ("found", "The cap is\r\n$247.83.", "The cap is\n$247.83.", True),  # browsers post CRLF
-    ("found", "The cap\nis  $247.83.", "The cap is $247.83.", True),  # a PDF's line break joined: spacing only
-    ("found", "The cap is $247.83.", "The Cap is $247.83.", False),  # capitals are a correction
-    ("found", "The cap is $247.83.", "The cap is $247.8 3.", False),  # so is a space inside a value
-    ("found", "The cap is $247.83.", "not_found", False),
-    ("not_found", "", "The cap is $247.83.", False),
-    ("found", "", "", False),  # no correction at all
-])
+@pytest.mark.parametrize(
+    "status, clause_text, corrected, restated",
+    [
+        ("not_found", "", "not_found", True),  # "corrected" to the engine's own not_found
+        ("not_found", "", " not_found\n", True),
+        ("found", "The cap is $247.83.", "The cap is $247.83.", True),  # corrected away, then back
+        ("found", "The cap is\r\n$247.83.", "The cap is\n$247.83.", True),  # browsers post CRLF
+        (
+            "found",
+            "The cap\nis  $247.83.",
+            "The cap is $247.83.",
+            True,
+        ),  # a PDF's line break joined: spacing only
+        ("found", "The cap is $247.83.", "The Cap is $247.83.", False),  # capitals are a correction
+        ("found", "The cap is $247.83.", "The cap is $247.8 3.", False),  # so is a space inside a value
+        ("found", "The cap is $247.83.", "not_found", False),
+        ("not_found", "", "The cap is $247.83.", False),
+        ("found", "", "", False),  # no correction at all
+    ],
+)
 def test_a_correction_that_restates_the_engines_answer(status, clause_text, corrected, restated):
     assert st.restates(corrected, status, clause_text) is restated
 
@@ -87,35 +107,46 @@ def test_a_correction_equal_to_the_engines_answer_is_a_pass():
     assert st.review_passes("reject", corrected=True, restated=True) is False
 
 
-@pytest.mark.parametrize("status, decision, corrected, absent", [
-    ("not_found", "accept", "", True),
-    ("found", "correct", "not_found", True),
-    ("found", "correct", "  not_found \n", True),
-    ("found", "correct", "Not found", False),  # exactly "not_found" only
-    ("found", "correct", "The cap is $247.83", False),
-    ("found", "accept", "", False),
-    ("not_found", "reject", "", False),
-    ("unverified", "reject", "", False),
-    ("found", "accept", "not_found", True),  # an accept after a correction to not_found confirms it
-    ("not_found", "accept", "The cap is $247.83", False),  # ... after a correction to a text: present
-    ("found", "reject", "not_found", False),  # the correction was rejected
-])
+@pytest.mark.parametrize(
+    "status, decision, corrected, absent",
+    [
+        ("not_found", "accept", "", True),
+        ("found", "correct", "not_found", True),
+        ("found", "correct", "  not_found \n", True),
+        ("found", "correct", "Not found", False),  # exactly "not_found" only
+        ("found", "correct", "The cap is $247.83", False),
+        ("found", "accept", "", False),
+        ("not_found", "reject", "", False),
+        ("unverified", "reject", "", False),
+        ("found", "accept", "not_found", True),  # an accept after a correction to not_found confirms it
+        ("not_found", "accept", "The cap is $247.83", False),  # ... after a correction to a text: present
+        ("found", "reject", "not_found", False),  # the correction was rejected
+    ],
+)
 def test_marked_absent(status, decision, corrected, absent):
     assert st.marks_absent(status, decision, corrected) is absent
 
 
-@pytest.mark.parametrize("status, decision, corrected, present", [
-    ("found", "accept", "", True),
-    ("unverified", "accept", "", True),  # the reviewer found the clause there, citations unverified or not
-    ("not_found", "reject", "", True),  # rejecting "not found" means "it is there"
-    ("found", "reject", "not_found", True),  # ... also when "not_found" is a standing correction
-    ("unverified", "reject", "", False),  # a rejected clause text says nothing about presence
-    ("not_found", "accept", "", False),
-    ("not_found", "correct", "The cap is $247.83", True),
-    ("not_found", "accept", "The cap is $247.83", True),  # accepted after the correction
-    ("found", "accept", "not_found", False),
-    ("found", "reject", "", False),
-])
+@pytest.mark.parametrize(
+    "status, decision, corrected, present",
+    [
+        ("found", "accept", "", True),
+        (
+            "unverified",
+            "accept",
+            "",
+            True,
+        ),  # the reviewer found the clause there, citations unverified or not
+        ("not_found", "reject", "", True),  # rejecting "not found" means "it is there"
+        ("found", "reject", "not_found", True),  # ... also when "not_found" is a standing correction
+        ("unverified", "reject", "", False),  # a rejected clause text says nothing about presence
+        ("not_found", "accept", "", False),
+        ("not_found", "correct", "The cap is $247.83", True),
+        ("not_found", "accept", "The cap is $247.83", True),  # accepted after the correction
+        ("found", "accept", "not_found", False),
+        ("found", "reject", "", False),
+    ],
+)
 def test_marked_present(status, decision, corrected, present):
     assert st.marks_present(status, decision, corrected) is present
 
@@ -129,15 +160,18 @@ def test_cuad_word_set_and_jaccard():
     assert st.best_jaccard("x", []) == 0.0
 
 
-@pytest.mark.parametrize("present, status, text, passed", [
-    (True, "found", "governed by the laws of Delaware", True),  # 5 of 8 words -> 0.625
-    (True, "found", "governed by Delaware law", False),  # 3 of 9 -> 0.33
-    (True, "not_found", "", False),
-    (True, "unverified", "This Agreement is governed by the laws of Delaware.", False),
-    (False, "not_found", "", True),
-    (False, "found", "anything at all", False),
-    (False, "unverified", "anything", False),
-])
+@pytest.mark.parametrize(
+    "present, status, text, passed",
+    [
+        (True, "found", "governed by the laws of Delaware", True),  # 5 of 8 words -> 0.625
+        (True, "found", "governed by Delaware law", False),  # 3 of 9 -> 0.33
+        (True, "not_found", "", False),
+        (True, "unverified", "This Agreement is governed by the laws of Delaware.", False),
+        (False, "not_found", "", True),
+        (False, "found", "anything at all", False),
+        (False, "unverified", "anything", False),
+    ],
+)
 def test_benchmark_pass_criterion(present, status, text, passed):
     gold = ["This Agreement is governed by the laws of Delaware."] if present else []
     assert st.benchmark_passes(present, status, text, gold) is passed
@@ -201,8 +235,10 @@ def test_worst_first_prefers_lower_upper_bound_on_ties():
 
 def test_counts_merge_before_intervals():
     one = [{"doc_type": "d", "clause_type": "c", "section": "front", "n": 1, "passes": 1}]
-    two = [{"doc_type": "d", "clause_type": "c", "section": "front", "n": 3, "passes": 1},
-           {"doc_type": "d", "clause_type": "c", "section": "back", "n": 2, "passes": 2}]
+    two = [
+        {"doc_type": "d", "clause_type": "c", "section": "front", "n": 3, "passes": 1},
+        {"doc_type": "d", "clause_type": "c", "section": "back", "n": 2, "passes": 2},
+    ]
     merged = st.merge_counts(one, two)
     assert merged == {("d", "c", "front"): [4, 2], ("d", "c", "back"): [2, 2]}
     strata = st.build_strata(merged)
@@ -211,8 +247,13 @@ def test_counts_merge_before_intervals():
 
 # --------------------------------------------------------------------------- silent source
 def _review(document, clause, status, decision, corrected=""):
-    return {"document": document, "clause_type": clause, "status": status, "decision": decision,
-            "corrected_text": corrected}
+    return {
+        "document": document,
+        "clause_type": clause,
+        "status": status,
+        "decision": decision,
+        "corrected_text": corrected,
+    }
 
 
 def test_absent_pairs_from_reviews():
@@ -240,8 +281,12 @@ def test_a_rejected_not_found_or_an_accepted_unverified_clause_is_no_absent_pair
 
 
 def test_silent_source_rate_and_invented_list():
-    answers = [{"id": 6, "status": "not_found"}, {"id": 7, "status": "found"}, {"id": 8, "status": "not_found"},
-               {"id": 9, "status": "unverified"}]
+    answers = [
+        {"id": 6, "status": "not_found"},
+        {"id": 7, "status": "found"},
+        {"id": 8, "status": "not_found"},
+        {"id": 9, "status": "unverified"},
+    ]
     result = st.silent_source(answers)
     assert (result.silent, result.n, result.rate) == (2, 4, 0.5)
     assert [row["id"] for row in result.invented] == [7, 9]
@@ -251,8 +296,12 @@ def test_silent_source_rate_and_invented_list():
 
 
 def test_pairs_that_never_ran_are_kept_apart_from_the_silent_source_rate():
-    answers = [{"id": 1, "status": "not_found"}, {"id": 2, "status": "found"}, {"id": 3, "status": "failed"},
-               {"id": 4, "status": "missing"}]
+    answers = [
+        {"id": 1, "status": "not_found"},
+        {"id": 2, "status": "found"},
+        {"id": 3, "status": "failed"},
+        {"id": 4, "status": "missing"},
+    ]
     result = st.silent_source(answers)
     assert (result.silent, result.n) == (1, 2)
     assert [row["id"] for row in result.invented] == [2] and [row["id"] for row in result.not_run] == [3, 4]
@@ -261,5 +310,7 @@ def test_pairs_that_never_ran_are_kept_apart_from_the_silent_source_rate():
 
 
 def test_silent_counts_merge():
-    merged = st.merge_silent([{"n": 3, "silent": 3, "invented": []}, {"n": 2, "silent": 1, "invented": [{"id": 1}]}])
+    merged = st.merge_silent(
+        [{"n": 3, "silent": 3, "invented": []}, {"n": 2, "silent": 1, "invented": [{"id": 1}]}]
+    )
     assert (merged.silent, merged.n, merged.invented) == (4, 5, [{"id": 1}])

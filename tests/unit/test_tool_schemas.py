@@ -1,4 +1,5 @@
 """Tool schemas: a found clause without a citation must never get through."""
+
 import copy
 import json
 
@@ -63,7 +64,9 @@ def test_bad_inputs_fail_schema_and_validator(label, data):
 def test_no_extraction_tool_lets_a_found_clause_through_without_citation():
     """Every tool whose schema has clause_text + citations must refuse a citation-less found clause."""
     tools = all_tools([n for n in ("payment", "governing-law")])
-    extraction_tools = [t for t in tools if {"clause_text", "citations"} <= set(t["input_schema"]["properties"])]
+    extraction_tools = [
+        t for t in tools if {"clause_text", "citations"} <= set(t["input_schema"]["properties"])
+    ]
     assert [t["name"] for t in extraction_tools] == ["extract_clause"]
     for tool in extraction_tools:
         schema = tool["input_schema"]
@@ -96,12 +99,22 @@ def test_a_page_sent_as_digits_is_read_as_the_number():
     assert read["citations"] == GOOD["citations"] and validate_extract_clause(read) == []
     assert quoted["citations"][0]["page"] == " 3 "  # the input itself is left as sent
     for page in ("three", "3.0", "-3", "", "٣"):  # no number, or not a plain one: still named
-        errors = validate_extract_clause(read_extract_clause({**GOOD, "citations": [{**GOOD["citations"][0], "page": page}]}))
+        errors = validate_extract_clause(
+            read_extract_clause({**GOOD, "citations": [{**GOOD["citations"][0], "page": page}]})
+        )
         assert "citation 1: page must be an integer >= 1" in errors, page
 
 
-@pytest.mark.parametrize("text", ["[]", "[{'chunk_id': 'c_ab12', 'page': 3}]", "chunk c_ab12, page 3",
-                                  '["c_ab12"]', '{"chunk_id": "c_ab12", "page": 3, "quote": "In no event"}'])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "[]",
+        "[{'chunk_id': 'c_ab12', 'page': 3}]",
+        "chunk c_ab12, page 3",
+        '["c_ab12"]',
+        '{"chunk_id": "c_ab12", "page": 3, "quote": "In no event"}',
+    ],
+)
 def test_citations_as_a_string_that_is_no_list_of_objects_stay_a_clear_error(text):
     errors = validate_extract_clause(read_extract_clause({**GOOD, "citations": text}))
     assert errors  # and a found clause with "[]" is still a found clause without citation
@@ -118,8 +131,14 @@ def test_enum_is_the_catalog():
 
 def test_tool_definitions_are_anthropic_shaped_and_valid_schemas():
     tools = all_tools(["payment"])
-    assert [t["name"] for t in tools] == ["search_document", "read_chunk", "regex_document", "read_history",
-                                          "load_skill", "extract_clause"]
+    assert [t["name"] for t in tools] == [
+        "search_document",
+        "read_chunk",
+        "regex_document",
+        "read_history",
+        "load_skill",
+        "extract_clause",
+    ]
     for t in tools:
         assert set(t) == {"name", "description", "input_schema"}
         assert t["input_schema"]["type"] == "object"
@@ -127,11 +146,14 @@ def test_tool_definitions_are_anthropic_shaped_and_valid_schemas():
     assert "load_skill" not in [t["name"] for t in all_tools([])]
 
 
-@pytest.mark.parametrize("tool,good,bad", [
-    (SEARCH_DOCUMENT, {"query": "cap on liability", "k": 5}, {"query": "x", "k": 0}),
-    (READ_CHUNK, {"chunk_id": "c1", "neighbours": 1}, {"chunk_id": "c1", "neighbours": 9}),
-    (REGEX_DOCUMENT, {"pattern": r"\$\d+", "max_matches": 10}, {"max_matches": 10}),
-])
+@pytest.mark.parametrize(
+    "tool,good,bad",
+    [
+        (SEARCH_DOCUMENT, {"query": "cap on liability", "k": 5}, {"query": "x", "k": 0}),
+        (READ_CHUNK, {"chunk_id": "c1", "neighbours": 1}, {"chunk_id": "c1", "neighbours": 9}),
+        (REGEX_DOCUMENT, {"pattern": r"\$\d+", "max_matches": 10}, {"max_matches": 10}),
+    ],
+)
 def test_helper_tool_schemas(tool, good, bad):
     assert schema_errors(tool["input_schema"], good) == []
     assert schema_errors(tool["input_schema"], bad)

@@ -4,15 +4,36 @@ from extraction.usage import Usage, cost_usd, price_for
 
 
 def test_usage_adds_api_usage_objects_and_prices_cache_tokens():
-    u = Usage().add({"input_tokens": 1000, "output_tokens": 200, "cache_creation_input_tokens": 4000,
-                     "cache_read_input_tokens": 0})
-    u.add({"input_tokens": 500, "output_tokens": 100, "cache_creation_input_tokens": 0,
-           "cache_read_input_tokens": 4000})
+    u = Usage().add(
+        {
+            "input_tokens": 1000,
+            "output_tokens": 200,
+            "cache_creation_input_tokens": 4000,
+            "cache_read_input_tokens": 0,
+        }
+    )
+    u.add(
+        {
+            "input_tokens": 500,
+            "output_tokens": 100,
+            "cache_creation_input_tokens": 0,
+            "cache_read_input_tokens": 4000,
+        }
+    )
     assert (u.input_tokens, u.output_tokens, u.cache_write_tokens, u.cache_read_tokens, u.requests) == (
-        1500, 300, 4000, 4000, 2)
+        1500,
+        300,
+        4000,
+        4000,
+        2,
+    )
     # sonnet: $3 in, $15 out per million; cache write 1.25x, read 0.1x
-    expected = (Decimal(1500) * 3 + Decimal(4000) * 3 * Decimal("1.25") + Decimal(4000) * Decimal("0.3")
-                + Decimal(300) * 15) / 1_000_000
+    expected = (
+        Decimal(1500) * 3
+        + Decimal(4000) * 3 * Decimal("1.25")
+        + Decimal(4000) * Decimal("0.3")
+        + Decimal(300) * 15
+    ) / 1_000_000
     assert cost_usd(u, "claude-sonnet-4-6") == expected.quantize(Decimal("0.000001"))
     assert cost_usd(u, "claude-sonnet-4-6", batch=True) == (expected / 2).quantize(Decimal("0.000001"))
     assert price_for("claude-opus-4-1-20250805") == (Decimal(15), Decimal(75))

@@ -1,10 +1,9 @@
 """Citation verifier: offsets, pages, normalisation, values, errors."""
+
 import random
-import time
 
 import pytest
 
-from extraction.types import ChunkView, page_of
 from extraction.verify import (
     check_values,
     closest_passage,
@@ -13,17 +12,25 @@ from extraction.verify import (
     verify_citation,
     verify_extraction,
 )
+from ingest.chunker import ChunkSpec
+from ingest.pages import page_of
 
-PAGE1 = ("MASTER SERVICES AGREEMENT\n\n"
-         "1. Fees. Customer shall pay the monthly fee of $247.83 for account cust_4711 within\n"
-         "thirty (30) days of invoice.  Late payments bear interest at 1.5% per month.\n"
-         "2. Liability. The total liability of Vendor shall not exceed the fees paid in the twelve (12)\n"
-         "months preceding the claim, and each party shall indemni-\nfication obligations survive.\n")
-PAGE2 = ("This Agreement is governed by the laws of the State of New York, effective January 5, 2020.\n"
-         "\u201cConfidential Information\u201d means information marked as confidential \u2013 in writing.\n"
-         "LIMITATION OF LIABILITY. IN NO EVENT SHALL EITHER PARTY BE LIABLE FOR INDIRECT DAMAGES.\n")
-PAGE3 = ("Notices shall be sent in writing. Notices shall be sent in writing.\n"
-         "Soci\u00e9t\u00e9 G\u00e9n\u00e9rale S.A. will receive the \ufb01nal report.\n")
+PAGE1 = (
+    "MASTER SERVICES AGREEMENT\n\n"
+    "1. Fees. Customer shall pay the monthly fee of $247.83 for account cust_4711 within\n"
+    "thirty (30) days of invoice.  Late payments bear interest at 1.5% per month.\n"
+    "2. Liability. The total liability of Vendor shall not exceed the fees paid in the twelve (12)\n"
+    "months preceding the claim, and each party shall indemni-\nfication obligations survive.\n"
+)
+PAGE2 = (
+    "This Agreement is governed by the laws of the State of New York, effective January 5, 2020.\n"
+    "\u201cConfidential Information\u201d means information marked as confidential \u2013 in writing.\n"
+    "LIMITATION OF LIABILITY. IN NO EVENT SHALL EITHER PARTY BE LIABLE FOR INDIRECT DAMAGES.\n"
+)
+PAGE3 = (
+    "Notices shall be sent in writing. Notices shall be sent in writing.\n"
+    "Soci\u00e9t\u00e9 G\u00e9n\u00e9rale S.A. will receive the \ufb01nal report.\n"
+)
 
 
 def make_doc(pages_text):
@@ -43,8 +50,19 @@ def make_chunks(text, table, size=300, overlap=100):
     while start < len(text):
         end = min(len(text), start + size)
         cid = f"c{i:02d}"
-        chunks.append(ChunkView(cid, i, text[start:end], start, end, page_of(start, table),
-                                page_of(max(start, end - 1), table), i, "§"))
+        chunks.append(
+            ChunkSpec(
+                cid,
+                i,
+                text[start:end],
+                start,
+                end,
+                page_of(start, table),
+                page_of(max(start, end - 1), table),
+                i,
+                "§",
+            )
+        )
         if end == len(text):
             break
         start, i = end - overlap, i + 1
@@ -65,7 +83,11 @@ def chunk_with(snippet):
 
 def cite(snippet, quote=None, page=None):
     c = chunk_with(snippet)
-    return {"chunk_id": c.chunk_id, "page": page if page is not None else c.page_start, "quote": quote or snippet}
+    return {
+        "chunk_id": c.chunk_id,
+        "page": page if page is not None else c.page_start,
+        "quote": quote or snippet,
+    }
 
 
 def only(result):
@@ -78,7 +100,7 @@ def test_exact_quote_gets_exact_offsets_and_page():
     q = "Customer shall pay the monthly fee of $247.83 for account cust_4711"
     v = only(verify_extraction([cite(q)], CHUNKS, PAGES, q))
     assert (v.start, v.end) == (DOC.index(q), DOC.index(q) + len(q))
-    assert v.quote == DOC[v.start:v.end] == q
+    assert v.quote == DOC[v.start : v.end] == q
     assert v.page == v.page_end == 1 and v.match == "exact" and v.page_matched
 
 
@@ -86,7 +108,7 @@ def test_whitespace_and_newlines_are_normalised_back_to_original_text():
     q = "within thirty (30) days of invoice. Late payments"
     src = "within\nthirty (30) days of invoice.  Late payments"
     v = only(verify_extraction([cite(src, quote=q)], CHUNKS, PAGES, q))
-    assert v.quote == src and DOC[v.start:v.end] == src
+    assert v.quote == src and DOC[v.start : v.end] == src
     assert v.match == "normalised"
 
 
@@ -96,7 +118,7 @@ def test_quote_spanning_page_break_inside_a_chunk():
     c = next(c for c in CHUNKS if c.char_start <= start and DOC.index("governed") < c.char_end)
     quote = "indemnification obligations survive. This Agreement is governed"
     v = only(verify_extraction([{"chunk_id": c.chunk_id, "page": 2, "quote": quote}], CHUNKS, PAGES, quote))
-    assert DOC[v.start:v.end] == q
+    assert DOC[v.start : v.end] == q
     assert (v.page, v.page_end) == (1, 2) and v.page_matched
     bad = verify_extraction([{"chunk_id": c.chunk_id, "page": 9, "quote": quote}], CHUNKS, PAGES, quote)
     assert bad.ok and not bad.citations[0].page_matched and bad.citations[0].page == 1
@@ -115,15 +137,24 @@ def test_curly_and_straight_quotes_and_dashes():
 
 
 def test_line_end_hyphenation():
-    v = only(verify_extraction([cite("indemni-", quote="each party shall indemnification obligations")],
-                               CHUNKS, PAGES, "each party shall indemnification obligations"))
+    v = only(
+        verify_extraction(
+            [cite("indemni-", quote="each party shall indemnification obligations")],
+            CHUNKS,
+            PAGES,
+            "each party shall indemnification obligations",
+        )
+    )
     assert v.quote == "each party shall indemni-\nfication obligations"
 
 
 def test_case_folded_match_is_flagged():
     q = "Limitation of Liability. In no event shall either party be liable"
     v = only(verify_extraction([cite("LIMITATION OF LIABILITY", quote=q)], CHUNKS, PAGES, q))
-    assert v.match == "casefold" and v.quote == "LIMITATION OF LIABILITY. IN NO EVENT SHALL EITHER PARTY BE LIABLE"
+    assert (
+        v.match == "casefold"
+        and v.quote == "LIMITATION OF LIABILITY. IN NO EVENT SHALL EITHER PARTY BE LIABLE"
+    )
 
 
 def test_repeated_quote_prefers_the_models_page_else_first():
@@ -137,7 +168,7 @@ def test_repeated_quote_prefers_the_models_page_else_first():
 
 def test_repeated_quote_on_two_pages_picks_the_cited_page():
     text, table = make_doc(["Payment is due in 30 days.\n", "Payment is due in 30 days.\n"])
-    chunks = [ChunkView("a", 0, text, 0, len(text), 1, 2, 0, "")]
+    chunks = [ChunkSpec("a", 0, text, 0, len(text), 1, 2, 0, "")]
     q = "Payment is due in 30 days."
     v = only(verify_extraction([{"chunk_id": "a", "page": 2, "quote": q}], chunks, table, q))
     assert v.page == 2 and v.start == text.rindex(q)
@@ -146,18 +177,37 @@ def test_repeated_quote_on_two_pages_picks_the_cited_page():
 
 
 def test_unicode_ligatures_and_accents():
-    v = only(verify_extraction([cite("Soci\u00e9t\u00e9", quote="Soci\u00e9t\u00e9 G\u00e9n\u00e9rale S.A. will "
-                                     "receive the final report")], CHUNKS, PAGES,
-                                 "Soci\u00e9t\u00e9 G\u00e9n\u00e9rale"))
-    assert "\ufb01nal" in v.quote and DOC[v.start:v.end] == v.quote
+    v = only(
+        verify_extraction(
+            [
+                cite(
+                    "Soci\u00e9t\u00e9",
+                    quote="Soci\u00e9t\u00e9 G\u00e9n\u00e9rale S.A. will receive the final report",
+                )
+            ],
+            CHUNKS,
+            PAGES,
+            "Soci\u00e9t\u00e9 G\u00e9n\u00e9rale",
+        )
+    )
+    assert "\ufb01nal" in v.quote and DOC[v.start : v.end] == v.quote
     # a decomposed source letter matches a precomposed quote, accents kept in the result
     text = "Caf\u0065\u0301 de Flore pays \u20ac12.50."
-    chunks = [ChunkView("u", 0, text, 0, len(text), 1, 1, 0, "")]
-    v = only(verify_extraction([{"chunk_id": "u", "page": 1, "quote": "Caf\u00e9"}], chunks, [(1, 0, len(text))],
-                               "Caf\u00e9"))
+    chunks = [ChunkSpec("u", 0, text, 0, len(text), 1, 1, 0, "")]
+    v = only(
+        verify_extraction(
+            [{"chunk_id": "u", "page": 1, "quote": "Caf\u00e9"}], chunks, [(1, 0, len(text))], "Caf\u00e9"
+        )
+    )
     assert v.quote == "Caf\u0065\u0301"
-    v = only(verify_extraction([{"chunk_id": "u", "page": 1, "quote": "pays \u20ac12.50"}], chunks,
-                               [(1, 0, len(text))], "pays \u20ac12.50"))
+    v = only(
+        verify_extraction(
+            [{"chunk_id": "u", "page": 1, "quote": "pays \u20ac12.50"}],
+            chunks,
+            [(1, 0, len(text))],
+            "pays \u20ac12.50",
+        )
+    )
     assert v.quote == "pays \u20ac12.50"
 
 
@@ -176,14 +226,17 @@ def test_quote_crossing_into_the_next_chunk_is_kept_as_citations_inside_their_ch
     by_id = {c.chunk_id: c for c in CHUNKS}
     for v in r.citations:  # each stored quote is exact and lies inside the chunk it names
         chunk = by_id[v.chunk_id]
-        assert DOC[v.start:v.end] == v.quote and chunk.char_start <= v.start and v.end <= chunk.char_end
+        assert DOC[v.start : v.end] == v.quote and chunk.char_start <= v.start and v.end <= chunk.char_end
     assert r.citations[0].start == lo + len(span) - len(span.lstrip())
     assert r.citations[-1].end == lo + len(span.rstrip())
     assert all(x.end <= y.start or y.start >= x.start for x, y in zip(r.citations, r.citations[1:]))
     # same result when the caller supplies the document text
-    r2 = verify_extraction([{"chunk_id": a.chunk_id, "page": 1, "quote": span}], CHUNKS, PAGES, span,
-                           document_text=DOC)
-    assert [(v.chunk_id, v.start, v.end) for v in r2.citations] == [(v.chunk_id, v.start, v.end) for v in r.citations]
+    r2 = verify_extraction(
+        [{"chunk_id": a.chunk_id, "page": 1, "quote": span}], CHUNKS, PAGES, span, document_text=DOC
+    )
+    assert [(v.chunk_id, v.start, v.end) for v in r2.citations] == [
+        (v.chunk_id, v.start, v.end) for v in r.citations
+    ]
 
 
 def test_quote_from_another_part_of_the_document_is_rejected():
@@ -203,8 +256,10 @@ def test_not_found_quote_reports_the_closest_passage():
     r = verify_extraction([cite("The total liability", quote=q)], CHUNKS, PAGES, q)
     assert not r.ok
     msg = r.errors[0]
-    assert msg.startswith("citation 1: quote \"The total liability of Vendor will not exceed")
-    assert 'closest passage: "The total liability of Vendor shall not exceed the fees paid in the twelve' in msg
+    assert msg.startswith('citation 1: quote "The total liability of Vendor will not exceed')
+    assert (
+        'closest passage: "The total liability of Vendor shall not exceed the fees paid in the twelve' in msg
+    )
     assert "Citation verification failed" in r.feedback() and "character-for-character" in r.feedback()
 
 
@@ -221,22 +276,27 @@ def test_paraphrased_money_value_fails_and_names_the_real_one():
     assert 'value "$250"' in r.errors[0] and '"$247.83"' in r.errors[0]
 
 
-@pytest.mark.parametrize("clause_text,ok", [
-    ("monthly fee of $247.83 for account cust_4711", True),
-    ("monthly fee of $247.8 for account cust_4711", False),
-    ("monthly fee of $247.83 for account cust-4711", False),
-    ("monthly fee of $247.83 for account cust_471", False),
-    ("within\nthirty (30) days", True),
-    ("within thirty 30 days", True),            # layout only: parentheses
-    ("within 30 days", False),                  # a word of the quote left out, unmarked
-    ("within 1 month", False),
-    ("interest at 1.5% per month", True),
-    ("interest at 1.50% per month", False),
-    ("interest at 2% per month", False),
-])
+@pytest.mark.parametrize(
+    "clause_text,ok",
+    [
+        ("monthly fee of $247.83 for account cust_4711", True),
+        ("monthly fee of $247.8 for account cust_4711", False),
+        ("monthly fee of $247.83 for account cust-4711", False),
+        ("monthly fee of $247.83 for account cust_471", False),
+        ("within\nthirty (30) days", True),
+        ("within thirty 30 days", True),  # layout only: parentheses
+        ("within 30 days", False),  # a word of the quote left out, unmarked
+        ("within 1 month", False),
+        ("interest at 1.5% per month", True),
+        ("interest at 1.50% per month", False),
+        ("interest at 2% per month", False),
+    ],
+)
 def test_values_must_be_verbatim(clause_text, ok):
-    quote = ("Customer shall pay the monthly fee of $247.83 for account cust_4711 within\n"
-             "thirty (30) days of invoice.  Late payments bear interest at 1.5% per month.")
+    quote = (
+        "Customer shall pay the monthly fee of $247.83 for account cust_4711 within\n"
+        "thirty (30) days of invoice.  Late payments bear interest at 1.5% per month."
+    )
     r = verify_extraction([cite("Customer shall pay the monthly", quote=quote)], CHUNKS, PAGES, clause_text)
     assert r.ok is ok, r.errors
 
@@ -259,8 +319,9 @@ def test_not_found_rules():
 
 def test_each_bad_citation_is_reported_and_good_ones_kept():
     good = cite("Late payments bear interest at 1.5% per month.")
-    r = verify_extraction([good, {"chunk_id": "zz", "page": 1, "quote": "abc"}, {"page": 1}], CHUNKS, PAGES,
-                          good["quote"])
+    r = verify_extraction(
+        [good, {"chunk_id": "zz", "page": 1, "quote": "abc"}, {"page": 1}], CHUNKS, PAGES, good["quote"]
+    )
     assert len(r.citations) == 1 and len(r.errors) == 2
     assert r.errors[0].startswith("citation 2:") and r.errors[1].startswith("citation 3: chunk_id is missing")
 
@@ -272,28 +333,68 @@ def test_duplicate_citations_are_collapsed():
 
 
 def test_exact_values():
-    text = ("Pay $247.83 or USD 1,000.50 within 30 days (5%) by January 5, 2020 to cust_4711, INV-2020-001, "
-            "10 percent, 2020-01-05, 12/31/2019, Section 12.1.5, 29.5mL")
-    assert exact_values(text) == ["$247.83", "USD 1,000.50", "30 days", "5%", "January 5, 2020", "cust_4711",
-                                  "INV-2020-001", "10 percent", "2020-01-05", "12/31/2019", "12.1.5", "29.5mL"]
+    text = (
+        "Pay $247.83 or USD 1,000.50 within 30 days (5%) by January 5, 2020 to cust_4711, INV-2020-001, "
+        "10 percent, 2020-01-05, 12/31/2019, Section 12.1.5, 29.5mL"
+    )
+    assert exact_values(text) == [
+        "$247.83",
+        "USD 1,000.50",
+        "30 days",
+        "5%",
+        "January 5, 2020",
+        "cust_4711",
+        "INV-2020-001",
+        "10 percent",
+        "2020-01-05",
+        "12/31/2019",
+        "12.1.5",
+        "29.5mL",
+    ]
     assert exact_values("no numbers here") == []
 
 
-@pytest.mark.parametrize("source,clause_text", [
-    ("The fee is US$ 5,000 per year.", "The fee is US$ 5,000 per year."),
-    ("The fee is $ 5,000 per year.", "The fee is $5,000 per year."),
-    ("The fee is $247.83, payable for 247.83 units.", "payable for 247.83 units"),
-])
+@pytest.mark.parametrize(
+    "source,clause_text",
+    [
+        ("The fee is US$ 5,000 per year.", "The fee is US$ 5,000 per year."),
+        ("The fee is $ 5,000 per year.", "The fee is $5,000 per year."),
+        ("The fee is $247.83, payable for 247.83 units.", "payable for 247.83 units"),
+    ],
+)
 def test_a_currency_sign_kept_with_its_number_passes(source, clause_text):
-    chunk = ChunkView("c1", 0, source, 0, len(source), 1, 1, 0, "")
-    r = verify_extraction([{"chunk_id": "c1", "page": 1, "quote": source}], [chunk], [(1, 0, len(source))], clause_text)
+    chunk = ChunkSpec("c1", 0, source, 0, len(source), 1, 1, 0, "")
+    r = verify_extraction(
+        [{"chunk_id": "c1", "page": 1, "quote": source}], [chunk], [(1, 0, len(source))], clause_text
+    )
     assert r.ok, r.errors
 
 
 def test_values_of_a_verbatim_quote_always_pass():
     rng = random.Random(7)
-    words = ["$1,250.00", "12.1.5", "29.5mL", "cust_4711", "(30)", "days", "5%", "A-12", "2020-01-05", "the",
-             "fee", "of", "January", "5,", "2020", "1.5", "x3", "No.", "7.", "12,", "€10"]
+    words = [
+        "$1,250.00",
+        "12.1.5",
+        "29.5mL",
+        "cust_4711",
+        "(30)",
+        "days",
+        "5%",
+        "A-12",
+        "2020-01-05",
+        "the",
+        "fee",
+        "of",
+        "January",
+        "5,",
+        "2020",
+        "1.5",
+        "x3",
+        "No.",
+        "7.",
+        "12,",
+        "€10",
+    ]
     for _ in range(300):
         s = " ".join(rng.choice(words) for _ in range(rng.randint(3, 15)))
         assert check_values(exact_values(s), [s]) == [], s
@@ -313,7 +414,18 @@ def test_closest_passage_prefers_the_similar_words():
 
 def test_fuzz_random_spans_recover_exact_offsets():
     rng = random.Random(1234)
-    vocab = ["fee", "Vendor", "shall", "pay", "$247.83", "cust_4711", "\u201cTerm\u201d", "30", "days", "page"]
+    vocab = [
+        "fee",
+        "Vendor",
+        "shall",
+        "pay",
+        "$247.83",
+        "cust_4711",
+        "\u201cTerm\u201d",
+        "30",
+        "days",
+        "page",
+    ]
     seps = [" ", "  ", "\n", " \n ", "\t", "\f"]
     toks = []
     for _ in range(2500):
@@ -337,28 +449,34 @@ def test_fuzz_random_spans_recover_exact_offsets():
         while e < len(text) and not text[e].isspace():
             e += 1
         quote = " ".join(text[a:e].split())
-        v, err = verify_citation({"chunk_id": c.chunk_id, "page": 1, "quote": quote},
-                                 {x.chunk_id: x for x in chunks}, table)
+        v, err = verify_citation(
+            {"chunk_id": c.chunk_id, "page": 1, "quote": quote}, {x.chunk_id: x for x in chunks}, table
+        )
         assert err is None, err
         # a repeated phrase may match earlier in the window; it must be equal text anyway
-        assert " ".join(v.quote.split()) == quote and text[v.start:v.end] == v.quote
+        assert " ".join(v.quote.split()) == quote and text[v.start : v.end] == v.quote
         assert v.page == page_of(v.start, table)
 
 
-def test_fast_enough():
+def test_a_quote_cited_many_times_is_one_citation():
+    # how long a hundred citations take is bench/bench_verify.py's figure, not a test's
     q = "Customer shall pay the monthly fee of $247.83 for account cust_4711"
-    cits = [cite(q)] * 50 + [cite("Notices shall be sent")] * 50
-    t = time.perf_counter()
-    verify_extraction(cits, CHUNKS, PAGES, q)
-    assert time.perf_counter() - t < 1.0
+    r = verify_extraction([cite(q)] * 50 + [cite("Notices shall be sent")] * 50, CHUNKS, PAGES, q)
+    assert r.ok, r.errors
+    assert [(c.quote, c.page) for c in r.citations] == [(q, 1), ("Notices shall be sent", 3)]
 
 
 def test_a_clause_the_model_wrote_itself_does_not_pass_on_a_short_quote():
     # a real two-word quote cannot carry a clause whose words the chunk does not hold
-    invented = "This Agreement is governed by Delaware law and the Vendor indemnifies the Customer for all losses."
+    invented = (
+        "This Agreement is governed by Delaware law and the Vendor indemnifies the Customer for all losses."
+    )
     r = verify_extraction([cite("Customer shall pay", quote="Customer shall")], CHUNKS, PAGES, invented)
     assert not r.ok and len(r.citations) == 1
-    assert r.errors[0].startswith("clause_text is not the cited text") and 'at "this agreement is governed"' in r.errors[0]
+    assert (
+        r.errors[0].startswith("clause_text is not the cited text")
+        and 'at "this agreement is governed"' in r.errors[0]
+    )
     # the clause as the source words it, with a line break, other spacing and quotes joined, passes
     q1 = "Customer shall pay the monthly fee of $247.83"
     q2 = "Late payments bear interest at 1.5% per month."
@@ -368,13 +486,16 @@ def test_a_clause_the_model_wrote_itself_does_not_pass_on_a_short_quote():
     assert not r.ok and 'at "under it customer shall' in r.errors[0]
 
 
-@pytest.mark.parametrize("clause_text", [
-    "Customer shall not pay the monthly fee of $247.83",         # a "not" the source lacks
-    "The total liability of Customer shall not exceed the fees",  # the other party
-    "The total liability of Vendor shall exceed the fees paid",   # the "not" dropped
-    "The total liability of Vendor shall not exceed the fees paid in the twelve months",  # "(12)" dropped
-    "the fees paid in the twelve (12) months. The total liability of Vendor shall not exceed",  # reordered
-])
+@pytest.mark.parametrize(
+    "clause_text",
+    [
+        "Customer shall not pay the monthly fee of $247.83",  # a "not" the source lacks
+        "The total liability of Customer shall not exceed the fees",  # the other party
+        "The total liability of Vendor shall exceed the fees paid",  # the "not" dropped
+        "The total liability of Vendor shall not exceed the fees paid in the twelve months",  # "(12)" dropped
+        "the fees paid in the twelve (12) months. The total liability of Vendor shall not exceed",  # reordered
+    ],
+)
 def test_clause_text_must_follow_its_quotes_word_for_word(clause_text):
     q1 = "Customer shall pay the monthly fee of $247.83"
     q2 = "The total liability of Vendor shall not exceed the fees paid in the twelve (12)\nmonths"
@@ -382,28 +503,34 @@ def test_clause_text_must_follow_its_quotes_word_for_word(clause_text):
     assert not r.ok and r.errors[0].startswith("clause_text is not the cited text word for word"), r.errors
 
 
-@pytest.mark.parametrize("clause_text", [
-    "The total liability of Vendor shall not exceed the fees paid",          # a quote's opening words
-    "Vendor shall not exceed the fees paid in the twelve (12) months",       # its middle and end
-    "The total liability of Vendor … in the twelve (12) months",             # words left out, marked
-    "The total liability of Vendor [...] twelve (12) months",
-    "THE TOTAL LIABILITY OF VENDOR SHALL NOT EXCEED THE FEES PAID IN THE TWELVE (12) MONTHS",
-])
+@pytest.mark.parametrize(
+    "clause_text",
+    [
+        "The total liability of Vendor shall not exceed the fees paid",  # a quote's opening words
+        "Vendor shall not exceed the fees paid in the twelve (12) months",  # its middle and end
+        "The total liability of Vendor … in the twelve (12) months",  # words left out, marked
+        "The total liability of Vendor [...] twelve (12) months",
+        "THE TOTAL LIABILITY OF VENDOR SHALL NOT EXCEED THE FEES PAID IN THE TWELVE (12) MONTHS",
+    ],
+)
 def test_clause_text_may_be_part_of_its_quotes_or_mark_what_it_leaves_out(clause_text):
     q = "The total liability of Vendor shall not exceed the fees paid in the twelve (12)\nmonths"
     r = verify_extraction([cite(q)], CHUNKS, PAGES, clause_text)
     assert r.ok, r.errors
 
 
-@pytest.mark.parametrize("quote", [
-    "the monthly fee of $247",        # stops inside "$247.83"
-    "the monthly fee of $247.",
-    "for account cust_471",           # inside "cust_4711"
-    "Late payments bear interest at 1.5% per mon",
-    "ustomer shall pay the monthly fee",
-    "247.83 for account cust_4711",   # drops the "$" of "$247.83"
-    "Late payments bear interest at 1.5",  # drops the "%" of "1.5%"
-])
+@pytest.mark.parametrize(
+    "quote",
+    [
+        "the monthly fee of $247",  # stops inside "$247.83"
+        "the monthly fee of $247.",
+        "for account cust_471",  # inside "cust_4711"
+        "Late payments bear interest at 1.5% per mon",
+        "ustomer shall pay the monthly fee",
+        "247.83 for account cust_4711",  # drops the "$" of "$247.83"
+        "Late payments bear interest at 1.5",  # drops the "%" of "1.5%"
+    ],
+)
 def test_a_quote_may_not_cut_a_number_or_a_word(quote):
     r = verify_extraction([cite("Customer shall pay the monthly", quote=quote)], CHUNKS, PAGES, quote)
     assert not r.ok and not r.citations
@@ -411,75 +538,104 @@ def test_a_quote_may_not_cut_a_number_or_a_word(quote):
     assert "quote whole words and whole numbers" in r.errors[0]
 
 
-@pytest.mark.parametrize("source,quote", [
-    ("The fee is USD 1,000 per year.", "1,000 per year"),
-    ("The fee is USD 1,000 per year.", "The fee is USD"),
-    ("The fee is $ 1,000 per year.", "1,000 per year"),
-    ("The adjustment is 5 percent per year.", "The adjustment is 5"),
-])
+@pytest.mark.parametrize(
+    "source,quote",
+    [
+        ("The fee is USD 1,000 per year.", "1,000 per year"),
+        ("The fee is USD 1,000 per year.", "The fee is USD"),
+        ("The fee is $ 1,000 per year.", "1,000 per year"),
+        ("The adjustment is 5 percent per year.", "The adjustment is 5"),
+    ],
+)
 def test_a_quote_may_not_part_a_number_from_its_currency_or_percent_sign(source, quote):
-    chunk = ChunkView("c1", 0, source, 0, len(source), 1, 1, 0, "")
-    r = verify_extraction([{"chunk_id": "c1", "page": 1, "quote": quote}], [chunk], [(1, 0, len(source))], quote)
+    chunk = ChunkSpec("c1", 0, source, 0, len(source), 1, 1, 0, "")
+    r = verify_extraction(
+        [{"chunk_id": "c1", "page": 1, "quote": quote}], [chunk], [(1, 0, len(source))], quote
+    )
     assert not r.ok and "starts or ends inside a word or number" in r.errors[0], r.errors
-    whole = verify_extraction([{"chunk_id": "c1", "page": 1, "quote": source}], [chunk], [(1, 0, len(source))],
-                              source)
+    whole = verify_extraction(
+        [{"chunk_id": "c1", "page": 1, "quote": source}], [chunk], [(1, 0, len(source))], source
+    )
     assert whole.ok, whole.errors
 
 
-@pytest.mark.parametrize("source,clause_text", [
-    ("The aggregate liability cap is $5 million.", "The aggregate liability cap is $5"),
-    ("The price adjustment is 5% per year.", "The price adjustment is -5% per year."),
-    ("The credit is -$5,000 per year.", "The credit is $5,000 per year."),
-    ("This Agreement is effective 01-05-2020.", "This Agreement is effective 05-01-2020."),
-    ("Term ends on 2021/03/04.", "Term ends on 2021/04/03."),
-    ("The unit fee is $247.83 per pallet.", "The unit fee is 247.83 per pallet."),  # currency dropped
-    ("The fee is EUR 1,000 per year.", "The fee is 1,000 per year."),
-    ("The fee is 1,000 euros per year.", "The fee is 1,000 per year."),
-    ("The price adjustment is 5% per year.", "The price adjustment is 5 per year."),
-    ("The price adjustment is 5 percent per year.", "The price adjustment is 5 per year."),
-])
+@pytest.mark.parametrize(
+    "source,clause_text",
+    [
+        ("The aggregate liability cap is $5 million.", "The aggregate liability cap is $5"),
+        ("The price adjustment is 5% per year.", "The price adjustment is -5% per year."),
+        ("The credit is -$5,000 per year.", "The credit is $5,000 per year."),
+        ("This Agreement is effective 01-05-2020.", "This Agreement is effective 05-01-2020."),
+        ("Term ends on 2021/03/04.", "Term ends on 2021/04/03."),
+        ("The unit fee is $247.83 per pallet.", "The unit fee is 247.83 per pallet."),  # currency dropped
+        ("The fee is EUR 1,000 per year.", "The fee is 1,000 per year."),
+        ("The fee is 1,000 euros per year.", "The fee is 1,000 per year."),
+        ("The price adjustment is 5% per year.", "The price adjustment is 5 per year."),
+        ("The price adjustment is 5 percent per year.", "The price adjustment is 5 per year."),
+    ],
+)
 def test_scale_words_signs_and_dates_are_part_of_a_value(source, clause_text):
     text = source
-    chunk = ChunkView("c1", 0, text, 0, len(text), 1, 1, 0, "")
-    r = verify_extraction([{"chunk_id": "c1", "page": 1, "quote": text}], [chunk], [(1, 0, len(text))], clause_text)
+    chunk = ChunkSpec("c1", 0, text, 0, len(text), 1, 1, 0, "")
+    r = verify_extraction(
+        [{"chunk_id": "c1", "page": 1, "quote": text}], [chunk], [(1, 0, len(text))], clause_text
+    )
     assert not r.ok and "does not appear verbatim" in " ".join(r.errors), r.errors
 
 
 def test_superscripts_and_soft_hyphens_are_read_as_the_reader_sees_them():
     text = "Licensee pays a fee of $5,000\u00b9 per month under the indemni\u00ad\nfication terms."
-    chunk = ChunkView("c1", 0, text, 0, len(text), 1, 1, 0, "")
+    chunk = ChunkSpec("c1", 0, text, 0, len(text), 1, 1, 0, "")
     pages = [(1, 0, len(text))]
     q = "a fee of $5,000 per month under the indemnification terms"
     r = verify_extraction([{"chunk_id": "c1", "page": 1, "quote": q}], [chunk], pages, q)
     assert r.ok, r.errors
     # the footnote mark does not join the amount
-    r = verify_extraction([{"chunk_id": "c1", "page": 1, "quote": "a fee of $5,0001 per month"}], [chunk], pages,
-                          "a fee of $5,0001 per month")
+    r = verify_extraction(
+        [{"chunk_id": "c1", "page": 1, "quote": "a fee of $5,0001 per month"}],
+        [chunk],
+        pages,
+        "a fee of $5,0001 per month",
+    )
     assert not r.ok
 
 
 def test_a_quote_over_whitespace_between_two_chunks_is_cited_in_each():
     text = "Customer shall pay all invoices within 30 days.\n\nLate payments bear interest at 2% per month."
     cut = text.index("Late")
-    chunks = [ChunkView("c1", 0, text[:cut - 2], 0, cut - 2, 1, 1, 0, ""),
-              ChunkView("c2", 1, text[cut:], cut, len(text), 1, 1, 1, "")]
+    chunks = [
+        ChunkSpec("c1", 0, text[: cut - 2], 0, cut - 2, 1, 1, 0, ""),
+        ChunkSpec("c2", 1, text[cut:], cut, len(text), 1, 1, 1, ""),
+    ]
     q = "within 30 days. Late payments bear interest"
-    r = verify_extraction([{"chunk_id": "c1", "page": 1, "quote": q}], chunks, [(1, 0, len(text))], q,
-                          document_text=text)
+    r = verify_extraction(
+        [{"chunk_id": "c1", "page": 1, "quote": q}], chunks, [(1, 0, len(text))], q, document_text=text
+    )
     assert r.ok, r.errors
-    assert [(v.chunk_id, v.quote) for v in r.citations] == [("c1", "within 30 days."),
-                                                            ("c2", "Late payments bear interest")]
+    assert [(v.chunk_id, v.quote) for v in r.citations] == [
+        ("c1", "within 30 days."),
+        ("c2", "Late payments bear interest"),
+    ]
 
 
 def test_a_repeated_quote_is_verified_where_the_engine_found_it():
     text = "Prices quoted on March 1, 2021 are fixed. This Agreement is effective as of March 1, 2021."
-    chunk = ChunkView("c1", 0, text, 0, len(text), 1, 1, 0, "")
+    chunk = ChunkSpec("c1", 0, text, 0, len(text), 1, 1, 0, "")
     at = text.rindex("March")
-    r = verify_extraction([{"chunk_id": "c1", "page": 1, "quote": "March 1, 2021"}], [chunk], [(1, 0, len(text))],
-                          "March 1, 2021", offsets=[at])
+    r = verify_extraction(
+        [{"chunk_id": "c1", "page": 1, "quote": "March 1, 2021"}],
+        [chunk],
+        [(1, 0, len(text))],
+        "March 1, 2021",
+        offsets=[at],
+    )
     assert r.ok and (r.citations[0].start, r.citations[0].occurrences) == (at, 2)
-    r = verify_extraction([{"chunk_id": "c1", "page": 1, "quote": "March 1, 2021"}], [chunk], [(1, 0, len(text))],
-                          "March 1, 2021")
+    r = verify_extraction(
+        [{"chunk_id": "c1", "page": 1, "quote": "March 1, 2021"}],
+        [chunk],
+        [(1, 0, len(text))],
+        "March 1, 2021",
+    )
     assert r.citations[0].start == text.index("March")  # without the engine's offset: the first copy
 
 
@@ -487,68 +643,104 @@ def test_a_quote_read_across_a_page_footer_is_cited_on_both_pages():
     from ingest.blocks import furniture_spans
 
     filler = "A filler sentence of the agreement sits here.\n"
-    pages_text = ["ACME SUPPLY AGREEMENT\n\n" + filler * 5 + "9.2 Either party may terminate upon sixty (60) "
-                  "days prior written notice to the\n\nPage 7 of 40\n",
-                  "ACME SUPPLY AGREEMENT\n\nother party, provided that no fees shall be refunded.\n" + filler * 5,
-                  "ACME SUPPLY AGREEMENT\n\nLast page.\n"]
+    pages_text = [
+        "ACME SUPPLY AGREEMENT\n\n" + filler * 5 + "9.2 Either party may terminate upon sixty (60) "
+        "days prior written notice to the\n\nPage 7 of 40\n",
+        "ACME SUPPLY AGREEMENT\n\nother party, provided that no fees shall be refunded.\n" + filler * 5,
+        "ACME SUPPLY AGREEMENT\n\nLast page.\n",
+    ]
     text, table = make_doc(pages_text)
-    chunk = ChunkView("c1", 0, text, 0, len(text), 1, 3, 0, "")
-    q = ("Either party may terminate upon sixty (60) days prior written notice to the other party, provided "
-         "that no fees shall be refunded.")
+    chunk = ChunkSpec("c1", 0, text, 0, len(text), 1, 3, 0, "")
+    q = (
+        "Either party may terminate upon sixty (60) days prior written notice to the other party, provided "
+        "that no fees shall be refunded."
+    )
     cit = [{"chunk_id": "c1", "page": 1, "quote": q}]
     assert not verify_extraction(cit, [chunk], table, q, document_text=text).ok  # without the furniture known
     r = verify_extraction(cit, [chunk], table, q, document_text=text, furniture=furniture_spans(text))
     assert r.ok, r.errors
     assert [(v.page, v.quote) for v in r.citations] == [
         (1, "Either party may terminate upon sixty (60) days prior written notice to the"),
-        (2, "other party, provided that no fees shall be refunded.")]
-    assert all(text[v.start:v.end] == v.quote for v in r.citations)
+        (2, "other party, provided that no fees shall be refunded."),
+    ]
+    assert all(text[v.start : v.end] == v.quote for v in r.citations)
     # a quote that copies the footer as it stands is one citation, as before
     q2 = "written notice to the\n\nPage 7 of 40"
-    r = verify_extraction([{"chunk_id": "c1", "page": 1, "quote": q2}], [chunk], table, q2, document_text=text,
-                          furniture=furniture_spans(text))
+    r = verify_extraction(
+        [{"chunk_id": "c1", "page": 1, "quote": q2}],
+        [chunk],
+        table,
+        q2,
+        document_text=text,
+        furniture=furniture_spans(text),
+    )
     assert r.ok and len(r.citations) == 1
 
 
 def test_a_superscript_mark_from_word_or_html_may_be_left_out_of_a_quote():
     text = "Licensee pays a fee of $5,000^1^ per month.^[[2]](#footnote-2)^ Notices go to cust_4711."
-    chunk = ChunkView("c1", 0, text, 0, len(text), 1, 1, 0, "")
+    chunk = ChunkSpec("c1", 0, text, 0, len(text), 1, 1, 0, "")
     pages = [(1, 0, len(text))]
     for q in ("a fee of $5,000 per month. Notices go to cust_4711.", "a fee of $5,000^1^ per month."):
-        r = verify_extraction([{"chunk_id": "c1", "page": 1, "quote": q}], [chunk], pages, q, document_text=text)
+        r = verify_extraction(
+            [{"chunk_id": "c1", "page": 1, "quote": q}], [chunk], pages, q, document_text=text
+        )
         assert r.ok, (q, r.errors)
-    r = verify_extraction([{"chunk_id": "c1", "page": 1, "quote": "a fee of $5,0001 per month"}], [chunk], pages,
-                          "a fee of $5,0001 per month", document_text=text)
+    r = verify_extraction(
+        [{"chunk_id": "c1", "page": 1, "quote": "a fee of $5,0001 per month"}],
+        [chunk],
+        pages,
+        "a fee of $5,0001 per month",
+        document_text=text,
+    )
     assert not r.ok
 
 
 def _one_chunk(text):
-    return [ChunkView("c1", 0, text, 0, len(text), 1, 1, 0, "")], [(1, 0, len(text))]
+    return [ChunkSpec("c1", 0, text, 0, len(text), 1, 1, 0, "")], [(1, 0, len(text))]
 
 
-@pytest.mark.parametrize("source,quote,clause_text", [
-    ("Fees: 2½ times the annual fee.", "Fees: 2½ times the annual fee", "Fees: 2¼ times the annual fee"),
-    ("Fees: 2½ times the annual fee.", "Fees: 2½ times the annual fee", "Fees: 2 times the annual fee"),
-    ("The cap is $5 Million in aggregate.", "The cap is $5 Million in aggregate", "The cap is $5"),
-    ("The cap is $5 million in aggregate.", "The cap is $5", "The cap is $5"),  # the quote stops at the scale
-    ("The cap is $5\nmillion in aggregate.", "The cap is $5", "The cap is $5"),  # ... at a line end
-    ("The cap is $5\u00a0million in aggregate.", "The cap is $5", "The cap is $5"),
-    ("合同金额为５００万元。", "合同金额为５００", "合同金额为５００"),  # full-width digits: a number, not a word
-    ("甲方应当在三十日内支付全部款项。", "甲方应当在三", "甲方应当在三"),  # Chinese numerals too
-    ("갑은 계약을 양도할 수 없다.", "갑은 계약을 양도할 수 없", "갑은 계약을 양도할 수 없"),  # Korean has spaces
-])
+@pytest.mark.parametrize(
+    "source,quote,clause_text",
+    [
+        ("Fees: 2½ times the annual fee.", "Fees: 2½ times the annual fee", "Fees: 2¼ times the annual fee"),
+        ("Fees: 2½ times the annual fee.", "Fees: 2½ times the annual fee", "Fees: 2 times the annual fee"),
+        ("The cap is $5 Million in aggregate.", "The cap is $5 Million in aggregate", "The cap is $5"),
+        (
+            "The cap is $5 million in aggregate.",
+            "The cap is $5",
+            "The cap is $5",
+        ),  # the quote stops at the scale
+        ("The cap is $5\nmillion in aggregate.", "The cap is $5", "The cap is $5"),  # ... at a line end
+        ("The cap is $5\u00a0million in aggregate.", "The cap is $5", "The cap is $5"),
+        (
+            "合同金额为５００万元。",
+            "合同金额为５００",
+            "合同金额为５００",
+        ),  # full-width digits: a number, not a word
+        ("甲方应当在三十日内支付全部款项。", "甲方应当在三", "甲方应当在三"),  # Chinese numerals too
+        (
+            "갑은 계약을 양도할 수 없다.",
+            "갑은 계약을 양도할 수 없",
+            "갑은 계약을 양도할 수 없",
+        ),  # Korean has spaces
+    ],
+)
 def test_fractions_and_scale_words_stay_part_of_their_values(source, quote, clause_text):
     chunks, pages = _one_chunk(source)
-    r = verify_extraction([{"chunk_id": "c1", "page": 1, "quote": quote}], chunks, pages, clause_text,
-                          document_text=source)
+    r = verify_extraction(
+        [{"chunk_id": "c1", "page": 1, "quote": quote}], chunks, pages, clause_text, document_text=source
+    )
     assert not r.ok, r.errors
 
 
 def test_overlapping_quotes_carry_a_clause_that_runs_across_both():
     text = "Either party may terminate upon sixty (60) days prior written notice to the other party."
     chunks, pages = _one_chunk(text)
-    cits = [{"chunk_id": "c1", "page": 1, "quote": "Either party may terminate upon sixty (60) days"},
-            {"chunk_id": "c1", "page": 1, "quote": "sixty (60) days prior written notice to the other party."}]
+    cits = [
+        {"chunk_id": "c1", "page": 1, "quote": "Either party may terminate upon sixty (60) days"},
+        {"chunk_id": "c1", "page": 1, "quote": "sixty (60) days prior written notice to the other party."},
+    ]
     assert verify_extraction(cits, chunks, pages, text, document_text=text).ok
 
 
@@ -558,17 +750,25 @@ def test_a_quote_from_inside_a_chinese_sentence_is_whole():
     q = "向乙方支付服务费人民币247.83元"
     r = verify_extraction([{"chunk_id": "c1", "page": 1, "quote": q}], chunks, pages, q, document_text=text)
     assert r.ok, r.errors
-    r = verify_extraction([{"chunk_id": "c1", "page": 1, "quote": "服务费人民币247.8"}], chunks, pages, "服务费人民币247.8",
-                          document_text=text)
+    r = verify_extraction(
+        [{"chunk_id": "c1", "page": 1, "quote": "服务费人民币247.8"}],
+        chunks,
+        pages,
+        "服务费人民币247.8",
+        document_text=text,
+    )
     assert not r.ok  # a number is still never cut
 
 
-@pytest.mark.parametrize("source,quote", [("Contrato nº 123 de 2020.", "Contrato no 123"),
-                                          ("The Acme™ brand.", "The AcmeTM brand")])
+@pytest.mark.parametrize(
+    "source,quote",
+    [("Contrato nº 123 de 2020.", "Contrato no 123"), ("The Acme™ brand.", "The AcmeTM brand")],
+)
 def test_ordinal_indicators_and_trademarks_read_as_letters(source, quote):
     chunks, pages = _one_chunk(source)
-    assert verify_extraction([{"chunk_id": "c1", "page": 1, "quote": quote}], chunks, pages, quote,
-                             document_text=source).ok
+    assert verify_extraction(
+        [{"chunk_id": "c1", "page": 1, "quote": quote}], chunks, pages, quote, document_text=source
+    ).ok
 
 
 def test_a_pipe_escaped_in_a_converted_table_cell_matches_a_plain_one():

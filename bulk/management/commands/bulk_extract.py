@@ -12,6 +12,7 @@ named by id, title or file name) in one bulk run, and prints the run id.
 
 Exit status 1 when the run ends with failed clause tasks.
 """
+
 from __future__ import annotations
 
 import time
@@ -23,6 +24,7 @@ from bulk.service import BulkError, start_bulk, usable_engine
 from config.commands import DataCommand
 from engagements.models import Engagement
 from extraction import pipeline
+from extraction.agent.engine import make_client
 from extraction.models import ClauseTask, ExtractionRun
 
 
@@ -31,14 +33,29 @@ class Command(DataCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("--engagement", required=True, help="engagement name")
-        parser.add_argument("--clause-types", nargs="+", required=True, metavar="TYPE",
-                            help='clause type names (quote names with spaces: "Governing Law") or slugs')
-        parser.add_argument("--documents", nargs="+", metavar="DOC", help="document ids, titles or file names "
-                                                                         "(default: every ready document)")
-        parser.add_argument("--engine", default=None, help="auto | anthropic | offline (default: EXTRACTION_ENGINE)")
+        parser.add_argument(
+            "--clause-types",
+            nargs="+",
+            required=True,
+            metavar="TYPE",
+            help='clause type names (quote names with spaces: "Governing Law") or slugs',
+        )
+        parser.add_argument(
+            "--documents",
+            nargs="+",
+            metavar="DOC",
+            help="document ids, titles or file names (default: every ready document)",
+        )
+        parser.add_argument(
+            "--engine", default=None, help="auto | anthropic | offline (default: EXTRACTION_ENGINE)"
+        )
         parser.add_argument("--wait", action="store_true", help="follow the run until it ends")
-        parser.add_argument("--inline", action="store_true", help="offline: run the documents in this process")
-        parser.add_argument("--poll-seconds", type=float, default=30.0, help="with --wait: seconds between polls")
+        parser.add_argument(
+            "--inline", action="store_true", help="offline: run the documents in this process"
+        )
+        parser.add_argument(
+            "--poll-seconds", type=float, default=30.0, help="with --wait: seconds between polls"
+        )
 
     def handle(self, *args, **opts):
         engagement = Engagement.objects.filter(name=opts["engagement"]).first()
@@ -46,18 +63,27 @@ class Command(DataCommand):
             raise CommandError(f"no engagement named {opts['engagement']!r}")
         try:
             engine = usable_engine(opts["engine"])
-            run = start_bulk(engagement, clause_types=opts["clause_types"], documents=opts["documents"],
-                             engine=engine, enqueue=engine == "offline" and not opts["inline"])
+            run = start_bulk(
+                engagement,
+                clause_types=opts["clause_types"],
+                documents=opts["documents"],
+                engine=engine,
+                enqueue=engine == "offline" and not opts["inline"],
+            )
         except BulkError as exc:
             raise CommandError(str(exc)) from None
         summary = progress.run_summary(run)
-        self.stdout.write(f"bulk run {run.pk}: {summary.documents} documents × {len(summary.clause_types)} "
-                          f"clause types = {summary.counts['total']} clause tasks, engine {run.engine}")
+        self.stdout.write(
+            f"bulk run {run.pk}: {summary.documents} documents × {len(summary.clause_types)} "
+            f"clause types = {summary.counts['total']} clause tasks, engine {run.engine}"
+        )
         started = time.monotonic()
         if engine == "anthropic":
             for job in submit.submit_pending(run):
-                self.stdout.write(f"  batch {job.sequence}: {job.batch_id or '—'} · {job.request_count} requests · "
-                                  f"{job.size_bytes:,} bytes · {job.state}{(' · ' + job.error) if job.error else ''}")
+                self.stdout.write(
+                    f"  batch {job.sequence}: {job.batch_id or '—'} · {job.request_count} requests · "
+                    f"{job.size_bytes:,} bytes · {job.state}{(' · ' + job.error) if job.error else ''}"
+                )
             if opts["wait"]:
                 self._follow_batches(run, opts["poll_seconds"])
         elif opts["inline"]:
@@ -66,15 +92,21 @@ class Command(DataCommand):
             self._follow(run)
         run.refresh_from_db()
         counts = progress.run_summary(run).counts
-        self.stdout.write(f"run {run.pk} {run.status}: {counts['done']} done, {counts['failed']} failed, "
-                          f"{counts['running'] + counts['pending']} open of {counts['total']} "
-                          f"({time.monotonic() - started:.1f} s) · cost ${run.cost_usd}")
+        self.stdout.write(
+            f"run {run.pk} {run.status}: {counts['done']} done, {counts['failed']} failed, "
+            f"{counts['running'] + counts['pending']} open of {counts['total']} "
+            f"({time.monotonic() - started:.1f} s) · cost ${run.cost_usd}"
+        )
         if run.status == ExtractionRun.Status.FAILED:
             raise SystemExit(1)
 
     def _inline(self, run) -> None:
-        docs = list(ClauseTask.objects.filter(run=run).values_list("document_id", flat=True).distinct()
-                    .order_by("document_id"))
+        docs = list(
+            ClauseTask.objects.filter(run=run)
+            .values_list("document_id", flat=True)
+            .distinct()
+            .order_by("document_id")
+        )
         for n, doc_id in enumerate(docs, 1):
             pipeline.process_until_done(run.pk, doc_id)  # a fresh session after each interruption
             self.stdout.write(f"  [{n}/{len(docs)}] document {doc_id} done")
@@ -84,7 +116,10 @@ class Command(DataCommand):
         while True:
             run.refresh_from_db()
             counts = progress.run_summary(run).counts
-            line = f"  {counts['done'] + counts['failed']}/{counts['total']} finished ({counts['failed']} failed)"
+            line = (
+                f"  {counts['done'] + counts['failed']}/{counts['total']} finished "
+                f"({counts['failed']} failed)"
+            )
             if line != last:
                 self.stdout.write(line)
                 last = line
@@ -93,8 +128,6 @@ class Command(DataCommand):
             time.sleep(1.0)
 
     def _follow_batches(self, run, seconds: float) -> None:
-        from extraction.agent.engine import make_client
-
         client = make_client()
         while True:
             result = poll.poll_active(client)
@@ -105,8 +138,10 @@ class Command(DataCommand):
                     self.stdout.write(f"  harvested batch {job.sequence}: {done.outcomes}")
             if run.batch_items.filter(state="pending").exists():
                 for job in submit.submit_pending(run, client=client):
-                    self.stdout.write(f"  batch {job.sequence}: {job.batch_id or '—'} · {job.request_count} "
-                                      f"requests ({job.retries} retries) · {job.state}")
+                    self.stdout.write(
+                        f"  batch {job.sequence}: {job.batch_id or '—'} · {job.request_count} "
+                        f"requests ({job.retries} retries) · {job.state}"
+                    )
             run.refresh_from_db()
             if run.status in (ExtractionRun.Status.DONE, ExtractionRun.Status.FAILED):
                 return

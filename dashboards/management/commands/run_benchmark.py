@@ -1,4 +1,5 @@
 """Run a benchmark set through ``evaluate`` (or import an evaluate output) and store the run."""
+
 import json
 
 from django.core.management.base import CommandError
@@ -17,10 +18,17 @@ class Command(DataCommand):
         parser.add_argument("--engine", choices=["offline", "anthropic"], default="")
         parser.add_argument("--limit", type=int, help="First N documents of documents.jsonl.")
         parser.add_argument("--k", type=int, help="Retrieved chunks per question (default 5).")
-        parser.add_argument("--absent-only", action="store_true", help="Only the absent pairs (silent source).")
-        parser.add_argument("--queue", action="store_true", help="Enqueue on a Celery worker instead of running here.")
-        parser.add_argument("--from-output", metavar="DIR",
-                            help="Do not run evaluate: import DIR/predictions.jsonl and DIR/metrics.json.")
+        parser.add_argument(
+            "--absent-only", action="store_true", help="Only the absent pairs (silent source)."
+        )
+        parser.add_argument(
+            "--queue", action="store_true", help="Enqueue on a Celery worker instead of running here."
+        )
+        parser.add_argument(
+            "--from-output",
+            metavar="DIR",
+            help="Do not run evaluate: import DIR/predictions.jsonl and DIR/metrics.json.",
+        )
 
     def handle(self, *args, **options):
         benchmark_set = BenchmarkSet.objects.filter(name=options["set_name"]).first()
@@ -29,8 +37,14 @@ class Command(DataCommand):
         scope = BenchmarkRun.Scope.ABSENT if options["absent_only"] else BenchmarkRun.Scope.ALL
         trigger = BenchmarkRun.Trigger.IMPORT if options["from_output"] else BenchmarkRun.Trigger.COMMAND
         with transaction.atomic():
-            run = benchmarks.new_run(benchmark_set, engine=options["engine"], scope=scope, trigger=trigger,
-                                     limit=options["limit"], k=options["k"])
+            run = benchmarks.new_run(
+                benchmark_set,
+                engine=options["engine"],
+                scope=scope,
+                trigger=trigger,
+                limit=options["limit"],
+                k=options["k"],
+            )
             if options["queue"]:
                 benchmarks.enqueue(run)
         if options["queue"]:
@@ -44,7 +58,15 @@ class Command(DataCommand):
         except Exception as exc:
             raise CommandError(f"run #{run.pk} failed: {exc}") from None
         run.refresh_from_db()
-        self.stdout.write(json.dumps({
-            "run": run.pk, "pairs": run.n, "passes": run.passes, "pass_rate": run.pass_rate,
-            "present_pass_rate": run.hit_rate, "silent_source": run.silent_rate,
-        }))
+        self.stdout.write(
+            json.dumps(
+                {
+                    "run": run.pk,
+                    "pairs": run.n,
+                    "passes": run.passes,
+                    "pass_rate": run.pass_rate,
+                    "present_pass_rate": run.hit_rate,
+                    "silent_source": run.silent_rate,
+                }
+            )
+        )

@@ -6,6 +6,7 @@ DIR/metrics.json (see ``extraction.evaluation.metrics`` for the figures). ``--ca
 offline engine's not_found threshold on the first half of documents.jsonl and saves it to
 extraction/offline/calibration.json. Credit: CUAD v1, The Atticus Project (CC BY 4.0).
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -22,14 +23,26 @@ class Command(DataCommand):
     def add_arguments(self, parser):
         parser.add_argument("corpus_dir")
         parser.add_argument("--out", required=True, help="folder for predictions.jsonl and metrics.json")
-        parser.add_argument("--limit", type=int, default=None, help="the first N documents of documents.jsonl")
+        parser.add_argument(
+            "--limit", type=int, default=None, help="the first N documents of documents.jsonl"
+        )
         parser.add_argument("--k", type=int, default=5, help="chunks retrieved per question")
-        parser.add_argument("--engine", choices=["offline", "anthropic"], default=None,
-                            help="default: EXTRACTION_ENGINE (auto = anthropic with an API key)")
-        parser.add_argument("--engagement", default=None,
-                            help='engagement holding the ingested corpus (default "evaluate: <folder name>")')
-        parser.add_argument("--calibrate", action="store_true",
-                            help="fit the offline not_found threshold on the first half of the corpus first")
+        parser.add_argument(
+            "--engine",
+            choices=["offline", "anthropic"],
+            default=None,
+            help="default: EXTRACTION_ENGINE (auto = anthropic with an API key)",
+        )
+        parser.add_argument(
+            "--engagement",
+            default=None,
+            help='engagement holding the ingested corpus (default "evaluate: <folder name>")',
+        )
+        parser.add_argument(
+            "--calibrate",
+            action="store_true",
+            help="fit the offline not_found threshold on the first half of the corpus first",
+        )
 
     def handle(self, *args, **options):
         folder = Path(options["corpus_dir"]).resolve()
@@ -37,19 +50,29 @@ class Command(DataCommand):
             raise CommandError(f"{folder} is not a corpus folder (needs documents.jsonl and gold.jsonl)")
         if options["k"] < 1:
             raise CommandError("--k must be at least 1")
-        if options["limit"] is not None and options["limit"] < 1:  # 0 would read as no limit: the whole corpus
+        if (
+            options["limit"] is not None and options["limit"] < 1
+        ):  # 0 would read as no limit: the whole corpus
             raise CommandError("--limit must be at least 1 (leave it out for every document)")
         try:
-            m = evaluate(folder, Path(options["out"]), limit=options["limit"], k=options["k"],
-                         engine_name=options["engine"], do_calibrate=options["calibrate"],
-                         engagement_name=options["engagement"],
-                         say=lambda s: self.stdout.write(s))
+            m = evaluate(
+                folder,
+                Path(options["out"]),
+                limit=options["limit"],
+                k=options["k"],
+                engine_name=options["engine"],
+                do_calibrate=options["calibrate"],
+                engagement_name=options["engagement"],
+                say=lambda s: self.stdout.write(s),
+            )
         except ValueError as exc:
             raise CommandError(str(exc)) from exc
         o = m["overall"]
         self.stdout.write(
-            f"{m['engine']} k={m['k']}: recall@k {o['recall_at_k']} (merged {o['recall_at_k_merged']}), hit rate "
-            f"{o['hit_rate']}, silent-source {o['silent_source_rate']}, false not_found {o['false_not_found_rate']}, "
-            f"citation validity {o['citation_validity']}, page accuracy {o['citation_page_accuracy']}")
+            f"{m['engine']} k={m['k']}: recall@k {o['recall_at_k']} (merged {o['recall_at_k_merged']}), "
+            f"hit rate {o['hit_rate']}, silent-source {o['silent_source_rate']}, "
+            f"false not_found {o['false_not_found_rate']}, citation validity {o['citation_validity']}, "
+            f"page accuracy {o['citation_page_accuracy']}"
+        )
         credit = f" ({m['credit']})" if m["credit"] else ""
         self.stdout.write(f"wrote {options['out']}/predictions.jsonl and metrics.json{credit}")

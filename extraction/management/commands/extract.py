@@ -3,6 +3,7 @@
 Creates an extraction run (one ClauseTask per document x clause type) and queues it for the
 workers; with ``--wait`` it runs the documents in this process instead and prints the result.
 """
+
 from __future__ import annotations
 
 from django.core.management.base import CommandError
@@ -20,7 +21,9 @@ class Command(DataCommand):
     def add_arguments(self, parser):
         parser.add_argument("--engagement", required=True)
         parser.add_argument("--document", type=int, action="append", help="document id (repeatable)")
-        parser.add_argument("--type", action="append", dest="types", help="clause type name or slug (repeatable)")
+        parser.add_argument(
+            "--type", action="append", dest="types", help="clause type name or slug (repeatable)"
+        )
         parser.add_argument("--engine", choices=["auto", "anthropic", "offline"], default=None)
         parser.add_argument("--wait", action="store_true", help="run here and now instead of on the workers")
 
@@ -43,8 +46,9 @@ class Command(DataCommand):
                 if row is None:
                     raise CommandError(f"unknown clause type {t!r}")
                 types.append(row)
-        run = launch.create_run(engagement, documents=docs, clause_types=types, engine=o["engine"],
-                              enqueue=not o["wait"])
+        run = launch.create_run(
+            engagement, documents=docs, clause_types=types, engine=o["engine"], enqueue=not o["wait"]
+        )
         self.stdout.write(f"run {run.pk}: {len(docs)} document(s), engine {run.engine}")
         if not o["wait"]:
             self.stdout.write("queued for the workers")
@@ -57,5 +61,7 @@ class Command(DataCommand):
         for ex in Extraction.objects.filter(run=run).select_related("clause_type", "document"):
             cites = ", ".join(f"p.{c.page}" for c in ex.citations.all())
             self.stdout.write(f"{ex.document.title} · {ex.clause_type.name}: {ex.status} {cites}")
-        self.stdout.write(f"run {run.pk} {run.status}: {run.input_tokens} in / {run.output_tokens} out tokens, "
-                          f"cache read {run.cache_read_tokens}, ${run.cost_usd}")
+        self.stdout.write(
+            f"run {run.pk} {run.status}: {run.input_tokens} in / {run.output_tokens} out tokens, "
+            f"cache read {run.cache_read_tokens}, ${run.cost_usd}"
+        )

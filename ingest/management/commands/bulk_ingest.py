@@ -8,6 +8,7 @@ the rest. With ``--wait`` the command follows the pipelines (on the workers, or 
 process when none answers or with ``--inline``) and prints each document as it finishes. A
 summary closes the run; exit status 1 when anything was refused or failed.
 """
+
 from __future__ import annotations
 
 import time
@@ -31,9 +32,15 @@ class Command(DataCommand):
         parser.add_argument("folder")
         parser.add_argument("--engagement", required=True, help="engagement name (created if missing)")
         parser.add_argument("--doc-type", default="")
-        parser.add_argument("--all-files", action="store_true", help="also try files without a document extension")
-        parser.add_argument("--wait", action="store_true", help="follow the pipelines until every document finishes")
-        parser.add_argument("--inline", action="store_true", help="with --wait: run the pipelines in this process")
+        parser.add_argument(
+            "--all-files", action="store_true", help="also try files without a document extension"
+        )
+        parser.add_argument(
+            "--wait", action="store_true", help="follow the pipelines until every document finishes"
+        )
+        parser.add_argument(
+            "--inline", action="store_true", help="with --wait: run the pipelines in this process"
+        )
 
     def handle(self, *args, **options):
         folder = Path(options["folder"])
@@ -51,7 +58,9 @@ class Command(DataCommand):
         for n, path in enumerate(files, start=1):
             label = f"[{n:>{width}}/{len(files)}] {path.relative_to(folder)}"
             try:
-                result = intake_file(engagement, path, filename=path.name, doc_type=options["doc_type"], enqueue=not inline)
+                result = intake_file(
+                    engagement, path, filename=path.name, doc_type=options["doc_type"], enqueue=not inline
+                )
             except IntakeError as exc:
                 counts["refused"] += 1
                 refused.append((str(path.relative_to(folder)), exc.message))
@@ -105,16 +114,20 @@ class Command(DataCommand):
                     line.done(f"{row.original_name}: {cli.describe(row)}")
             busy = [r for r in rows if not r.is_terminal]
             if busy:
-                line.show(f"{len(rows) - len(busy)}/{len(rows)} finished · {busy[0].original_name} "
-                          f"{busy[0].status} {busy[0].progress}%")
+                line.show(
+                    f"{len(rows) - len(busy)}/{len(rows)} finished · {busy[0].original_name} "
+                    f"{busy[0].status} {busy[0].progress}%"
+                )
 
         return cli.wait_for([d.pk for d in queued], on_change=show)
 
     def _summary(self, total, counts, outcome, refused, seconds, waited) -> None:
         self.stdout.write("")
         retried = f", {counts['retried']} retried" if counts["retried"] else ""
-        self.stdout.write(f"{total} files in {seconds:.1f} s: {counts['queued']} new, {counts['duplicate']} duplicates, "
-                          f"{counts['refused']} refused{retried}")
+        self.stdout.write(
+            f"{total} files in {seconds:.1f} s: {counts['queued']} new, {counts['duplicate']} duplicates, "
+            f"{counts['refused']} refused{retried}"
+        )
         if waited:
             parts = ", ".join(f"{n} {status}" for status, n in sorted(outcome.items()))
             self.stdout.write(f"documents: {parts or 'none'}")

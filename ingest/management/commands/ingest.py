@@ -7,14 +7,14 @@ the workers if one answers a ping, otherwise by running the pipeline in this pro
 (``--inline`` forces that). ``--dump-chunks`` (implies ``--wait``) then writes one JSON line
 per chunk. ``--replace`` turns a changed file of the same name into a new version of its
 document (only changed chunks are re-embedded); a document that clauses were already extracted
-from is kept as it is, and the changed file becomes a new document. The same bytes as a document that failed on
-our side (a crash, a lost worker) are processed again, like a new file. Exit status 1 when any
+from is kept as it is, and the changed file becomes a new document. The same bytes as a document that
+failed on our side (a crash, a lost worker) are processed again, like a new file. Exit status 1 when any
 file was refused or any document failed.
 """
+
 from __future__ import annotations
 
 import time
-from pathlib import Path
 
 from django.core.management.base import CommandError
 
@@ -33,10 +33,23 @@ class Command(DataCommand):
         parser.add_argument("paths", nargs="+", help="files, or folders of documents")
         parser.add_argument("--engagement", required=True, help="engagement name (created if missing)")
         parser.add_argument("--doc-type", default="", help="document type, e.g. MSA")
-        parser.add_argument("--wait", action="store_true", help="wait until every document is ready or failed")
-        parser.add_argument("--inline", action="store_true", help="with --wait: run the pipeline in this process")
-        parser.add_argument("--replace", action="store_true", help="a changed file replaces the document of the same name (unless clauses were extracted from it)")
-        parser.add_argument("--dump-chunks", metavar="OUT.jsonl", help="write the chunks as JSON lines (implies --wait)")
+        parser.add_argument(
+            "--wait", action="store_true", help="wait until every document is ready or failed"
+        )
+        parser.add_argument(
+            "--inline", action="store_true", help="with --wait: run the pipeline in this process"
+        )
+        parser.add_argument(
+            "--replace",
+            action="store_true",
+            help=(
+                "a changed file replaces the document of the same name "
+                "(unless clauses were extracted from it)"
+            ),
+        )
+        parser.add_argument(
+            "--dump-chunks", metavar="OUT.jsonl", help="write the chunks as JSON lines (implies --wait)"
+        )
 
     def handle(self, *args, **options):
         engagement, made = Engagement.objects.get_or_create(name=options["engagement"])
@@ -55,8 +68,14 @@ class Command(DataCommand):
         refused = 0
         for path in files:
             try:
-                result = intake_file(engagement, path, filename=path.name, doc_type=options["doc_type"],
-                                     replace=options["replace"], enqueue=not inline)
+                result = intake_file(
+                    engagement,
+                    path,
+                    filename=path.name,
+                    doc_type=options["doc_type"],
+                    replace=options["replace"],
+                    enqueue=not inline,
+                )
             except (IntakeError, OSError) as exc:
                 refused += 1
                 self.stderr.write(f"{path.name}: refused: {getattr(exc, 'message', exc)}")
@@ -66,11 +85,16 @@ class Command(DataCommand):
             if result.created or result.replaced or result.retried:
                 fresh.append(document)
                 verb = "replaced" if result.replaced else "retried" if result.retried else "queued"
-                kept = (f" (document {result.kept.pk}, the earlier version, has clauses or reviews and is kept)"
-                        if result.kept else "")
+                kept = (
+                    f" (document {result.kept.pk}, the earlier version, has clauses or reviews and is kept)"
+                    if result.kept
+                    else ""
+                )
                 self.stdout.write(f"{path.name}: {verb} as document {document.pk}{kept}")
             else:
-                self.stdout.write(f"{path.name}: same bytes as document {document.pk} ({document.status}); nothing to do")
+                self.stdout.write(
+                    f"{path.name}: same bytes as document {document.pk} ({document.status}); nothing to do"
+                )
 
         if wait:
             documents = self._wait(documents, fresh, inline)
@@ -87,9 +111,15 @@ class Command(DataCommand):
         if inline:
             for document in fresh:
                 started = time.monotonic()
-                run_pipeline(document.pk, on_stage=lambda stage, pct, d=document: line.show(f"{d.original_name}: {stage} {pct}%"))
+
+                def on_stage(stage: str, pct: int, d: Document = document) -> None:
+                    line.show(f"{d.original_name}: {stage} {pct}%")
+
+                run_pipeline(document.pk, on_stage=on_stage)
                 document.refresh_from_db()
-                line.done(f"{document.original_name}: {cli.describe(document)} ({time.monotonic() - started:.1f} s)")
+                line.done(
+                    f"{document.original_name}: {cli.describe(document)} ({time.monotonic() - started:.1f} s)"
+                )
         else:
             started = time.monotonic()
 

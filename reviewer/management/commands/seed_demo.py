@@ -4,10 +4,13 @@
 Idempotent: a second run reuses what is there (documents are deduplicated by content).
 Passwords come from DEMO_PASSWORD, or are generated once and kept in var/demo_credentials.json.
 """
+
 from __future__ import annotations
 
 import json
+import os
 import secrets
+import time
 from pathlib import Path
 
 from django.conf import settings
@@ -15,7 +18,14 @@ from django.contrib.auth import get_user_model
 from django.db import transaction
 
 from config.commands import DataCommand
+from dashboards.benchmarks import enqueue, import_set, new_run
+from dashboards.models import BenchmarkRun, BenchmarkSet
+from demo import write_demo_set
+from demo.benchmark_corpus import write_demo_corpus
 from engagements.models import Engagement, Membership, Role
+from extraction.launch import create_run
+from ingest.intake import intake_file
+from ingest.models import Document
 
 DEMO_ENGAGEMENT = "Demo: Northwind services review"
 DEMO_BENCHMARK = "Demo contracts (synthetic)"
@@ -23,8 +33,6 @@ DEMO_USERS = {"admin": Role.ADMIN, "auditor": Role.AUDITOR, "manager": Role.MANA
 
 
 def demo_credentials(folder: Path) -> dict[str, str]:
-    import os
-
     if os.environ.get("DEMO_PASSWORD"):
         return {name: os.environ["DEMO_PASSWORD"] for name in DEMO_USERS}
     path = folder / "demo_credentials.json"
@@ -43,10 +51,11 @@ class Command(DataCommand):
     def add_arguments(self, parser):
         parser.add_argument("--no-documents", action="store_true", help="Only users and the engagement.")
         parser.add_argument(
-            "--extract", action="store_true",
+            "--extract",
+            action="store_true",
             help="Wait for the demo documents to be ingested, then run a first extraction over them "
-                 "(once: skipped when the demo engagement already has a run), and run the demo "
-                 "benchmark set once, so the managers' dashboard has figures.",
+            "(once: skipped when the demo engagement already has a run), and run the demo "
+            "benchmark set once, so the managers' dashboard has figures.",
         )
         parser.add_argument("--wait-seconds", type=int, default=900)
 
@@ -74,16 +83,11 @@ class Command(DataCommand):
         if not options["no_documents"]:
             self._load_documents(engagement, var / "demo")
 
-        self.stdout.write("\nDemo users (engagement: %s):" % DEMO_ENGAGEMENT)
+        self.stdout.write(f"\nDemo users (engagement: {DEMO_ENGAGEMENT}):")
         for username, role in DEMO_USERS.items():
             self.stdout.write(f"  {role.label:<8} username: {username:<8} password: {creds[username]}")
 
     def _extract_when_ready(self, engagement, wait_seconds: int) -> None:
-        import time
-
-        from extraction.launch import create_run
-        from ingest.models import Document
-
         if engagement.runs.exists():
             return
         deadline = time.monotonic() + wait_seconds
@@ -94,32 +98,37 @@ class Command(DataCommand):
         ready = [d for d in documents if d.status == Document.Status.READY]
         if ready:
             run = create_run(engagement, documents=ready, user=get_user_model().objects.get(username="admin"))
-            self.stdout.write(f"  demo extraction run {run.pk} queued ({run.engine}) over {len(ready)} documents")
+            self.stdout.write(
+                f"  demo extraction run {run.pk} queued ({run.engine}) over {len(ready)} documents"
+            )
 
     def _benchmark_once(self, engagement, folder: Path) -> None:
         """Register the demo benchmark set (see :mod:`demo.benchmark_corpus`) for the demo
         engagement and queue one run of it, unless it has run on the same gold before."""
-        from dashboards.benchmarks import enqueue, import_set, new_run
-        from dashboards.models import BenchmarkRun, BenchmarkSet
-        from demo.benchmark_corpus import write_demo_corpus
-
         write_demo_corpus(folder)
         with transaction.atomic():
-            before = BenchmarkSet.objects.filter(name=DEMO_BENCHMARK).values_list("gold_sha256", flat=True).first()
-            benchmark_set = import_set(folder, DEMO_BENCHMARK, engagement=engagement, weekly_silent_source=False)
+            before = (
+                BenchmarkSet.objects.filter(name=DEMO_BENCHMARK).values_list("gold_sha256", flat=True).first()
+            )
+            benchmark_set = import_set(
+                folder, DEMO_BENCHMARK, engagement=engagement, weekly_silent_source=False
+            )
             if benchmark_set.runs.exists() and before == benchmark_set.gold_sha256:
                 return
             # Offline even with an API key: a start-up check should not spend API credit unasked.
-            run = new_run(benchmark_set, engine="offline", trigger=BenchmarkRun.Trigger.COMMAND,
-                          user=get_user_model().objects.get(username="admin"))
+            run = new_run(
+                benchmark_set,
+                engine="offline",
+                trigger=BenchmarkRun.Trigger.COMMAND,
+                user=get_user_model().objects.get(username="admin"),
+            )
             enqueue(run)
-        self.stdout.write(f"  demo benchmark run {run.pk} queued ({run.engine}) over "
-                          f"{benchmark_set.document_count} documents, {benchmark_set.pair_count} pairs")
+        self.stdout.write(
+            f"  demo benchmark run {run.pk} queued ({run.engine}) over "
+            f"{benchmark_set.document_count} documents, {benchmark_set.pair_count} pairs"
+        )
 
     def _load_documents(self, engagement, folder: Path) -> None:
-        from demo import write_demo_set
-        from ingest.intake import intake_file
-
         admin = get_user_model().objects.get(username="admin")
         for path in write_demo_set(folder):
             result = intake_file(engagement, path, filename=path.name, uploaded_by=admin)

@@ -1,0 +1,132 @@
+"""Exact values (money, percentages, dates, IDs, numbers with units): found in a text and checked
+verbatim against the cited text, so a paraphrased value ("~$250" for "$247.83") fails. Pure."""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Sequence
+
+from extraction.verify.normalise import norm
+
+_MONTH = (
+    r"(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|"
+    r"Sep(?:t(?:ember)?)?|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)"
+)
+_NUM = r"\d[\d,]*(?:\.\d+)*"
+_UNITS = (
+    r"(?:business days?|calendar days?|working days?|days?|months?|years?|hours?|weeks?|minutes?|"
+    r"units?|shares?|kg|km|miles?|lbs?|tons?|seats?|users?|licenses?|copies)"
+)
+_SCALE = r"(?i:million|billion|thousand|trillion)\b"  # part of the value: "$5" is not "$5 Million"
+_SIGN = r"(?:(?<![\w.,)-])-)?"  # a minus sign belongs to the value ("-5%" is not "5%")
+_CODES = "USD|EUR|GBP|CHF|JPY|CAD|AUD|INR|RMB|CNY"
+# Where a quote may not start or end (``_splits``): right after a currency sign, right before a percent sign.
+_SIGN_BEFORE = re.compile(rf"(?:[$€£¥₹]|(?<![A-Za-z])(?:{_CODES}))[ \t]?$")
+_PERCENT_AFTER = re.compile(r"[ \t]?(?:%|(?i:per\s?cent)\b)")
+_DIGIT_AFTER = re.compile(r"[ \t]?\d")
+# A currency or a percent sign belongs to its number: "247.83" is not "$247.83", "5 per year" not
+# "5% per year".
+_NO_CURRENCY_BEFORE = "".join(rf"(?<!{c})(?<!{c}\s)" for c in ["[$€£¥₹]", *_CODES.split("|")])
+_NO_UNIT_AFTER = r"(?!\s?(?:%|(?i:per\s?cent|dollars|euros|pounds)\b))"
+_HAS_UNIT_AFTER = re.compile(r"(?:%|(?i:per\s?cent|dollars|euros|pounds|USD|EUR|GBP))$")
+_VALUE_PATTERNS = [
+    # money: $247.83, € 1.000, USD 5,000, US$10 million, 5,000 dollars
+    rf"{_SIGN}(?:(?:US\$|[$€£¥₹])\s?|\b(?:{_CODES})\s?){_NUM}(?:\s?{_SCALE})?",
+    rf"\b{_NUM}\s?(?:{_SCALE}\s)?\s?(?:dollars|euros|pounds|USD|EUR|GBP)\b",
+    # percentages
+    rf"{_SIGN}\b{_NUM}\s?(?:%|percent\b|per cent\b)",
+    # dates
+    rf"\b{_MONTH}\.?\s+\d{{1,2}}(?:st|nd|rd|th)?,?\s+\d{{4}}\b",
+    rf"\b\d{{1,2}}(?:st|nd|rd|th)?\s+(?:day\s+)?(?:of\s+)?{_MONTH},?\s+\d{{4}}\b",
+    r"\b\d{4}-\d{2}-\d{2}\b",
+    r"\b\d{4}[/.]\d{1,2}[/.]\d{1,2}\b",
+    r"\b\d{1,2}[/.-]\d{1,2}[/.-]\d{2,4}\b",
+    # identifiers: cust_4711, INV-2020-001, A12B, PO#123
+    r"\b[A-Za-z][A-Za-z0-9]*(?:[_#-]+[A-Za-z0-9]+)*[_#-]*\d[A-Za-z0-9_#-]*\b",
+    r"\b[A-Za-z0-9]+_[A-Za-z0-9_]+\b",
+    # numbers with units
+    rf"\b{_NUM}\s?{_UNITS}\b",
+    # any other number, with letters glued to it ("29.5mL", "150gm", "3x")
+    rf"\b{_NUM}[A-Za-z]*",
+]
+_VALUE_RE = re.compile("|".join(f"(?:{p})" for p in _VALUE_PATTERNS))
+
+
+def exact_values(text: str) -> list[str]:
+    """Values in ``text`` that must be quoted verbatim, in order, de-duplicated.
+
+    The regex alternatives are tried most specific first, so "$247.83" is one value
+    (not "247.83"), "30 days" one value, "cust_4711" one value.
+    """
+    out: list[str] = []
+    for m in _VALUE_RE.finditer(norm(text)):
+        v = m.group(0).rstrip(".,;:-_#")
+        if any(ch.isdigit() for ch in v) and v not in out:
+            out.append(v)
+    return out
+
+
+_UNIT_WORD = re.compile(rf"(?<=\d)(\s?)((?i:{_UNITS}|million|billion|thousand|trillion))\b")
+
+
+def _loose(s: str) -> str:
+    """Forgive only layout around a value: parentheses around a whole number ("thirty (30) days"), a
+    space after a currency sign, and the capitals of a unit or scale word after a number ("30 Days" is
+    "30 days", "$5 Million" "$5 million"). "5(1)" stays "5(1)"."""
+    s = re.sub(r"(?<![\w.,])\((\d[\d,.]*)\)", r"\1", norm(s))
+    s = _UNIT_WORD.sub(lambda m: m.group(1) + m.group(2).lower(), s)
+    return re.sub(r"(US\$|[$€£¥₹])\s+(?=\d)", r"\1", s)
+
+
+def _contains_value(hay: str, value: str) -> bool:
+    """``value`` in ``hay`` as a whole: no digit, letter or decimal on either side, no minus sign
+    before it unless it has one, no "million" after it unless it has one ("$5" is not "$5 million"),
+    no currency sign before it and no "%" or currency word after it unless it has them ("247.83" is
+    not "$247.83")."""
+    pat = r"(?<![A-Za-z0-9])(?<!\d[.,])" + re.escape(value) + r"(?![A-Za-z0-9])(?![.,]\d)"
+    if not value.startswith("-"):
+        pat = r"(?<![\s(]-)(?<!^-)" + pat
+    if value[:1].isdigit():
+        pat = _NO_CURRENCY_BEFORE + pat
+    if not _HAS_UNIT_AFTER.search(value):
+        pat += _NO_UNIT_AFTER
+    if not re.search(_SCALE + "$", value):
+        pat += r"(?!\s?" + _SCALE + ")"
+    return re.search(pat, hay) is not None
+
+
+class ValueSource:
+    """Texts that values are looked up in, normalised and scanned once: a summary checks every value
+    of every point against one whole document."""
+
+    def __init__(self, cited: Sequence[str]):
+        self.text = " \u2016 ".join(norm(c) for c in cited)
+        self.loose = _loose(self.text)
+        self.values = exact_values(self.text)  # the values the texts hold, in order
+        self._held = set(self.values)
+
+    def absent(self, values: Sequence[str]) -> list[str]:
+        """The ``values`` that do not appear verbatim here (layout around them forgiven)."""
+        return [
+            v
+            for v in values
+            if not (
+                v in self._held or _contains_value(self.text, v) or _contains_value(self.loose, _loose(v))
+            )
+        ]
+
+
+def check_values(values: Sequence[str], cited: Sequence[str]) -> list[str]:
+    """Errors for values that do not appear verbatim in the cited texts."""
+    source = ValueSource(cited)
+    errs = []
+    for v in source.absent(values):
+        cands = [c for c in source.values if c != v]
+        similar = difflib.get_close_matches(v, cands, n=3, cutoff=0.3) or cands[:3]
+        hint = (" (the cited text has: " + ", ".join(f'"{c}"' for c in similar) + ")") if similar else ""
+        errs.append(
+            f'value "{v}" in clause_text does not appear verbatim in the cited text{hint}; '
+            "copy values exactly as the source writes them, never round or reformat them"
+        )
+    return errs
