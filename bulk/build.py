@@ -3,8 +3,9 @@
 ``Builder.build`` opens an ``AnthropicEngine`` session (the same engine, agent,
 prompts, tools and CASE_FACTS provider as ``extraction.pipeline``) whose client is a
 ``Relay``: the agent asks its question and the params it would send become the
-batch request. Batch requests are single-shot (``max_turns=1``), so the agent forces
-``tool_choice: extract_clause``. The conversation state the request was built from
+batch request. Batch requests are single-shot (``max_turns=1``), so the agent sends
+the two answer tools only (``extract_clause``, ``report_not_found``) with ``tool_choice:
+any``. The conversation state the request was built from
 is returned as ``snapshot``; the harvest reopens the session from it and feeds the
 result in, so verification and any follow-up turn are the agent's too.
 

@@ -33,7 +33,8 @@ class BatchJob(models.Model):
     processing_status = models.CharField(max_length=16, blank=True)  # as the API last said
     request_count = models.PositiveIntegerField(default=0)
     size_bytes = models.BigIntegerField(default=0)
-    retries = models.PositiveIntegerField(default=0)  # requests that had been in an earlier batch
+    # requests sent before: in an earlier batch, or in one the API refused (``bulk.submit.refused``)
+    retries = models.PositiveIntegerField(default=0)
     # request_counts as the API reports them
     n_processing = models.PositiveIntegerField(default=0)
     n_succeeded = models.PositiveIntegerField(default=0)

@@ -53,7 +53,8 @@ def failure_note(
             f"[batch note] Your previous answer {where} stopped at max_tokens "
             "before extract_clause was complete; "
             f"the output budget has been raised{budget}. "
-            "Call extract_clause directly and keep clause_text to the clause itself."
+            "Answer directly (extract_clause, or report_not_found) and keep clause_text to the clause "
+            "itself."
         )
     raise ValueError(f"not a batch failure: {kind!r}")
 

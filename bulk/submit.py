@@ -11,7 +11,8 @@ Every batch is written as a ``BatchJob`` row, with its items pointing at it, BEF
 the API call; the batch id is saved right after. A batch the API refuses sends its
 requests back to pending (a 4xx refusal counts as a failed batch for each of them,
 with the error text as the note of their next message). A creation that got no answer may
-have been taken all the same: the batch the API took is looked for first (``adopt``).
+have been taken all the same: the batch the API took is looked for first (``adopt``). A request sent again
+after a refusal counts as a retry of the batch it goes in (``BatchJob.retries``), as after a failed batch.
 
 A run deleted while it is being submitted (its engagement deleted by an admin) ends the submission
 quietly; a batch whose run, or all of whose documents, were deleted while it was being sent (the
@@ -46,6 +47,7 @@ log = logging.getLogger(__name__)
 LOAD_CHUNK = 500
 RENEW_CLAIM_S = 60  # claimed items are marked fresh this often (poll.STALE_AFTER releases them after 30 min)
 SEND_AFTER_S = 15 * 60  # a batch being filled for this long is sent as it is (the API starts on it sooner)
+REFUSED = "refused"  # the last_result of an item whose batch the API refused
 
 
 def claim_pending(run: ExtractionRun) -> list[int]:
@@ -95,7 +97,7 @@ class RunGone(Exception):
 
 class Member(NamedTuple):
     id: int
-    retry: bool  # it was in an earlier batch
+    retry: bool  # it was in an earlier batch, or in one the API refused
 
 
 class Outbox:
@@ -117,7 +119,8 @@ class Outbox:
         return time.monotonic() - self.opened if self.body.count else 0.0
 
     def add(self, item: BatchItem, snapshot: dict, encoded: bytes) -> None:
-        group = self.splitter.add(Member(item.pk, item.batches > 0), len(encoded))
+        sent_before = item.batches > 0 or item.last_result == REFUSED  # a refused batch counts as a try
+        group = self.splitter.add(Member(item.pk, sent_before), len(encoded))
         if group:
             self._send(group)
         if not self.body.count:
@@ -342,7 +345,7 @@ def refused(job: BatchJob, exc: Exception, *, note: str = "") -> None:
             items = list(BatchItem.objects.filter(id__in=ids[start : start + LOAD_CHUNK]))
             for item in items:
                 item.batches = max(0, item.batches - 1)
-                item.state = BatchItem.State.PENDING
+                item.state, item.last_result = BatchItem.State.PENDING, REFUSED  # its next batch is a retry
                 if counts:
                     note = retry.failure_note(
                         "errored",
@@ -351,11 +354,7 @@ def refused(job: BatchJob, exc: Exception, *, note: str = "") -> None:
                         error_message=f"the batch was refused: {err.get('message') or exc}",
                     )
                     decision = retry.decide("errored", item.failures_in_row, note)
-                    item.failures_in_row, item.error, item.last_result = (
-                        decision.failures_in_row,
-                        decision.note,
-                        "refused",
-                    )
+                    item.failures_in_row, item.error = decision.failures_in_row, decision.note
                     if decision.action == retry.FAIL:
                         failed.append(item)
                     else:

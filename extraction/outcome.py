@@ -46,15 +46,34 @@ class ClauseOutcome:
     clause_type: str
     clause_id: str
     status: str  # found | not_found | unverified | failed
-    tool_input: dict | None = None  # the final extract_clause input
+    tool_input: dict | None = None  # the answer recorded (``tool_schemas.validate_extract_clause``)
     verification: VerificationResult | None = None
     errors: list[str] = field(default_factory=list)
     turns: int = 0
     detail: dict = field(default_factory=dict)  # engine-specific (offline scores, stop reasons)
+    refused_attempts: list[dict] = field(default_factory=list)  # ``refused_attempt`` records, oldest first
 
     @property
     def clause_text(self) -> str:
         return (self.tool_input or {}).get("clause_text", "") if self.status != NOT_FOUND else "not_found"
+
+
+def refused_attempt(attempt: int, call: int | None, data: object, errors: Sequence[str]) -> dict:
+    """What the audit trail keeps of an answer the server refused (JSON): its attempt (and call, when one
+    reply held several), the clause text and the citations as the engine gave them, and the errors."""
+    given = data if isinstance(data, dict) else {}
+    cits = given.get("citations")
+    return {
+        "attempt": attempt,
+        "call": call,
+        "clause_text": given.get("clause_text") if isinstance(given.get("clause_text"), str) else "",
+        "citations": [
+            {key: c.get(key) for key in ("chunk_id", "page", "quote") if isinstance(c.get(key), (str, int))}
+            for c in (cits if isinstance(cits, list) else [])
+            if isinstance(c, dict)
+        ],
+        "errors": [str(e) for e in errors],
+    }
 
 
 class EngineSession(Protocol):

@@ -61,6 +61,7 @@ def save_outcome(
                 model=model[:100],
                 dedupe_key=key,
                 verification_errors=list(outcome.errors),
+                refused_attempts=list(outcome.refused_attempts),
             )
             chunks = (
                 chunk_pks

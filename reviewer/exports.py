@@ -5,9 +5,11 @@ clause extracted again by a later run is its own row with its own run id and dec
 ``flat_rows`` flattens them to one row per citation for the tabular formats. Every decision on a clause
 is exported with its reviewer and time (``decisions`` in JSON, oldest first; the ``history`` column of
 CSV and XLSX, one decision a line), not only the one that stands; so is why the verifier flagged a clause
-``unverified`` (``verification_errors``: a list in JSON, one reason a line in CSV and XLSX). Cells that a
-spreadsheet would run as a formula are neutralised (contracts are untrusted text): in CSV with a
-leading apostrophe, in XLSX by writing every text as a string cell, which keeps the exact text.
+``unverified`` (``verification_errors``: a list in JSON, one reason a line in CSV and XLSX), and so is
+every answer the server refused on the way (``refused_attempts``: its text, quotes and errors; a list in
+JSON, one attempt a line in CSV and XLSX). Cells that a spreadsheet would run as a formula are neutralised
+(contracts are untrusted text): in CSV with a leading apostrophe, in XLSX by writing every text as a string
+cell, which keeps the exact text.
 
 An engagement of a thousand contracts exports tens of thousands of clauses, so nothing here holds them
 all: :func:`iter_records` reads the rows a batch at a time, CSV and JSON are produced as a stream of
@@ -45,6 +47,7 @@ COLUMNS = (
     "engine",
     "model",
     "verification_errors",
+    "refused_attempts",
     "extraction_version",
     "citation_ordinal",
     "chunk_id",
@@ -108,6 +111,7 @@ def export_record(ex: Any) -> dict:
         "type": ex.clause_type.name,
         "status": ex.status,
         "verification_errors": list(ex.verification_errors or []),  # why it is flagged unverified
+        "refused_attempts": list(ex.refused_attempts or []),  # the answers refused before this one
         "engine": ex.engine,
         "model": ex.model,
         "extraction_version": ex.version,
@@ -155,6 +159,19 @@ def history_text(decisions: list[dict]) -> str:
     return "\n".join(lines)
 
 
+def refused_text(attempts: list[dict]) -> str:
+    """Every refused answer of a clause, one a line, oldest first: which attempt, what it said and quoted,
+    why it was refused."""
+    lines = []
+    for a in attempts:
+        line = f"attempt {a.get('attempt')}" + (f", call {a['call']}" if a.get("call") else "")
+        line += f": “{a.get('clause_text') or ''}”"
+        for c in a.get("citations") or []:
+            line += f"; quoted p.{c.get('page', '?')}: “{c.get('quote', '')}”"
+        lines.append(line + "; refused: " + " | ".join(a.get("errors") or []))
+    return "\n".join(" ".join(line.split()) for line in lines)
+
+
 def flat_rows(records: list[dict]) -> list[dict]:
     """One row per citation (a clause without citations still gets one row)."""
     rows = []
@@ -163,6 +180,7 @@ def flat_rows(records: list[dict]) -> list[dict]:
         base["decided_at"] = rec["decided_at"] or ""
         base["history"] = history_text(rec.get("decisions") or [])
         base["verification_errors"] = "\n".join(rec.get("verification_errors") or [])  # one reason a line
+        base["refused_attempts"] = refused_text(rec.get("refused_attempts") or [])  # one attempt a line
         for cit in rec["citations"] or [None]:
             row = dict(base)
             if cit:

@@ -1,4 +1,5 @@
-"""A stand-in for the Anthropic HTTP API that plays its real response shapes.
+"""A stand-in for the Anthropic HTTP API that plays its real response shapes and holds requests to its
+contract.
 
 Drive the real ``anthropic`` client through it in-process::
 
@@ -8,6 +9,13 @@ Drive the real ``anthropic`` client through it in-process::
 
 or over real HTTP for another process (a Celery worker): ``url, stop = serve(api)`` then
 ``ANTHROPIC_BASE_URL=url``.
+
+Every request is checked against the API's documented contract (``tests.anthropic_contract``) before
+anything answers it, and one the API would refuse gets the API's refusal: HTTP 400 ``{"type":
+"error", "error": {"type": "invalid_request_error", "message"}, "request_id"}`` (413
+``request_too_large`` for a body over the size limit); for a batch request whose conversation breaks
+the contract, an ``errored`` result with that body. The refusals are kept in ``refusals`` (their
+messages, in order). There is no lenient mode.
 
 Shapes (as documented for the Messages API):
 - a message: ``{"id": "msg_…", "type": "message", "role": "assistant", "model", "content": [text |
@@ -41,6 +49,14 @@ import anthropic
 import httpx2
 
 from extraction.agent.provenance import parse_blocks
+from tests.anthropic_contract import (
+    batch_errors,
+    batch_size_error,
+    conversation_errors,
+    encoded_size,
+    messages_request_errors,
+    messages_size_error,
+)
 
 MODEL = "claude-sonnet-4-5-20250929"
 _ids = itertools.count(1)
@@ -83,7 +99,7 @@ def message(
 
 
 def extract_call(clause_id: str, clause_type: str, clause_text: str, citations: list[dict]) -> dict:
-    """An assistant message calling extract_clause."""
+    """An assistant message calling extract_clause (a clause found, with its citations)."""
     return message(
         [
             tool_use_block(
@@ -97,6 +113,13 @@ def extract_call(clause_id: str, clause_type: str, clause_text: str, citations: 
             )
         ],
         "tool_use",
+    )
+
+
+def not_found_call(clause_id: str, clause_type: str) -> dict:
+    """An assistant message calling report_not_found (the document has no such clause)."""
+    return message(
+        [tool_use_block("report_not_found", {"clause_id": clause_id, "clause_type": clause_type})], "tool_use"
     )
 
 
@@ -188,11 +211,12 @@ def cite(body: dict, quote: str) -> dict | None:
 class FakeClaude:
     """Answers clause questions from an answer key, citing chunks from the tags it was shown.
 
-    ``answers``: clause type name -> verbatim quote (or None for not_found). A type not in the key is
-    answered not_found. ``wrong_quote``: clause type -> how many of its first answers use a quote that
-    is not in the document. ``search_first``: types for which the model calls search_document once
-    before answering. ``skill_first``: types for which the model loads the skill the question names
-    before answering. ``doc_type``: the (type, evidence) it answers when asked for the contract's type.
+    ``answers``: clause type name -> verbatim quote (or None: reported not found with
+    ``report_not_found``). A type not in the key is reported not found. ``wrong_quote``: clause type
+    -> how many of its first answers use a quote that is not in the document. ``search_first``: types
+    for which the model calls search_document once before answering. ``skill_first``: types for which
+    the model loads the skill the question names before answering. ``doc_type``: the (type, evidence)
+    it answers when asked for the contract's type.
     """
 
     answers: dict[str, str | None] = field(default_factory=dict)
@@ -226,7 +250,7 @@ class FakeClaude:
             )
         quote = self.answers.get(clause_type)
         if quote is None:
-            return extract_call(clause_id, clause_type, "not_found", [])
+            return not_found_call(clause_id, clause_type)
         if self.wrong_quote.get(clause_type, 0) > 0:
             self.wrong_quote[clause_type] -= 1
             c = cite(body, quote) or {"chunk_id": "unknown", "page": 1}
@@ -282,7 +306,9 @@ Scripted = "dict | ErrorReply | Callable[[dict], dict | ErrorReply] | None"
 class MockAnthropic:
     """Routes Anthropic API paths; ``/v1/messages`` replies come from ``script`` first (FIFO, each
     entry a body, an ``ErrorReply``, a callable ``body -> reply``, or None = ask ``model``), then from
-    ``model``. Every request body is kept in ``requests`` (messages calls) / ``all_requests``."""
+    ``model``. Every request body is kept in ``requests`` (messages calls) / ``all_requests``; a request
+    the API would refuse is answered with its refusal before the script or the model is asked, and the
+    refusal's message kept in ``refusals``."""
 
     def __init__(self, model: Responder | None = None, *, delay: float = 0.0, batch_polls: int = 1):
         self.model = model or FakeClaude()
@@ -290,6 +316,7 @@ class MockAnthropic:
         self.requests: list[dict] = []
         self.all_requests: list[tuple[str, str, dict | None]] = []
         self.request_ids: list[str] = []
+        self.refusals: list[str] = []  # the message of every refusal the contract made, in order
         self.delay = delay
         self.batch_polls = batch_polls
         self._cache: set[str] = set()
@@ -329,13 +356,18 @@ class MockAnthropic:
 
     def _handle_httpx(self, request: httpx2.Request) -> httpx2.Response:
         body = json.loads(request.content) if request.content else None
-        status, headers, payload = self.handle(request.method, request.url.path, body, dict(request.headers))
+        status, headers, payload = self.handle(
+            request.method, request.url.path, body, dict(request.headers), size=len(request.content)
+        )
         if isinstance(payload, str):
             return httpx2.Response(status, headers=headers, text=payload)
         return httpx2.Response(status, headers=headers, json=payload)
 
     # ---- routing
-    def handle(self, method: str, path: str, body: dict | None, headers: dict | None = None):
+    def handle(
+        self, method: str, path: str, body: dict | None, headers: dict | None = None, size: int | None = None
+    ):
+        """One HTTP request; ``size``: the bytes of its body as sent (else counted from ``body``)."""
         if self.delay:
             time.sleep(self.delay)
         with self._lock:
@@ -344,9 +376,18 @@ class MockAnthropic:
                 return ErrorReply(
                     401, "authentication_error", "x-api-key header is required", None
                 ).response()
+            if method == "POST" and path in ("/v1/messages", "/v1/messages/batches"):
+                size = encoded_size(body) if size is None else size
+                too_large = (messages_size_error if path == "/v1/messages" else batch_size_error)(size)
+                if too_large:
+                    self.refusals.append(too_large)
+                    return ErrorReply(413, "request_too_large", too_large, None).response()
             if method == "POST" and path == "/v1/messages":
                 return self._messages(body)
             if method == "POST" and path == "/v1/messages/batches":
+                errors = batch_errors(body)
+                if errors:
+                    return self.refuse(errors[0]).response()
                 return self._batch_create(body)
             m = re.fullmatch(r"/v1/messages/batches/([^/]+)(/results|/cancel)?", path)
             if m and m[2] == "/results":
@@ -363,8 +404,27 @@ class MockAnthropic:
             entry = self.model(body)
         return entry
 
+    def refuse(self, message: str) -> ErrorReply:
+        """The API's 400 for a request breaking its contract (kept in ``refusals``)."""
+        self.refusals.append(message)
+        return self.invalid_request(message)
+
+    def refused_result(self, params: dict) -> dict | None:
+        """The ``errored`` result of a batch request whose params the API refuses when it processes them
+        (None when it accepts them)."""
+        errors = conversation_errors(params)
+        if not errors:
+            return None
+        _, _, payload = self.refuse(errors[0]).response()
+        return {"type": "errored", "error": payload}
+
     def _messages(self, body: dict):
         self.requests.append(body)
+        errors = messages_request_errors(body)
+        if errors:
+            status, headers, payload = self.refuse(errors[0]).response()
+            self.request_ids.append(headers["request-id"])
+            return status, headers, payload
         reply = self._reply_for(body)
         if isinstance(reply, ErrorReply):
             status, headers, payload = reply.response()
@@ -456,6 +516,10 @@ class MockAnthropic:
         b = self._batches[bid]
         lines = []
         for req in b["requests"]:
+            refused = self.refused_result(req["params"])
+            if refused is not None:
+                lines.append(json.dumps({"custom_id": req["custom_id"], "result": refused}))
+                continue
             reply = self._reply_for(req["params"])
             if isinstance(reply, ErrorReply):
                 _, _, payload = reply.response()
@@ -482,7 +546,7 @@ def serve(api: MockAnthropic, host: str = "127.0.0.1") -> tuple[str, Callable[[]
             body = json.loads(raw) if raw else None
             path = self.path.split("?", 1)[0]
             status, headers, payload = api.handle(
-                self.command, path, body, {k.lower(): v for k, v in self.headers.items()}
+                self.command, path, body, {k.lower(): v for k, v in self.headers.items()}, size=n
             )
             data = payload.encode() if isinstance(payload, str) else json.dumps(payload).encode()
             self.send_response(status)

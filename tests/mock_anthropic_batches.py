@@ -6,9 +6,11 @@
 
 What it adds to the base mock (whose ``/v1/messages`` side is unchanged):
 
-* ``POST /v1/messages/batches`` -> a ``message_batch`` object, ``processing_status: in_progress``;
-  ``limits=(max_requests, max_bytes)`` refuses a larger body the way the API does (HTTP 413
-  ``request_too_large``, or 400 for too many requests), so a test can cross small limits cheaply;
+* ``POST /v1/messages/batches`` -> a ``message_batch`` object, ``processing_status: in_progress``, or
+  the API's refusal of a batch breaking its contract (``tests.anthropic_contract.batch_errors``: over
+  100,000 requests or 256 MB, a ``custom_id`` off its pattern or used twice, a ``params`` field the API
+  does not know); ``limits=(max_requests, max_bytes)`` refuses a larger body the way the API does (HTTP
+  413 ``request_too_large``, or 400 for too many requests), so a test can cross small limits cheaply;
   ``create_script`` (``ErrorReply``s) answers the next creations before any is accepted. Every
   creation's body is kept in ``posted`` (raw bytes and the Content-Length header sent).
 * ``GET /v1/messages/batches/{id}`` -> ``in_progress`` for ``polls_to_end - 1`` polls, then ``ended``
@@ -24,11 +26,13 @@ What it adds to the base mock (whose ``/v1/messages`` side is unchanged):
 * ``damage[batch_id]``: ``(text, download) -> text`` changes the file served at a download (1, 2, ...):
   a line that is not JSON, a line cut off as a broken stream leaves it.
 
-Outcomes (``rules``, callables ``(custom_id, params, attempt) -> outcome | None``, are asked
-first; then ``plan[custom_id]``, consumed one entry per batch the request is in; default
-``"succeeded"``): ``"succeeded"`` (the model answers), ``"errored"`` (an ``ErrorReply``'s body, or
-``("errored", ErrorReply)``), ``"expired"``, ``"canceled"``, ``"max_tokens"`` (a succeeded message
-that stopped at max_tokens), or a message dict / callable as in the base script.
+Outcomes: a request whose ``params`` break the contract when the batch is processed (its
+conversation, tools or cache breakpoints: ``conversation_errors``) comes back ``errored`` with the API's
+400 body, before any outcome is asked for it. Otherwise ``rules`` (callables ``(custom_id, params,
+attempt) -> outcome | None``) are asked first; then ``plan[custom_id]``, consumed one entry per batch
+the request is in; default ``"succeeded"``): ``"succeeded"`` (the model answers), ``"errored"`` (an
+``ErrorReply``'s body, or ``("errored", ErrorReply)``), ``"expired"``, ``"canceled"``, ``"max_tokens"``
+(a succeeded message that stopped at max_tokens), or a message dict / callable as in the base script.
 """
 
 from __future__ import annotations
@@ -123,7 +127,9 @@ class BatchAPI(MockAnthropic):
         return None
 
     # ------------------------------------------------------------------ routing
-    def handle(self, method: str, path: str, body: dict | None, headers: dict | None = None):
+    def handle(
+        self, method: str, path: str, body: dict | None, headers: dict | None = None, size: int | None = None
+    ):
         if method == "POST" and path.endswith("/cancel"):
             bid = path.split("/")[-2]
             with self._lock:
@@ -135,16 +141,12 @@ class BatchAPI(MockAnthropic):
                     return ErrorReply(404, "not_found_error", f"batch {bid} not found", None).response()
                 b["cancel"] = True
                 return 200, {"content-type": "application/json"}, self._batch_view(b)
-        return super().handle(method, path, body, headers)
+        return super().handle(method, path, body, headers, size)
 
     def _batch_create(self, body: dict):
         bid = _id("msgbatch")
         requests = body.get("requests", [])
         ids = [r["custom_id"] for r in requests]
-        if len(set(ids)) != len(ids):
-            return ErrorReply(
-                400, "invalid_request_error", "custom_id values must be unique within a batch", None
-            ).response()
         self._batches[bid] = {
             "id": bid,
             "requests": requests,
@@ -236,6 +238,10 @@ class BatchAPI(MockAnthropic):
         lines = []
         for req in b["requests"]:
             params = req["params"]
+            refused = self.refused_result(params)
+            if refused is not None:  # validated when processed: never reaches the model
+                lines.append({"custom_id": req["custom_id"], "result": refused})
+                continue
             entry = self._next_outcome(req["custom_id"], params, b["cancel"])
             if isinstance(entry, tuple) and entry[0] == "errored":
                 entry = entry[1]

@@ -10,8 +10,13 @@ Rules:
   where no kept ``tool_result`` answers a compacted ``tool_use``);
 - the last ``keep_last`` messages are always kept;
 - CASE_FACTS are not in the history at all (they live in the system prompt), so
-  compaction can never lose them; exact values seen in compacted turns are also
-  listed verbatim in the summary.
+  compaction can never lose them; the exact values (money, percentages, dates, ids,
+  numbers with their unit) seen in the compacted turns are also listed verbatim in the
+  summary, the latest ``VALUES_SHOWN`` of them: not chunk ids, offsets or section numbers;
+- the summary heads every later request, so it stays short: the earlier history files
+  as a range, the latest ``CHUNKS_SHOWN`` chunks read, then the digest;
+- a block ``pinned`` says must stay live (the current question) is carried into the
+  new history right after the summary when its message is compacted.
 
 Token counts: ``estimate_tokens`` is a local estimate (chars / 3.5); ``should_compact``
 and ``compact`` take any other ``TokenCounter`` (``messages -> int``) in its place.
@@ -33,8 +38,15 @@ TokenCounter = Callable[[Sequence[Message]], int]
 
 SUMMARY_MARKER = "[compacted history]"
 CHARS_PER_TOKEN = 3.5
-_ARCHIVE_RE = re.compile(r"history/compacted-\d{3}\.md")
+_ARCHIVE_RE = re.compile(r"history/compacted-(\d{3})\.md")
 _CHUNK_RE = re.compile(r"chunk:([^\s|\]]+)")
+# No exact value of the contract: provenance tags, clause ids, history file names, hex runs (chunk ids).
+_NOT_VALUES = re.compile(
+    r"\[source:[^\]]*\]|clause_id\"?:\s*\"?[^\s\",}]+|history/compacted-\d{3}\.md|\b(?=[0-9a-f]*\d)[0-9a-f]{12,}\b"
+)
+_BARE_NUMBER = re.compile(r"[-+]?[\d.,]+")
+VALUES_SHOWN = 20  # the summary's exact values, the latest (docs/decisions.md)
+CHUNKS_SHOWN = 8  # the summary's chunks read, the latest; the turn note lists more (docs/decisions.md)
 
 
 # --------------------------------------------------------------------------- token counting
@@ -139,13 +151,15 @@ def compact(
     policy: CompactionPolicy = CompactionPolicy(),
     count_tokens: TokenCounter = estimate_messages_tokens,
     summarize: Callable[[Sequence[Message]], str] | None = None,
+    pinned: Callable[[dict], bool] | None = None,
 ) -> Compaction | None:
     """Compact the oldest turns now. None if there is no safe cut that compacts anything.
 
     The cut is the earliest safe point that brings the history to ``target`` of the
     window (estimated locally), else the latest safe point that keeps ``keep_last``.
     ``summarize`` (optional, e.g. an LLM call made by the caller) replaces the
-    built-in deterministic digest.
+    built-in deterministic digest. A compacted text block that ``pinned`` accepts stays in
+    the new history, right after the summary (it is in the history file too).
     """
     messages = list(messages)
     before = count_tokens(messages)
@@ -162,29 +176,36 @@ def compact(
     name = f"history/compacted-{n:03d}.md"
     archive = render_transcript(old, title=name)
     summary = _summary(old, name, policy.digest_chars, summarize)
-    new = _prepend(summary, kept)
+    keep = [b for m in old for b in _blocks(m) if pinned and b.get("type") == "text" and pinned(b)]
+    new = _prepend([{"type": "text", "text": summary}, *keep], kept)
     return Compaction(new, name, archive, summary, len(old), before, count_tokens(new))
 
 
 # --------------------------------------------------------------------------- rendering
 
 
+def _archive_numbers(old: Sequence[Message]) -> list[int]:
+    """The numbers of the history files the summaries in ``old`` name, in order."""
+    found = {
+        int(n)
+        for m in old
+        for b in _blocks(m)
+        if b.get("type") == "text" and SUMMARY_MARKER in b.get("text", "")
+        for n in _ARCHIVE_RE.findall(b["text"])
+    }
+    return sorted(found)
+
+
 def _next_archive_number(old: Sequence[Message]) -> int:
-    names = set()
-    for m in old:
-        for b in _blocks(m):
-            if b.get("type") == "text" and SUMMARY_MARKER in b.get("text", ""):
-                names.update(_ARCHIVE_RE.findall(b["text"]))
-    return len(names) + 1
+    return max(_archive_numbers(old), default=0) + 1
 
 
-def _prepend(summary: str, kept: list[Message]) -> list[Message]:
-    block = {"type": "text", "text": summary}
+def _prepend(head: list[dict], kept: list[Message]) -> list[Message]:
     if kept and kept[0].get("role") == "user":
         first = dict(kept[0])
-        first["content"] = [block] + _blocks(kept[0])
+        first["content"] = head + _blocks(kept[0])
         return [first] + kept[1:]
-    return [{"role": "user", "content": [block]}] + kept
+    return [{"role": "user", "content": head}] + kept
 
 
 def _short(s: str, n: int) -> str:
@@ -195,30 +216,62 @@ def _short(s: str, n: int) -> str:
 def _summary(
     old: Sequence[Message], name: str, budget: int, summarize: Callable[[Sequence[Message]], str] | None
 ) -> str:
-    earlier = sorted(
-        {
-            a
-            for m in old
-            for b in _blocks(m)
-            if b.get("type") == "text" and SUMMARY_MARKER in b.get("text", "")
-            for a in _ARCHIVE_RE.findall(b["text"])
-        }
-    )
-    text_all = "\n".join(block_text(b) for m in old for b in _blocks(m))
-    chunks = list(dict.fromkeys(_CHUNK_RE.findall(text_all)))
-    values = exact_values(text_all)[:60]
+    # files are numbered in order (``_next_archive_number``): the earlier ones are 001 up to this one's
+    earlier = [f"history/compacted-{n:03d}.md" for n in range(1, _next_archive_number(old))]
+    turns = [b for m in old for b in _blocks(m) if SUMMARY_MARKER not in str(b.get("text", ""))]
+    text = "\n".join(block_text(b) for b in turns)  # these turns only: earlier summaries are in their files
+    chunks = list(dict.fromkeys(_CHUNK_RE.findall(text)))
+    values = contract_values(text, chunk_ids=chunks + _cited_chunks(turns))[-VALUES_SHOWN:]
     head = [
         f"{SUMMARY_MARKER} {len(old)} earlier messages were compacted to save context.",
         f'Full transcript: history file "{name}" (read it with the read_history tool).',
     ]
-    if earlier:
+    if len(earlier) > 3:
+        head.append(f"Earlier history files: {earlier[0]} to {earlier[-1]} ({len(earlier)} files)")
+    elif earlier:
         head.append("Earlier history files: " + ", ".join(earlier))
     if chunks:
-        head.append("Chunks read in the compacted turns: " + ", ".join(chunks[:80]))
+        shown = (
+            f"{len(chunks)}, the latest {CHUNKS_SHOWN}" if len(chunks) > CHUNKS_SHOWN else f"{len(chunks)}"
+        )
+        head.append(f"Chunks read in these turns ({shown}): " + ", ".join(chunks[-CHUNKS_SHOWN:]))
     if values:
         head.append("Exact values seen (verbatim): " + " | ".join(values))
     digest = summarize(old) if summarize else _digest(old, budget)
     return "\n".join(head + ["Digest:", digest])
+
+
+def contract_values(text: str, chunk_ids: Sequence[str] = ()) -> list[str]:
+    """The exact values of ``text`` worth carrying (money, percentages, dates, ids, numbers with their
+    unit), in order: not the ids of chunks or history files, nor a bare number (a section, a page, an
+    offset, a paragraph)."""
+    ids = [c for c in chunk_ids if c]
+    return [
+        v
+        for v in exact_values(_NOT_VALUES.sub(" ", text))
+        if not _BARE_NUMBER.fullmatch(v) and not any(v in c for c in ids)
+    ]
+
+
+def _cited_chunks(blocks: Sequence[dict]) -> list[str]:
+    """The chunk ids the tool calls among ``blocks`` named (read_chunk, extract_clause citations)."""
+    found: list[str] = []
+
+    def walk(value: Any) -> None:
+        if isinstance(value, dict):
+            for key, item in value.items():
+                if key == "chunk_id" and isinstance(item, str):
+                    found.append(item)
+                else:
+                    walk(item)
+        elif isinstance(value, list):
+            for item in value:
+                walk(item)
+
+    for b in blocks:
+        if b.get("type") == "tool_use":
+            walk(b.get("input"))
+    return found
 
 
 def _digest(old: Sequence[Message], budget: int) -> str:

@@ -2,8 +2,8 @@
 
 The first question of a clause carries its context: the whole document when it is
 under 12,000 characters, else the top-K retrieved chunks in reading order, every
-block provenance-tagged. ``max_turns=1`` is the single-shot path (``tool_choice``
-forces ``extract_clause`` at once); the default lets the agent read more first.
+block provenance-tagged. ``max_turns=1`` is the single-shot path (the agent is given
+the two answer tools only, and answers at once); the default lets the agent read more first.
 """
 
 from __future__ import annotations

@@ -4,26 +4,36 @@ Each turn the system prompt is rebuilt: the cached invariant prefix (instruction
 catalog, skill list; ``cache_control: ephemeral``), then CASE_FACTS fresh from the
 ``facts`` provider (the database), then a turn note (tokens used/available, chunks
 read, the current question). The history below may be compacted at 80% of the
-window; compacted turns stay readable through ``read_history``. A new clause question
-also starts by compacting the earlier questions' turns (their answers are in CASE_FACTS):
+window; compacted turns stay readable through ``read_history``, and the current question stays
+live. A new clause question also starts by compacting the earlier questions' turns (their answers
+are in CASE_FACTS):
 re-sending every earlier question's context made a contract's input tokens grow with the
 square of its clause types (``bench.bench_extraction``, section ``cost``).
 
 Tools: ``search_document``, ``read_chunk``, ``regex_document``, ``load_skill``,
-``read_history`` (see ``agent_tools``) and ``extract_clause``, which ends a clause.
-Agent turns use ``tool_choice: any``; the last allowed turn, a retry after a failed
-verification and a nudge after a text-only reply force ``extract_clause``.
+``read_history`` (see ``agent_tools``) and the two answer tools that end a clause:
+``extract_clause`` (a clause found, with citations) and ``report_not_found``. Every turn
+uses ``tool_choice: any``: the API forces one named tool or any tool, and the answer is
+one of two. On the last allowed turn, a retry after a failed verification and a nudge
+after a text-only reply, the turn note asks for the answer now; a tool called instead
+still gets its result, within ``max_turns + 2`` turns. The tools stay the same from turn
+to turn (they head the cached prefix, and the history holds calls of every one of them);
+a single-shot agent (``max_turns=1``, the batch path) is given the two answer tools only.
 
-Every ``extract_clause`` is validated and its citations verified by the server.
+Every answer is validated (``tool_schemas.answer_of``) and a clause found has its
+citations verified by the server.
 A rejected answer gets one retry with the verifier's errors as the tool result;
 a second rejection is recorded ``unverified`` with those errors (flagged). One reply
-is one attempt, however many ``extract_clause`` calls it holds: each rejected call
-gets its own errors back, and the first that passes is recorded.
+is one attempt, however many answer calls it holds: each rejected call
+gets its own errors back, and the first that passes is recorded. Every refused call is kept
+on the clause's outcome (``ClauseOutcome.refused_attempts``) for the audit trail.
 
 stop_reason: ``tool_use`` runs the tools; ``end_turn``/``stop_sequence`` (text only)
 gets one nudge; ``pause_turn`` sends the turn back to continue; ``max_tokens``
-doubles the output budget, checkpoints and raises ``Interrupted`` (resume in a
-fresh session); ``model_context_window_exceeded`` compacts and retries once;
+doubles the output budget of that clause (the next clause starts at the configured
+one), checkpoints and raises ``Interrupted`` (resume in a fresh session);
+``model_context_window_exceeded`` compacts and retries once (at a question's first
+turn, its context goes to a history file too);
 ``refusal`` fails the clause. HTTP 429/500/529 are retried by the SDK with backoff
 (``max_retries``); any other API error fails the clause with its request id.
 """
@@ -41,8 +51,6 @@ from anthropic.types import (
     MessageParam,
     TextBlockParam,
     ToolChoiceAnyParam,
-    ToolChoiceParam,
-    ToolChoiceToolParam,
     ToolUnionParam,
 )
 
@@ -58,9 +66,12 @@ from extraction.agent.compaction import (
 )
 from extraction.agent.context import ContextPack, turn_note
 from extraction.agent.tool_schemas import (
+    ANSWER_TOOLS,
+    EXTRACT_CLAUSE,
+    REPORT_NOT_FOUND,
     all_tools,
-    read_extract_clause,
-    validate_extract_clause,
+    answer_of,
+    answer_tools,
 )
 from extraction.agent.tools import ToolBox
 from extraction.catalog import ClauseType
@@ -77,20 +88,21 @@ from extraction.outcome import (
     Search,
     TransientEngineError,
     outcome_from_verification,
+    refused_attempt,
 )
 from extraction.usage import Usage
 from extraction.verify import VerificationResult, verify_extraction
 
 log = logging.getLogger(__name__)
 
-EXTRACT = "extract_clause"
 MAX_TOKENS_CEILING = 32_000
 MAX_PAUSES = 3
 DEFAULT_POLICY = CompactionPolicy()
 NUDGE = (
-    "Record your answer now with the extract_clause tool: the clause copied verbatim with citations, "
-    'or clause_text "not_found" with no citations.'
+    f"Record your answer now: the clause copied verbatim with citations, with the {EXTRACT_CLAUSE} "
+    f"tool, or {REPORT_NOT_FOUND} when the document has no such clause."
 )
+ANSWER_NOW = f" Answer now with {EXTRACT_CLAUSE}, or {REPORT_NOT_FOUND} when the document has no such clause."
 
 
 def request_timeout(client, max_tokens: int, configured_max_tokens: int) -> float:
@@ -141,7 +153,7 @@ class AgentState:
 
 @dataclass
 class Rejection:
-    """An extract_clause call that validation or verification refused."""
+    """An answer call (extract_clause, report_not_found) that validation or verification refused."""
 
     use_id: str
     data: dict
@@ -150,12 +162,12 @@ class Rejection:
 
 
 def rejection_text(feedback: str, other_recorded: bool, attempts: int) -> str:
-    """The tool result of a rejected extract_clause call: its errors and what happens next."""
+    """The tool result of a rejected answer call: its errors and what happens next."""
     if other_recorded:
-        return feedback + "\nNot recorded: another extract_clause call of this turn was."
+        return feedback + "\nNot recorded: another answer of this turn was."
     if attempts >= 2:
         return "Recorded as UNVERIFIED and flagged for a reviewer:\n" + feedback
-    return feedback + "\nThis is your one retry: call extract_clause again."
+    return feedback + f"\nThis is your one retry: answer again ({EXTRACT_CLAUSE} or {REPORT_NOT_FOUND})."
 
 
 class Agent:
@@ -190,7 +202,11 @@ class Agent:
         self.max_tokens = max_tokens  # as configured; the state's grows after a max_tokens stop
         self.on_checkpoint = on_checkpoint
         self.usage = Usage()
-        self.tools = all_tools([n for n, _ in self.skills], self.type_names)
+        self.tools = (
+            all_tools([n for n, _ in self.skills], self.type_names)
+            if self.max_turns > 1
+            else answer_tools(self.type_names)
+        )
         self.tool_tokens = estimate_tokens(json.dumps(self.tools))  # every request carries them
         self.toolbox = ToolBox(document, search, self.state.files, self.state.chunks_read)
         self.last_system: list[dict] = []
@@ -210,7 +226,9 @@ class Agent:
                 "pauses": 0,
                 "errors": [],
                 "ctx_retry": False,
+                "refused": [],
             }
+            st.max_tokens = self.max_tokens  # a max_tokens stop raises the budget of its own clause only
             if (
                 self.policy.per_question and len(st.messages) > 2
             ):  # earlier questions' turns, but the last answer
@@ -222,7 +240,7 @@ class Agent:
         cur = st.current
         while True:
             if cur["turns"] >= self.max_turns + 2:
-                return self._finish(FAILED, errors=[f"no extract_clause answer after {cur['turns']} turns"])
+                return self._finish(FAILED, errors=[f"no answer after {cur['turns']} turns"])
             force = cur["force"] or cur["turns"] >= self.max_turns - 1
             self._maybe_compact()
             response = self._call(force)
@@ -253,8 +271,8 @@ class Agent:
                 f"stop_reason max_tokens on {clause.name}; checkpointed, resume with "
                 f"max_tokens={st.max_tokens}"
             )
-        if reason == "model_context_window_exceeded":
-            if cur["ctx_retry"] or not self._compact():
+        if reason == "model_context_window_exceeded":  # make room, then retry once
+            if cur["ctx_retry"] or not self._make_room(first_turn=cur["turns"] == 1):
                 return self._finish(FAILED, errors=["the conversation exceeded the model's context window"])
             cur["ctx_retry"] = True
             return None
@@ -272,22 +290,20 @@ class Agent:
         uses = [b for b in content if b.get("type") == "tool_use"]
         if not uses:  # end_turn / stop_sequence with text only
             if cur["nudges"] >= 1:
-                return self._finish(
-                    FAILED, errors=["the model ended its turn without calling extract_clause"]
-                )
+                return self._finish(FAILED, errors=["the model ended its turn without answering"])
             cur["nudges"] += 1
             cur["force"] = True
             self._append_user([{"type": "text", "text": NUDGE}])
             return None
-        extracts = [u for u in uses if u["name"] == EXTRACT]
-        if extracts:  # one reply is one attempt, however many extract_clause calls it holds
+        extracts = [u for u in uses if u["name"] in ANSWER_TOOLS]
+        if extracts:  # one reply is one attempt, however many answer calls it holds
             cur["attempts"] += 1
         results: dict[str, dict] = {}
         rejected: list[Rejection] = []
         outcome: ClauseOutcome | None = None
         for n, use in enumerate(extracts, 1):
             if outcome is not None:
-                results[use["id"]] = self._result(use["id"], "Ignored: one extract_clause per turn.", True)
+                results[use["id"]] = self._result(use["id"], "Ignored: one answer per turn.", True)
                 continue
             verdict = self._judge(use, clause, cur, call=n if len(extracts) > 1 else None)
             if isinstance(verdict, Rejection):
@@ -315,7 +331,7 @@ class Agent:
         elif outcome is None and rejected:
             cur["force"] = True
         for use in uses:  # one tool_result per tool_use, in the reply's order
-            if use["name"] != EXTRACT:
+            if use["name"] not in ANSWER_TOOLS:
                 text, is_error = self.toolbox.run(use["name"], use.get("input") or {})
                 results[use["id"]] = self._result(use["id"], text, is_error)
         self._append_user([results[use["id"]] for use in uses])
@@ -324,11 +340,10 @@ class Agent:
     def _judge(
         self, use: dict, clause: ClauseType, cur: dict, call: int | None = None
     ) -> tuple[dict, ClauseOutcome] | Rejection:
-        """Validate and verify one extract_clause call: (tool_result block, outcome) when it is recorded,
-        else its ``Rejection`` (its errors are kept under the attempt, and ``call`` when a reply held
-        several)."""
-        data = read_extract_clause(use.get("input") or {})
-        errors = validate_extract_clause(data, self.type_names)
+        """Validate and verify one answer call (``extract_clause`` or ``report_not_found``, read into the
+        answer it records): (tool_result block, outcome) when it is recorded, else its ``Rejection`` (its
+        errors are kept under the attempt, and ``call`` when a reply held several)."""
+        data, errors = answer_of(use["name"], use.get("input") or {}, self.type_names)
         if not errors and data.get("clause_type") != clause.name:
             errors.append(
                 f'clause_type must be "{clause.name}" for this question (you gave "{data["clause_type"]}")'
@@ -355,10 +370,11 @@ class Agent:
             errors = list(result.errors)
         label = f"attempt {cur['attempts']}" + (f", call {call}" if call else "")
         cur["errors"].extend(f"{label}: {e}" for e in errors)
+        cur.setdefault("refused", []).append(refused_attempt(cur["attempts"], call, data, errors))
         feedback = (
             result.feedback()
             if result is not None
-            else "extract_clause input rejected:\n" + "\n".join(f"- {e}" for e in errors)
+            else f"{use['name']} input rejected:\n" + "\n".join(f"- {e}" for e in errors)
         )
         return Rejection(use["id"], data, result, feedback)
 
@@ -384,6 +400,7 @@ class Agent:
         if outcome.status == FAILED:
             self.drop_unanswered_question()
         outcome.turns = cur.get("turns", 0)
+        outcome.refused_attempts = list(cur.get("refused", []))
         self.state.current = None
         return outcome
 
@@ -424,12 +441,14 @@ class Agent:
         available = max(0, self.policy.window_tokens - used)
         cur = self.state.current or {}
         note = turn_note(used, available, self.state.chunks_read)
+        clause = next((t for t in self.types if t.name == cur.get("clause_type")), None)
+        ask = prompts.asking(clause) if clause is not None else f"find the {cur.get('clause_type')} clause"
         note += (
-            f"\nCurrent question: clause_id {cur.get('clause_id')}: find the {cur.get('clause_type')} clause "
+            f"\nCurrent question: clause_id {cur.get('clause_id')}: {ask} "
             f"(turn {cur.get('turns', 0) + 1} of at most {self.max_turns})."
         )
         if force:
-            note += " Answer now with extract_clause."
+            note += ANSWER_NOW
         return note
 
     def system(self, force: bool = False) -> list[dict]:
@@ -452,7 +471,9 @@ class Agent:
     def _compact(self, everything: bool = False) -> bool:
         """Compact the oldest turns now (with ``everything``, all but the turns a cut may not split)."""
         policy = replace(self.policy, keep_last=0, target=0.0) if everything else self.policy
-        result = compact(self.state.messages, system_tokens=self._system_tokens(), policy=policy)
+        result = compact(
+            self.state.messages, system_tokens=self._system_tokens(), policy=policy, pinned=self._is_question
+        )
         if result is None:
             return False
         self.state.messages[:] = result.messages
@@ -467,11 +488,42 @@ class Agent:
         )
         return True
 
+    def _is_question(self, block: dict) -> bool:
+        """Whether ``block`` is the current question's text: compaction keeps it live."""
+        cur = self.state.current
+        return cur is not None and str(block.get("text", "")).startswith(
+            prompts.question_mark(cur["clause_id"])
+        )
+
+    def _make_room(self, first_turn: bool) -> bool:
+        """Room in the window after a ``model_context_window_exceeded`` stop; False when none was made.
+        The oldest turns are compacted (every earlier one at a question's first turn); the question's own
+        context goes to a history file at its first turn, where it is what filled the window, or when
+        nothing else could be compacted."""
+        before = estimate_messages_tokens(self.state.messages)
+        self._compact(everything=first_turn)
+        if first_turn or estimate_messages_tokens(self.state.messages) >= before:
+            self._archive_question_context()
+        return estimate_messages_tokens(self.state.messages) < before
+
+    def _archive_question_context(self) -> None:
+        """The current question's context, moved whole to a history file (``prompts.without_context``)."""
+        msgs, cur = self.state.messages, self.state.current or {}
+        name = f"history/context-{str(cur.get('clause_id')).replace(':', '-')}.md"
+        for j, m in enumerate(msgs):
+            blocks: list = (
+                m["content"] if m.get("role") == "user" and isinstance(m.get("content"), list) else []
+            )
+            for i, b in enumerate(blocks):
+                short = prompts.without_context(b["text"], name) if self._is_question(b) else None
+                if short is not None:
+                    self.state.files[name] = b["text"]
+                    msgs[j] = {**m, "content": [*blocks[:i], {**b, "text": short}, *blocks[i + 1 :]]}
+                    return
+
     def _call(self, force: bool):
         self.last_system = self.system(force)
-        choice: ToolChoiceParam = (
-            ToolChoiceToolParam(type="tool", name=EXTRACT) if force else ToolChoiceAnyParam(type="any")
-        )
+        choice = ToolChoiceAnyParam(type="any")  # forcing is the turn note's (the module's docstring)
         try:  # the blocks are plain dicts in the SDK's TypedDict shapes
             return self.client.messages.create(
                 model=self.model,

@@ -14,11 +14,13 @@ from collections.abc import Sequence
 from extraction import catalog
 from extraction.agent.case_facts import CaseFacts, render_case_facts
 from extraction.agent.context import ContextPack
+from extraction.agent.provenance import parse_blocks
 from extraction.catalog import ClauseType
 
 INSTRUCTIONS = """\
 You review commercial contracts for auditors. For each question you find one type of clause in ONE document
-and record it with the extract_clause tool, backed by citations that the server checks against the source.
+and record it with the extract_clause tool, backed by citations that the server checks against the source,
+or record with the report_not_found tool that the document has no such clause.
 
 How to work:
 - The document text is given to you only as blocks headed by provenance tags:
@@ -37,8 +39,8 @@ Rules for the answer (the server rejects answers that break them and tells you w
 - Never paraphrase, round or reformat a value. "$247.83" stays "$247.83" (not "about $250"), "thirty (30)
   days" stays "thirty (30) days", ids like "cust_4711" stay exactly as written; every amount, percentage,
   date, id or number in clause_text must appear verbatim in your cited quotes.
-- If the document has no such clause, answer clause_text "not_found" with no citations. Do not cite a
-  clause of a different type to have something to show.
+- If the document has no such clause, call report_not_found with the question's clause_id and clause_type.
+  Do not cite a clause of a different type to have something to show.
 - Facts in CASE_FACTS below are authoritative and verbatim; use them as written.
 """
 
@@ -97,27 +99,66 @@ def _context_text(context: ContextPack | str) -> str:
     return context.text if isinstance(context, ContextPack) else context
 
 
+CONTEXT_HEAD = "Context (the passages most likely to contain it, in reading order):\n\n"
+ANSWER_HEAD = "\n\nAnswer with the extract_clause tool"
+
+
+def question_mark(clause_id: str) -> str:
+    """How the text of the question ``clause_id`` starts: the agent finds its current question by it."""
+    return f"clause_id: {clause_id}\nQuestion:"
+
+
+def asking(clause: ClauseType) -> str:
+    """What a question asks, for the turn note: a free question (``catalog.is_question``) as it was asked,
+    else to find the clause type."""
+    return (
+        f"answer “{clause.description}”" if catalog.is_question(clause) else f"find the {clause.name} clause"
+    )
+
+
 def clause_question(
     clause: ClauseType, clause_id: str, context: ContextPack | str, *, skill: str | None = None
 ) -> dict:
-    """The user message for one clause question, with provenance-tagged context."""
+    """The user message for one clause question, with provenance-tagged context. A free question is asked
+    as it was written, not as a clause type named after it."""
     skill_line = f'Load the skill "{skill}" first.\n' if skill else ""
     kind_line = (
         "The answer is a short value: quote the sentence or phrase that states it.\n"
         if clause.kind == catalog.VALUE
         else ""
     )
+    if catalog.is_question(clause):
+        ask = (
+            f"{clause.description}\nFind the passage of this document that answers it, and record it with "
+            f'clause_type "{clause.name}".\n'
+        )
+        absent = "if the document does not answer it"
+    else:
+        ask = f"find the {clause.name} clause in this document.\n{clause.name}: {clause.description}\n"
+        absent = "if the document has no such clause"
     text = (
-        f"clause_id: {clause_id}\n"
-        f"Question: find the {clause.name} clause in this document.\n"
-        f"{clause.name}: {clause.description}\n"
+        f"{question_mark(clause_id)} {ask}"
         f"{kind_line}{skill_line}"
-        "Context (the passages most likely to contain it, in reading order):\n\n"
-        f"{_context_text(context)}\n\n"
-        "Answer with the extract_clause tool, echoing the clause_id above. Quote verbatim, never paraphrase "
-        'values; answer "not_found" with no citations if the document has no such clause.'
+        f"{CONTEXT_HEAD}"
+        f"{_context_text(context)}"
+        f"{ANSWER_HEAD}, echoing the clause_id above. Quote verbatim, never paraphrase "
+        f"values; call report_not_found instead {absent}."
     )
     return {"role": "user", "content": [{"type": "text", "text": text}]}
+
+
+def without_context(question: str, archive: str) -> str | None:
+    """The text of a clause question with its context moved out to the history file ``archive`` (when the
+    context window cannot hold it): the chunk ids of its passages stay, to be read again. None when the text
+    holds no context."""
+    start, end = question.find(CONTEXT_HEAD), question.rfind(ANSWER_HEAD)
+    if start < 0 or end < start:
+        return None
+    ids = dict.fromkeys(i for tag, _ in parse_blocks(question[start:end]) for i in tag.chunk_ids)
+    chunks = f"; its passages are chunks {', '.join(ids)}, readable with read_chunk" if ids else ""
+    note = f'Context: moved to the history file "{archive}" to fit the context window'
+    note += f" (read it with read_history{chunks})."
+    return question[:start] + note + question[end:]
 
 
 SUMMARY_SYSTEM = (

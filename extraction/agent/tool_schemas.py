@@ -1,13 +1,22 @@
-"""Tool definitions (Anthropic ``tools`` format) and the extract_clause validator.
+"""Tool definitions (Anthropic ``tools`` format) and the validators of the two answer tools.
 
-The ``extract_clause`` schema itself refuses a found clause without a citation:
-``if clause_text == "not_found" then citations maxItems 0 else citations
-minItems 1`` (JSON Schema draft 2020-12 ``if/then/else``). Send these tools
-without ``strict: true`` (strict tool use accepts a narrower schema subset).
-``validate_extract_clause`` checks the same rules in plain Python, so the server
-never depends on the model having honoured the schema. ``read_extract_clause`` runs
-first: ``citations`` sent as a string holding a JSON array is read as that array, and a
-citation's ``page`` sent as digits as that number.
+A clause question ends with one of two tools: ``extract_clause`` records a clause found in the
+document, its ``citations`` an array of ``minItems: 1``; ``report_not_found`` records that the
+document has no such clause. So the schema itself refuses a found clause without a citation, in a
+keyword the API documents: a tool's schema is taken as any JSON Schema draft 2020-12 without
+``strict``, but with ``strict: true`` only a subset whose array constraint is "minItems (only values 0
+and 1 supported)", and the ``if``/``then``/``else`` this used to take is outside it ("JSON Schema
+limitations" of https://platform.claude.com/docs/en/build-with-claude/structured-outputs). The two
+answer tools keep to that subset (their other bounds, a page of at least 1 and a non-empty
+text, are in their descriptions and in the validators), so ``strict`` can be turned on for them; they
+are sent without it, as every other tool.
+
+``validate_extract_clause`` checks a recorded answer in plain Python, so the server never depends on
+the model having honoured a schema: a found clause with at least one citation, or the not-found
+record (``not_found_record``) a ``report_not_found`` call becomes. ``answer_of`` reads a call of
+either tool into that record, with what is wrong with it: ``read_extract_clause`` reads ``citations``
+sent as a string holding a JSON array as that array, and a citation's ``page`` sent as digits as that
+number; an ``extract_clause`` with ``clause_text`` "not_found" is sent to ``report_not_found``.
 """
 
 from __future__ import annotations
@@ -19,6 +28,11 @@ from typing import Any
 from extraction import catalog
 
 NOT_FOUND = "not_found"
+EXTRACT_CLAUSE = "extract_clause"
+REPORT_NOT_FOUND = "report_not_found"
+ANSWER_TOOLS = (EXTRACT_CLAUSE, REPORT_NOT_FOUND)  # the calls that end a clause question
+
+_CLAUSE_ID = {"type": "string", "description": "The clause_id given in the question; echo it unchanged."}
 
 
 def extract_clause_schema(clause_types: Sequence[str] | None = None) -> dict:
@@ -29,18 +43,16 @@ def extract_clause_schema(clause_types: Sequence[str] | None = None) -> dict:
         "properties": {
             "chunk_id": {
                 "type": "string",
-                "minLength": 1,
                 "description": "Chunk id from the context tag (chunk:...) the quote was read from.",
             },
             "page": {
                 "type": "integer",
-                "minimum": 1,
-                "description": "Physical page from the context tag (p.N).",
+                "description": "Physical page from the context tag (p.N), 1 or more.",
             },
             "quote": {
                 "type": "string",
-                "minLength": 2,
-                "description": "One contiguous passage copied character-for-character from the chunk.",
+                "description": "One contiguous passage copied character-for-character from the chunk "
+                "(two characters or more).",
             },
         },
         "required": ["chunk_id", "page", "quote"],
@@ -49,43 +61,64 @@ def extract_clause_schema(clause_types: Sequence[str] | None = None) -> dict:
     return {
         "type": "object",
         "properties": {
-            "clause_id": {
-                "type": "string",
-                "minLength": 1,
-                "description": "The clause_id given in the question; echo it unchanged.",
-            },
+            "clause_id": _CLAUSE_ID,
             "clause_type": {"type": "string", "enum": types},
             "clause_text": {
                 "type": "string",
-                "minLength": 1,
                 "description": 'The clause verbatim: the words of its quotes in their order ("…" where '
-                'words are left out), or exactly "not_found".',
+                "words are left out).",
             },
             "citations": {
                 "type": "array",
                 "items": citation,
-                "description": "Evidence. At least one when found; none when not_found.",
+                "minItems": 1,
+                "description": "Evidence: at least one citation, one for every part of the clause.",
             },
         },
         "required": ["clause_id", "clause_type", "clause_text", "citations"],
         "additionalProperties": False,
-        "if": {"properties": {"clause_text": {"const": NOT_FOUND}}, "required": ["clause_text"]},
-        "then": {"properties": {"citations": {"maxItems": 0}}},
-        "else": {"properties": {"citations": {"minItems": 1}}},
     }
 
 
 def extract_clause_tool(clause_types: Sequence[str] | None = None) -> dict:
     return {
-        "name": "extract_clause",
+        "name": EXTRACT_CLAUSE,
         "description": (
-            "Record the answer for the clause question: the clause text copied verbatim from the document "
-            "with at least one citation (chunk_id, page, verbatim quote) for every part of it, or "
-            'clause_text "not_found" with no citations when the document has no such clause. '
-            "The server verifies every quote against the source and rejects paraphrased quotes or values."
+            "Record the clause the question asks for, found in the document: its text copied verbatim "
+            "with at least one citation (chunk_id, page, verbatim quote) for every part of it. The server "
+            "verifies every quote against the source and rejects paraphrased quotes or values. When the "
+            "document has no such clause, call report_not_found instead."
         ),
         "input_schema": extract_clause_schema(clause_types),
     }
+
+
+def report_not_found_schema(clause_types: Sequence[str] | None = None) -> dict:
+    """JSON schema of the ``report_not_found`` input: the question it answers, nothing else."""
+    types = list(clause_types) if clause_types is not None else catalog.names()
+    return {
+        "type": "object",
+        "properties": {"clause_id": _CLAUSE_ID, "clause_type": {"type": "string", "enum": types}},
+        "required": ["clause_id", "clause_type"],
+        "additionalProperties": False,
+    }
+
+
+def report_not_found_tool(clause_types: Sequence[str] | None = None) -> dict:
+    return {
+        "name": REPORT_NOT_FOUND,
+        "description": (
+            "Record that the document has no clause of the type the question asks for, after reading "
+            "what it says (search it when the context given is not enough). Do not cite a clause of "
+            "another type instead."
+        ),
+        "input_schema": report_not_found_schema(clause_types),
+    }
+
+
+def answer_tools(clause_types: Sequence[str] | None = None) -> list[dict]:
+    """The two tools that end a clause question, in ``ANSWER_TOOLS`` order."""
+    return [extract_clause_tool(clause_types), report_not_found_tool(clause_types)]
 
 
 SEARCH_DOCUMENT = {
@@ -173,12 +206,11 @@ def load_skill_tool(skill_names: Sequence[str]) -> dict:
 
 
 def all_tools(skill_names: Sequence[str], clause_types: Sequence[str] | None = None) -> list[dict]:
-    """Every tool of the agent, ``extract_clause`` last (put a cache breakpoint there if wanted)."""
+    """Every tool of the agent, the two answer tools last (put a cache breakpoint there if wanted)."""
     tools = [SEARCH_DOCUMENT, READ_CHUNK, REGEX_DOCUMENT, READ_HISTORY]
     if skill_names:
         tools.append(load_skill_tool(skill_names))
-    tools.append(extract_clause_tool(clause_types))
-    return tools
+    return tools + answer_tools(clause_types)
 
 
 OTHER_TYPE = "Other"
@@ -209,7 +241,52 @@ def classify_document_tool(doc_types: Sequence[str]) -> dict:
     }
 
 
-# --------------------------------------------------------------------------- validator
+# --------------------------------------------------------------------------- validators
+
+
+def not_found_record(clause_id: Any, clause_type: Any) -> dict:
+    """The answer a ``report_not_found`` call records, in the form a found clause is recorded in."""
+    return {"clause_id": clause_id, "clause_type": clause_type, "clause_text": NOT_FOUND, "citations": []}
+
+
+def answer_of(name: str, data: Any, clause_types: Sequence[str] | None = None) -> tuple[Any, list[str]]:
+    """The answer an answer tool's call records (``not_found_record`` for ``report_not_found``, the
+    input as ``read_extract_clause`` reads it for ``extract_clause``) and what is wrong with it (empty
+    when nothing is)."""
+    if name == REPORT_NOT_FOUND:
+        errors = validate_report_not_found(data, clause_types)
+        given = data if isinstance(data, dict) else {}
+        return not_found_record(given.get("clause_id"), given.get("clause_type")), errors
+    answer = read_extract_clause(data)
+    errors = validate_extract_clause(answer, clause_types)
+    if isinstance(answer, dict) and answer.get("clause_text") == NOT_FOUND:
+        errors.append(
+            'extract_clause records a clause found in the document, not "not_found": when the document '
+            "has no such clause, call report_not_found with the clause_id and clause_type"
+        )
+    return answer, errors
+
+
+def validate_report_not_found(data: Any, clause_types: Sequence[str] | None = None) -> list[str]:
+    """Errors (empty list when valid) for a ``report_not_found`` input, the rules of its schema."""
+    if not isinstance(data, dict):
+        return ["input must be an object"]
+    errs = [f"unexpected field {key!r}" for key in sorted(set(data) - {"clause_id", "clause_type"})]
+    if any(key in data for key in ("clause_text", "citations")):
+        errs.append("report_not_found records no clause: a clause found is recorded with extract_clause")
+    return errs + _question_errors(data, clause_types)
+
+
+def _question_errors(data: dict, clause_types: Sequence[str] | None) -> list[str]:
+    """The fields naming the question an answer is for: present, non-empty, a catalog clause type."""
+    types = set(clause_types) if clause_types is not None else set(catalog.names())
+    errs = [f"missing field {key!r}" for key in ("clause_id", "clause_type") if key not in data]
+    for key in ("clause_id", "clause_type"):
+        if key in data and (not isinstance(data[key], str) or not data[key]):
+            errs.append(f"{key} must be a non-empty string")
+    if isinstance(data.get("clause_type"), str) and data["clause_type"] and data["clause_type"] not in types:
+        errs.append(f"clause_type {data['clause_type']!r} is not a catalog clause type")
+    return errs
 
 
 def read_extract_clause(data: Any) -> Any:
@@ -242,22 +319,17 @@ def _read_page(citation: Any) -> Any:
 
 
 def validate_extract_clause(data: Any, clause_types: Sequence[str] | None = None) -> list[str]:
-    """Errors (empty list when valid) for an ``extract_clause`` input, same rules as the schema."""
+    """Errors (empty list when valid) for a recorded answer: a clause found, by the rules of the
+    ``extract_clause`` schema and the bounds its descriptions name (a page of 1 or more, a quote of two
+    characters or more), or the not-found record (``clause_text`` "not_found", no citations)."""
     if not isinstance(data, dict):
         return ["input must be an object"]
-    types = set(clause_types) if clause_types is not None else set(catalog.names())
-    errs: list[str] = []
     allowed = {"clause_id", "clause_type", "clause_text", "citations"}
-    for key in sorted(set(data) - allowed):
-        errs.append(f"unexpected field {key!r}")
-    for key in ("clause_id", "clause_type", "clause_text", "citations"):
-        if key not in data:
-            errs.append(f"missing field {key!r}")
-    for key in ("clause_id", "clause_type", "clause_text"):
-        if key in data and (not isinstance(data[key], str) or not data[key]):
-            errs.append(f"{key} must be a non-empty string")
-    if isinstance(data.get("clause_type"), str) and data["clause_type"] and data["clause_type"] not in types:
-        errs.append(f"clause_type {data['clause_type']!r} is not a catalog clause type")
+    errs = [f"unexpected field {key!r}" for key in sorted(set(data) - allowed)]
+    errs += _question_errors(data, clause_types)
+    errs += [f"missing field {key!r}" for key in ("clause_text", "citations") if key not in data]
+    if "clause_text" in data and (not isinstance(data["clause_text"], str) or not data["clause_text"]):
+        errs.append("clause_text must be a non-empty string")
     cits = data.get("citations")
     if isinstance(cits, str):  # what read_extract_clause could not read as an array of objects
         errs.append(

@@ -80,8 +80,8 @@ def test_requests_are_the_synchronous_agents_forced_single_shot(engagement):
         task = ClauseTask.objects.get(run=run, document_id=key.document_id, clause_type_id=key.clause_type_id)
         assert key.run_id == run.pk and task.status == ClauseTask.Status.RUNNING
         p = req["params"]
-        assert p["tool_choice"] == {"type": "tool", "name": "extract_clause"}
-        assert p["tools"][-1]["name"] == "extract_clause"
+        assert p["tool_choice"] == {"type": "any"}  # single shot: the answer tools are the only tools
+        assert [t["name"] for t in p["tools"]] == ["extract_clause", "report_not_found"]
         assert p["tools"][-1]["cache_control"] == {"type": "ephemeral"}
         assert p["system"][0]["cache_control"] == {"type": "ephemeral"}
         facts = parse_case_facts(p["system"][1]["text"])
@@ -307,7 +307,8 @@ def test_a_failed_verification_is_retried_in_the_next_batch_with_the_verifiers_e
     result = msgs[-1]["content"][0]
     assert result["type"] == "tool_result" and result["is_error"]
     assert "Citation verification failed" in result["content"]
-    assert sent["params"]["tool_choice"] == {"type": "tool", "name": "extract_clause"}
+    assert sent["params"]["tool_choice"] == {"type": "any"}
+    assert "Answer now" in sent["params"]["system"][-1]["text"]
     ex = Extraction.objects.get(run=run)
     assert ex.status == "found" and ex.clause_text == ANSWERS["Cap On Liability"]
 
@@ -368,7 +369,7 @@ def test_a_creation_turned_away_is_retried_whole_then_sent_again_from_the_saved_
     assert all(i.snapshot["history"] for i in items)  # each conversation was saved as its request was built
 
     jobs = _round(run, api, api.client())
-    assert [(j.request_count, j.retries) for j in jobs] == [(5, 0)]
+    assert [(j.request_count, j.retries) for j in jobs] == [(5, 5)]  # each sent a second time: a retry
     assert json.loads(api.posted[1]["body"]) == json.loads(
         first["body"]
     )  # rebuilt from them: the same requests

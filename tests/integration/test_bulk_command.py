@@ -66,6 +66,43 @@ def test_batches_path_submits_polls_harvests_and_retries_until_done(engagement, 
     assert "harvested batch 1" in out and "(2 retries)" in out
 
 
+def test_a_batch_the_api_refused_is_sent_again_and_its_requests_are_counted_as_retries(
+    engagement, settings, monkeypatch, capsys
+):
+    from bulk import submit
+    from bulk.management.commands import bulk_extract
+    from tests.mock_anthropic import MockAnthropic
+
+    settings.ANTHROPIC_API_KEY = "sk-ant-test"
+    api = BatchAPI(FakeClaude(dict(ANSWERS)))
+    api.create_script.append(MockAnthropic.overloaded())  # the first creation is turned away
+    for module in (submit, bulk_extract):
+        monkeypatch.setattr(module, "make_client", lambda **kw: api.client(max_retries=0))
+    make_contract(engagement)
+    clause_types(["Payment", "Governing Law"])
+    call_command(
+        "bulk_extract",
+        "--engagement",
+        engagement.name,
+        "--clause-types",
+        "Payment",
+        "Governing Law",
+        "--engine",
+        "anthropic",
+        "--wait",
+        "--poll-seconds",
+        "0",
+    )
+    out = capsys.readouterr().out
+    run = ExtractionRun.objects.get()
+    assert run.status == "done" and Extraction.objects.filter(run=run).count() == 2
+    refused, sent = BatchJob.objects.filter(run=run).order_by("sequence")
+    assert refused.state == "failed" and "overloaded_error" in refused.error
+    assert (sent.request_count, sent.retries) == (2, 2)  # sent a second time: retries, not "0 retries"
+    assert "batch 1: — · 2 requests" in out and "overloaded_error" in out
+    assert "batch 2: msgbatch_" in out and "(2 retries)" in out and "(0 retries)" not in out
+
+
 def test_offline_inline_path_and_its_errors(engagement, capsys):
     document = make_contract(engagement)
     clause_types(["Payment", "Non-Compete"])

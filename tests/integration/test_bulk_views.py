@@ -7,7 +7,7 @@ import re
 import pytest
 from django.urls import reverse
 
-from bulk import poll
+from bulk import poll, progress
 from bulk.harvest import harvest
 from bulk.models import BatchJob
 from bulk.service import start_bulk
@@ -76,7 +76,8 @@ def test_batch_page_shows_each_batch_with_counts_retries_tokens_and_cost(client,
     assert fragment.status_code == 200 and "<html" not in fragment.content.decode()
 
     listing = client.get(reverse("bulk:runs")).content.decode()
-    assert f"Run {run.pk}" in listing and engagement.name in listing
+    assert f"Run {progress.number(run)}</a>" in listing and engagement.name in listing
+    assert reverse("bulk:run", args=[run.pk]) in listing
 
 
 def test_a_bulk_runs_clauses_export_from_its_page_without_other_runs_answers(
@@ -122,9 +123,9 @@ def test_each_progress_bar_says_what_it_counts(client, engagement, people):
     run = _batched_run(engagement, make_contract(engagement))
     client.force_login(people["auditor"])
     listing = elements(client.get(reverse("bulk:runs")).content.decode(), "progress")
-    assert [bar.get("aria-label") for bar in listing] == [f"Progress of run {run.pk}"]
+    assert [bar.get("aria-label") for bar in listing] == [f"Progress of bulk run 1 of {engagement.name}"]
     page = elements(client.get(reverse("bulk:run", args=[run.pk])).content.decode(), "progress")
-    assert [bar.get("aria-label") for bar in page] == [f"Progress of run {run.pk}"] + [
+    assert [bar.get("aria-label") for bar in page] == ["Progress of bulk run 1"] + [
         f"Progress of batch {n}" for n in (1, 2, 3)
     ]
 
@@ -173,7 +174,8 @@ def test_runs_of_other_engagements_are_404_and_hidden(client, engagement, people
     client.force_login(outsider)
     assert client.get(reverse("bulk:run", args=[run.pk])).status_code == 404
     assert client.get(reverse("bulk:run-status", args=[run.pk])).status_code == 404
-    assert f"Run {run.pk}" not in client.get(reverse("bulk:runs")).content.decode()
+    listing = client.get(reverse("bulk:runs")).content.decode()
+    assert reverse("bulk:run", args=[run.pk]) not in listing and engagement.name not in listing
     assert client.get(reverse("bulk:new", args=[engagement.pk])).status_code == 404
     assert (
         client.post(
@@ -381,3 +383,56 @@ def test_the_django_admin_shows_batches_but_cannot_delete_or_change_them(
         )
         assert client.get(reverse(f"admin:bulk_{model}_add")).status_code == 403
     assert BatchJob.objects.filter(pk=job.pk).exists() and run.batch_items.filter(pk=item.pk).exists()
+
+
+def test_bulk_runs_are_numbered_in_their_engagement_not_by_the_ids_other_runs_share(
+    client, engagement, people, make_member
+):
+    # a fresh install's first bulk run was "Bulk run 21": uploads, Find a clause and benchmarks take run ids too
+    make_contract(engagement)
+    clause_types(NAMES)
+    for _ in range(20):
+        ExtractionRun.objects.create(engagement=engagement, engine="offline", status="done")
+    first = start_bulk(engagement, clause_types=NAMES, engine="offline", enqueue=False)
+    other = Engagement.objects.create(name="Other audit")
+    make_contract(other, title="Other supply agreement")
+    elsewhere = start_bulk(other, clause_types=NAMES, engine="offline", enqueue=False)
+    second = start_bulk(engagement, clause_types=NAMES, engine="offline", enqueue=False)
+    assert first.pk > 20 and elsewhere.pk < second.pk
+    client.force_login(people["auditor"])
+    page = client.get(reverse("bulk:run", args=[first.pk])).content.decode()
+    assert re.search(r"<h1>Bulk run 1</h1>", page) and f"Bulk run {first.pk}" not in page
+    assert "<h1>Bulk run 2</h1>" in client.get(reverse("bulk:run", args=[second.pk])).content.decode()
+    make_member(other, "auditor", username=people["auditor"].username + "-other")
+    listing = client.get(reverse("bulk:runs")).content.decode()
+    assert [a for a in re.findall(r">(Run \d+)</a>", listing)] == ["Run 2", "Run 1"]
+
+
+def test_admin_is_told_the_bulk_runs_number_in_the_engagement(client, engagement, people, monkeypatch):
+    document = make_contract(engagement)
+    types = clause_types(NAMES)
+    ExtractionRun.objects.create(engagement=engagement, engine="offline", status="done")
+    monkeypatch.setattr("extraction.tasks.extract_document.apply_async", lambda args, **kw: None)
+    client.force_login(people["admin"])
+    response = client.post(
+        reverse("bulk:new", args=[engagement.pk]),
+        {"clause_types": [t.pk for t in types], "documents": [document.pk], "engine": "offline"},
+        follow=True,
+    )
+    assert f"Bulk run 1 of {engagement.name} started" in response.content.decode()
+
+
+def test_a_bulk_run_with_a_clause_in_progress_is_not_shown_queued(client, engagement, people):
+    make_contract(engagement)
+    clause_types(NAMES)
+    run = start_bulk(engagement, clause_types=NAMES, engine="offline", enqueue=False)
+    ClauseTask.objects.filter(pk=run.tasks.first().pk).update(status=ClauseTask.Status.RUNNING)
+    assert ExtractionRun.objects.get(pk=run.pk).status == "queued"  # the row has not caught up yet
+    client.force_login(people["auditor"])
+    for url in (reverse("bulk:run", args=[run.pk]), reverse("bulk:run-status", args=[run.pk])):
+        html = client.get(url).content.decode()
+        (status,) = [c for c in elements(html, cls="chip") if re.search(r"\brun-", c["class"])]
+        assert "run-running" in status["class"].split(), status
+        assert "1 in progress" in html and ">queued<" not in html
+    listing = client.get(reverse("bulk:runs")).content.decode()
+    assert "run-running" in listing and ">queued<" not in listing

@@ -13,7 +13,7 @@ from extraction import checkpoints, launch, pipeline, run_status
 from extraction.agent.case_facts import parse_case_facts, render_case_facts
 from extraction.agent.compaction import estimate_tokens
 from extraction.agent.engine import AnthropicEngine
-from extraction.agent.tool_schemas import all_tools, validate_extract_clause
+from extraction.agent.tool_schemas import ANSWER_TOOLS, all_tools, answer_of, validate_extract_clause
 from extraction.catalog.sync import catalog_order
 from extraction.models import Checkpoint, Citation, ClauseTask, Extraction, ExtractionRun
 from tests.integration.extraction_fixtures import ANSWERS, PAGE_OF, TYPES, clause_types, make_contract
@@ -59,22 +59,16 @@ def test_no_extraction_tool_schema_lets_a_found_clause_through_without_citation(
     import jsonschema
 
     found = {"clause_id": "1:payment", "clause_type": "Payment", "clause_text": "pay $5", "citations": []}
-    not_found = {
-        "clause_id": "1:payment",
-        "clause_type": "Payment",
-        "clause_text": "not_found",
-        "citations": [],
-    }
+    not_found = {"clause_id": "1:payment", "clause_type": "Payment"}  # report_not_found's input
     cited = dict(found, citations=[{"chunk_id": "c1", "page": 1, "quote": "pay $5"}])
-    schemas = [
-        t["input_schema"] for t in all_tools(["payment"]) if "citations" in t["input_schema"]["properties"]
-    ]
-    assert schemas, "extract_clause must be among the tools"
-    for schema in schemas:
+    tools = {t["name"]: t["input_schema"] for t in all_tools(["payment"]) if t["name"] in ANSWER_TOOLS}
+    assert set(tools) == {"extract_clause", "report_not_found"}
+    for name, schema in tools.items():
         validator = jsonschema.Draft202012Validator(schema)
-        assert list(validator.iter_errors(found)), "a found clause without citation passed the schema"
-        assert not list(validator.iter_errors(not_found))
-        assert not list(validator.iter_errors(cited))
+        assert list(validator.iter_errors(found)), f"{name} let a found clause through without citation"
+        assert answer_of(name, found)[1]
+    assert not list(jsonschema.Draft202012Validator(tools["extract_clause"]).iter_errors(cited))
+    assert not list(jsonschema.Draft202012Validator(tools["report_not_found"]).iter_errors(not_found))
     assert validate_extract_clause(found)
     assert not validate_extract_clause(cited)
 
@@ -106,7 +100,8 @@ def test_tool_use_extraction_is_verified_cited_and_costed(engagement):
 
     first = api.requests[0]
     assert first["tool_choice"] == {"type": "any"}
-    assert [t["name"] for t in first["tools"]][-1] == "extract_clause"
+    assert [t["name"] for t in first["tools"]][-2:] == ["extract_clause", "report_not_found"]
+    assert api.refusals == []  # every request was one the API takes
     assert first["system"][0]["cache_control"] == {"type": "ephemeral"}
     assert all("cache_control" not in b for b in first["system"][1:])
     facts = _system_facts(first)
@@ -150,7 +145,7 @@ def test_quote_not_in_cited_chunk_gets_one_retry_then_verified(engagement):
     result = retry["messages"][-1]["content"][0]
     assert result["type"] == "tool_result" and result["is_error"] is True
     assert "not found in chunk" in result["content"]
-    assert retry["tool_choice"] == {"type": "tool", "name": "extract_clause"}
+    assert retry["tool_choice"] == {"type": "any"} and "Answer now" in retry["system"][-1]["text"]
 
 
 def test_quote_not_in_cited_chunk_twice_is_stored_unverified_and_flagged(engagement):
@@ -254,7 +249,7 @@ def test_a_reply_with_two_rejected_extract_calls_is_one_attempt_and_gets_its_ret
     assert [r["tool_use_id"] for r in results] == [c["id"] for c in calls]
     assert all(r["is_error"] and "one retry" in r["content"] for r in results)
     assert "not found in chunk" in results[0]["content"] and "c-no-such-chunk" in results[1]["content"]
-    assert retry["tool_choice"] == {"type": "tool", "name": "extract_clause"}
+    assert retry["tool_choice"] == {"type": "any"} and "Answer now" in retry["system"][-1]["text"]
 
 
 def test_two_rejected_replies_of_two_calls_store_every_reason(engagement):
@@ -551,8 +546,9 @@ def test_end_turn_without_tool_gets_one_nudge_then_forced_tool(engagement):
     run = _run(engagement, document, ["Governing Law"])
     pipeline.process_document(run.pk, document.pk, engine=_engine(api))
     assert Extraction.objects.get(run=run).status == "found"
-    assert api.requests[1]["tool_choice"] == {"type": "tool", "name": "extract_clause"}
-    assert "extract_clause" in api.requests[1]["messages"][-1]["content"][-1]["text"]
+    nudged = api.requests[1]
+    assert nudged["tool_choice"] == {"type": "any"} and "Answer now" in nudged["system"][-1]["text"]
+    assert "report_not_found" in nudged["messages"][-1]["content"][-1]["text"]
 
 
 def test_context_window_exceeded_compacts_and_retries(engagement):
@@ -875,4 +871,4 @@ def test_mock_plays_the_message_batches_endpoints_through_the_sdk():
     assert [r.custom_id for r in results] == ["t-1", "t-2"]
     msg = results[0].result.message
     assert results[0].result.type == "succeeded" and msg.stop_reason == "tool_use"
-    assert msg.content[0].input["clause_text"] == "not_found" and msg.usage.input_tokens > 0
+    assert msg.content[0].name == "report_not_found" and msg.usage.input_tokens > 0

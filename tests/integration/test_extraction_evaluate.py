@@ -7,6 +7,7 @@ import json
 
 import pytest
 from django.core.management import call_command
+from django.core.management.base import CommandError
 
 pytestmark = [pytest.mark.django_db, pytest.mark.corpus]
 
@@ -86,7 +87,8 @@ def test_a_pdf_that_fails_to_convert_is_reported_and_the_figures_are_still_writt
         cuad_dir, tmp_path / "corpus", b"%PDF-1.4\n" + b"\x00 not a pdf body " * 64
     )
     out = tmp_path / "out"
-    call_command("evaluate", str(corpus), out=str(out), engine="offline")  # finishes: no traceback
+    with pytest.raises(CommandError, match="every one of the 41 pairs failed"):  # said, not a traceback
+        call_command("evaluate", str(corpus), out=str(out), engine="offline")
 
     m = json.loads((out / "metrics.json").read_text())
     assert [f["doc"] for f in m["documents"]["not_ready"]] == [doc]
@@ -101,7 +103,8 @@ def test_a_pdf_that_fails_to_convert_is_reported_and_the_figures_are_still_writt
 def test_a_pdf_refused_at_intake_is_reported_with_its_reason_and_the_run_goes_on(cuad_dir, tmp_path):
     corpus, doc, gold = _one_doc_corpus(cuad_dir, tmp_path / "corpus", b"")  # an empty file
     out = tmp_path / "out"
-    call_command("evaluate", str(corpus), out=str(out), engine="offline")
+    with pytest.raises(CommandError, match="every one of the 41 pairs failed"):
+        call_command("evaluate", str(corpus), out=str(out), engine="offline")
 
     m = json.loads((out / "metrics.json").read_text())
     assert m["documents"]["not_ready"] == [
@@ -111,7 +114,8 @@ def test_a_pdf_refused_at_intake_is_reported_with_its_reason_and_the_run_goes_on
     assert len(lines) == len(gold) and {p["extraction"]["status"] for p in lines} == {"failed"}
 
     (corpus / "pdf" / "contract.pdf").unlink()  # documents.jsonl names a file that is not there
-    call_command("evaluate", str(corpus), out=str(out), engine="offline")
+    with pytest.raises(CommandError, match="every one of the 41 pairs failed"):
+        call_command("evaluate", str(corpus), out=str(out), engine="offline")
     (refused,) = json.loads((out / "metrics.json").read_text())["documents"]["not_ready"]
     assert (
         refused["status"] == "refused" and "contract.pdf could not be read: No such file" in refused["error"]
@@ -252,6 +256,19 @@ def _fake_pdf_corpus(folder, gold_rows):
         )
     )
     return folder
+
+
+def test_an_evaluation_in_which_every_pair_failed_exits_non_zero_saying_why(tmp_path, capsys):
+    corpus = _fake_pdf_corpus(tmp_path / "corpus", [("Governing Law", True), ("Non-Compete", False)])
+    out = tmp_path / "out"
+    with pytest.raises(CommandError) as failed:
+        call_command("evaluate", str(corpus), out=str(out), engine="offline")
+    message = str(failed.value)
+    assert message.startswith("every one of the 2 pairs failed, none was answered: ")
+    assert "1 document(s) not ready (e.g. c1: failed" in message
+    # its figures are written all the same, for a look at what happened
+    assert json.loads((out / "metrics.json").read_text())["overall"]["failed"] == 2
+    assert "wrote " in capsys.readouterr().out
 
 
 def test_calibrating_on_a_half_with_one_kind_of_pair_is_refused_before_any_ingest(tmp_path):

@@ -72,7 +72,7 @@ def test_a_run_cut_short_every_time_ends_failed_with_the_reason(engagement, clau
     assert errors.count(f"interrupted {MAX_RESUMES} times (max_tokens or the time limit)") >= len(TYPES) - 1
     assert set(errors) <= {
         f"interrupted {MAX_RESUMES} times (max_tokens or the time limit)",
-        "no extract_clause answer after 8 turns",
+        "no answer after 8 turns",
     }  # the first one's turns ran out first
     assert not Extraction.objects.filter(run=run).exists()
     run.refresh_from_db()

@@ -170,3 +170,86 @@ def test_read_archive_pages():
 def test_estimate_is_chars_over_3_5():
     assert compaction.estimate_tokens("a" * 35) == 10
     assert compaction.estimate_tokens("") == 0
+
+
+def _question(n: int, chunk_id: str) -> dict:
+    """A user message asking clause question ``n`` with one provenance-tagged block of context."""
+    text = (
+        f"clause_id: 7:type-{n}\nQuestion: find the Type {n} clause in this document.\n"
+        "Context (the passages most likely to contain it, in reading order):\n\n"
+        f"=== §{n} Fees [source:msa.pdf | chunk:{chunk_id} | p.{n} | ¶{n} | §{n} Fees | @{n * 1731}] ===\n"
+        f"{n}. Fees. Customer shall pay $247.83 per pallet from March 3, 2021 under account cust_4711, "
+        f"within thirty (30) days; section {n}.{n} applies.\n"
+    )
+    return {"type": "text", "text": text}
+
+
+def _answered(messages: list, n: int, chunk_id: str) -> list:
+    tid = f"toolu_q{n:03d}"
+    call = {"chunk_id": chunk_id, "page": n, "quote": "Customer shall pay $247.83 per pallet"}
+    return messages + [
+        {
+            "role": "assistant",
+            "content": [
+                {
+                    "type": "tool_use",
+                    "id": tid,
+                    "name": "extract_clause",
+                    "input": {"clause_id": f"7:type-{n}", "clause_text": call["quote"], "citations": [call]},
+                }
+            ],
+        },
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": tid, "content": "Recorded."}]},
+    ]
+
+
+def test_the_summary_heading_every_request_stays_short_and_lists_only_real_exact_values():
+    # each new question starts with the earlier ones compacted; the summary is sent with every request after
+    everything = CompactionPolicy(keep_last=0, target=0.0)
+    messages: list = [{"role": "user", "content": []}]
+    names = []
+    for n in range(1, 13):
+        chunk_id = f"{n:02d}f3a9c0d4e5b6a7980c1d2e3f"[:24]  # chunk ids are 24 hex digits, often digits first
+        messages[-1]["content"] = list(messages[-1]["content"]) + [_question(n, chunk_id)]
+        messages = _answered(messages, n, chunk_id)
+        result = compact(messages, policy=everything)
+        assert result is not None
+        names.append(result.archive_name)
+        messages = result.messages
+    assert names == [f"history/compacted-{n:03d}.md" for n in range(1, 13)]  # every file its own name
+
+    head = result.summary.split("\nDigest:")[0]
+    assert "Earlier history files: history/compacted-001.md to history/compacted-011.md (11 files)" in head
+    assert "compacted-005" not in head
+    values = next(line for line in head.splitlines() if line.startswith("Exact values seen")).split(": ", 1)[
+        1
+    ]
+    assert values.split(" | ") == [
+        "$247.83",
+        "March 3, 2021",
+        "cust_4711",
+    ]  # no chunk-id piece, no bare number
+    assert compaction.estimate_tokens(head) < 120
+
+
+def test_a_compaction_inside_a_question_keeps_the_question_live():
+    question = {
+        "type": "text",
+        "text": "clause_id: 7:payment\nQuestion: find the Payment clause. " + "x" * 400,
+    }
+    messages = [{"role": "user", "content": [question]}]
+    for i in range(1, 9):
+        messages += turn(i)
+    result = compact(
+        messages,
+        policy=POLICY,
+        pinned=lambda block: block.get("text", "").startswith("clause_id: 7:payment\nQuestion:"),
+    )
+    assert result is not None and result.compacted_messages > 1
+    head = result.messages[0]["content"]
+    assert head[0]["text"].startswith(SUMMARY_MARKER) and head[1] == question  # the question, whole
+    assert question["text"] in result.archive_text  # and in the history file
+    assert_pairs_intact(result.messages)
+    # without the pin, the question goes with the turns it heads
+    unpinned = compact(messages, policy=POLICY)
+    assert question["text"] not in repr(unpinned.messages)

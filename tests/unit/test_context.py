@@ -285,7 +285,7 @@ def test_clause_question_carries_tagged_context_and_rules():
     text = msg["content"][0]["text"]
     assert msg["role"] == "user" and text.startswith("clause_id: payment-1\n")
     assert pack.text in text and 'Load the skill "payment"' in text
-    assert "Quote verbatim, never paraphrase" in text and '"not_found"' in text
+    assert "Quote verbatim, never paraphrase" in text and "call report_not_found" in text
     fb = rejected_results({"toolu_1": "Citation verification failed: ..."})
     assert fb["content"][0] == {
         "type": "tool_result",
@@ -306,11 +306,13 @@ def test_prompt_and_tools_go_through_the_real_sdk():
     from extraction.agent.prompts import build_system, clause_question
     from extraction.agent.skill_loader import list_skills
     from extraction.agent.tool_schemas import all_tools
+    from tests.anthropic_contract import messages_request_errors
 
     seen = {}
 
     def handler(request):
         seen["body"] = json.loads(request.content)
+        assert messages_request_errors(seen["body"]) == []  # a request the API takes
         return httpx.Response(
             200,
             json={
@@ -322,13 +324,8 @@ def test_prompt_and_tools_go_through_the_real_sdk():
                     {
                         "type": "tool_use",
                         "id": "toolu_1",
-                        "name": "extract_clause",
-                        "input": {
-                            "clause_id": "payment-1",
-                            "clause_type": "Payment",
-                            "clause_text": "not_found",
-                            "citations": [],
-                        },
+                        "name": "report_not_found",
+                        "input": {"clause_id": "payment-1", "clause_type": "Payment"},
                     }
                 ],
                 "stop_reason": "tool_use",
@@ -357,5 +354,6 @@ def test_prompt_and_tools_go_through_the_real_sdk():
     assert body["system"][0]["cache_control"] == {"type": "ephemeral"}
     assert "$247.83" in body["system"][1]["text"]
     ext = next(t for t in body["tools"] if t["name"] == "extract_clause")
-    assert ext["input_schema"]["else"] == {"properties": {"citations": {"minItems": 1}}}
-    assert resp.content[0].input["clause_text"] == "not_found"
+    assert ext["input_schema"]["properties"]["citations"]["minItems"] == 1
+    assert [t["name"] for t in body["tools"]][-2:] == ["extract_clause", "report_not_found"]
+    assert resp.content[0].name == "report_not_found" and resp.content[0].input["clause_id"] == "payment-1"

@@ -137,10 +137,12 @@ class Command(DataCommand):
                     done = harvest.harvest(job, client=client)
                     self.stdout.write(f"  harvested batch {job.sequence}: {done.outcomes}")
             if run.batch_items.filter(state="pending").exists():
+                # a request whose batch the API refused is counted among the retries of its next batch
                 for job in submit.submit_pending(run, client=client):
                     self.stdout.write(
                         f"  batch {job.sequence}: {job.batch_id or '—'} · {job.request_count} "
                         f"requests ({job.retries} retries) · {job.state}"
+                        f"{(' · ' + job.error) if job.error else ''}"
                     )
             run.refresh_from_db()
             if run.status in (ExtractionRun.Status.DONE, ExtractionRun.Status.FAILED):

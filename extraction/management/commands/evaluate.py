@@ -4,7 +4,9 @@ Ingests the corpus's PDFs (reusing documents already ingested), runs retrieval a
 on every (doc, clause_type) line of gold.jsonl, and writes DIR/predictions.jsonl and
 DIR/metrics.json (see ``extraction.evaluation.metrics`` for the figures). ``--calibrate`` first fits the
 offline engine's not_found threshold on the first half of documents.jsonl and saves it to
-extraction/offline/calibration.json. Credit: CUAD v1, The Atticus Project (CC BY 4.0).
+extraction/offline/calibration.json. Exits non-zero, saying why, when every pair failed (no answer: no
+document became ready, or the engine failed on each): the figures of such a run measure nothing.
+Credit: CUAD v1, The Atticus Project (CC BY 4.0).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from django.core.management.base import CommandError
 
 from config.commands import DataCommand
 from extraction.evaluation.runner import evaluate
+from extraction.models import ClauseTask
 
 
 class Command(DataCommand):
@@ -76,3 +79,29 @@ class Command(DataCommand):
         )
         credit = f" ({m['credit']})" if m["credit"] else ""
         self.stdout.write(f"wrote {options['out']}/predictions.jsonl and metrics.json{credit}")
+        if o["pairs"] and o["failed"] == o["pairs"]:
+            raise CommandError(
+                f"every one of the {o['pairs']} pairs failed, none was answered: {why_every_pair_failed(m)}"
+            )
+
+
+def why_every_pair_failed(m: dict) -> str:
+    """The reasons of a run in which no pair got an answer: documents never ready, the engine's errors."""
+    reasons = []
+    not_ready = m["documents"]["not_ready"]
+    if not_ready:
+        first = not_ready[0]
+        reasons.append(
+            f"{len(not_ready)} document(s) not ready (e.g. {first['doc']}: {first['status']}"
+            + (f", {first['error']}" if first.get("error") else "")
+            + ")"
+        )
+    errors = (
+        ClauseTask.objects.filter(run_id=m["run_id"], status=ClauseTask.Status.FAILED)
+        .exclude(error="")
+        .values_list("error", flat=True)
+        .order_by("id")[:1]
+    )
+    if errors:
+        reasons.append(f"the engine failed (e.g. {errors[0][:300]})")
+    return "; ".join(reasons) or "no clause task of the run finished"
