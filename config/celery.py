@@ -1,8 +1,8 @@
 """The Celery app. Broker: Redis (``REDIS_URL`` or the embedded one, started as the app first connects).
 
 Settings come from Django settings under the ``CELERY_`` prefix (acks_late,
-prefetch 1, time limits, beat schedule). Task state is recorded in
-``taskstate.TaskState`` by signal handlers, so no result backend is needed.
+prefetch 1, time limits, beat schedule); the bounds of a worker child's memory are set here.
+Task state is recorded in ``taskstate.TaskState`` by signal handlers, so no result backend is needed.
 """
 
 import os
@@ -30,6 +30,13 @@ class App(Celery):
 
 app = App("clause_review")
 app.config_from_object("django.conf:settings", namespace="CELERY")
+# A worker child's memory, bounded (docs/decisions.md, config.celery.worker_max_memory_per_child): a child
+# that holds more than WORKER_MAX_MEMORY_PER_CHILD_MB once a task is done (a large conversion's heap, which
+# Python keeps) is replaced by a fresh one, and every child after WORKER_MAX_TASKS_PER_CHILD tasks. Celery
+# never stops a task for it: what one task may take is bounded by the limits of what a document may cost.
+_MAX_MEMORY_MB = int(os.environ.get("WORKER_MAX_MEMORY_PER_CHILD_MB", "1536"))
+app.conf.worker_max_memory_per_child = _MAX_MEMORY_MB * 1024  # Celery counts KiB
+app.conf.worker_max_tasks_per_child = int(os.environ.get("WORKER_MAX_TASKS_PER_CHILD", "200"))
 app.autodiscover_tasks()
 
 

@@ -1,4 +1,4 @@
-"""A deleted document's uploaded file leaves the disk with it.
+"""A deleted document's uploaded file, and the images of its pages, leave the disk with it.
 
 Django deletes rows, never the files a ``FileField`` names: a contract deleted by an admin (or with
 its engagement) would otherwise stay in MEDIA_ROOT indefinitely, readable by anyone with the disk.
@@ -32,6 +32,17 @@ def _remove_file(storage, name: str) -> None:
 def remove_file_on_commit(sender, instance: Document, using: str, **kwargs) -> None:
     if instance.file.name:
         transaction.on_commit(partial(_remove_file, instance.file.storage, instance.file.name), using=using)
+    if instance.kind == "pdf":
+        transaction.on_commit(partial(_remove_page_images, instance.pk), using=using)
+
+
+def _remove_page_images(document_id: int) -> None:
+    from ingest.page_view import remove_page_images  # pypdfium2 is loaded only where pages are drawn
+
+    try:
+        remove_page_images(document_id)
+    except OSError as exc:  # rows gone either way: log, never fail after commit
+        log.warning("the page images of deleted document %s could not be removed: %s", document_id, exc)
 
 
 def connect() -> None:

@@ -40,9 +40,12 @@ ZIP_KINDS = frozenset({"docx", "xlsx", "pptx", "epub"})
 
 # Decompression-bomb limits, checked on the ZIP directory before anything is extracted.
 MAX_UNZIPPED_BYTES = 200 * 1024 * 1024
-MAX_RATIO = 100  # uncompressed / compressed, per parsed member over MIN_RATIO_CHECK_BYTES
-MIN_RATIO_CHECK_BYTES = 1024 * 1024
-MAX_MEMBERS = 10_000
+MAX_RATIO = 100  # uncompressed / compressed: of a parsed member, and of the parsed members together
+MIN_RATIO_CHECK_BYTES = 1024 * 1024  # unpacked bytes under which no ratio is judged
+# Parts: each costs its directory entry and a converter's handling, whatever its size; a 5,000-slide deck
+# has 10,036 (docs/decisions.md, ingest.sniff.MAX_MEMBERS).
+MAX_MEMBERS = 50_000
+_DIRECTORY_ENTRY_BYTES = 300  # a central directory entry is 46 bytes and its name: room for long names
 # Text and markup a converter parses (every member but images and embedded objects), unpacked. Parsing
 # costs tens of bytes of memory per byte, so a file near MAX_UNZIPPED_BYTES would need gigabytes; 50 MB
 # is several thousand pages (docs/decisions.md, ingest.sniff.MAX_MARKUP_BYTES).
@@ -149,10 +152,10 @@ def sniff_kind(data_head: bytes, filename: str) -> str:
 def content_kind(data: bytes) -> str:
     """What the bytes are: a kind from :data:`KINDS` for binary formats, ``"textual"`` for
     text of any flavour, or ``"zip"``/``"ole"``/``"binary"`` for what we cannot review."""
+    if data.startswith(b"PK\x03\x04") or data.startswith(b"PK\x05\x06"):
+        return _zip_kind(data)  # first: a PDF stored or deflated in a ZIP may show "%PDF-" in its first KB
     if data.startswith(b"%PDF-") or (b"%PDF-" in data[:1024] and not _looks_textual(data[:8192])):
         return "pdf"  # readers accept a header up to 1 KB in; in a text file it is only a mention
-    if data.startswith(b"PK\x03\x04") or data.startswith(b"PK\x05\x06"):
-        return _zip_kind(data)
     if data.startswith(OLE_MAGIC):
         return "ole"
     if _looks_textual(data[:8192]):
@@ -183,6 +186,11 @@ def _zip_kind(data: bytes) -> str:
     A damaged archive is judged by the names in its first local headers; conversion then calls it
     corrupt."""
     names: list[str]
+    if _too_many_parts(data):  # not worth reading its directory: check_zip_safety refuses it
+        names = _local_names(data[:65536])
+        return next(
+            (kind for prefix, kind in _ZIP_PREFIXES if any(n.startswith(prefix) for n in names)), "zip"
+        )
     try:
         with zipfile.ZipFile(io.BytesIO(data)) as archive:
             names = archive.namelist()
@@ -199,12 +207,15 @@ def _zip_kind(data: bytes) -> str:
         if b"mimetypeapplication/epub+zip" in data[:200]:
             return "epub"
         names = _local_names(data[:65536])
-    for prefix, kind in (("word/", "docx"), ("xl/", "xlsx"), ("ppt/", "pptx")):
+    for prefix, kind in _ZIP_PREFIXES:
         if any(name.startswith(prefix) for name in names):
             return kind
     if any(name.startswith("META-INF/container.xml") for name in names):
         return "epub"
     return "zip"
+
+
+_ZIP_PREFIXES = (("word/", "docx"), ("xl/", "xlsx"), ("ppt/", "pptx"))
 
 
 def _local_names(head: bytes) -> list[str]:
@@ -264,30 +275,34 @@ def _mismatch(filename: str, claimed: str, actual: str) -> ConversionError:
 def check_zip_safety(data: bytes) -> None:
     """Refuse a ZIP (DOCX/XLSX/PPTX/EPUB) whose directory announces a decompression bomb.
 
-    Reads only the central directory. Raises ``zip_bomb`` for a total uncompressed size over
-    :data:`MAX_UNZIPPED_BYTES` (the real bound on what opening the file can cost: zipfile
-    never inflates a member past the size the directory declares), more than
-    :data:`MAX_MEMBERS` members, or a member that a converter parses (XML, HTML, text) over
-    1 MiB and compressed more than :data:`MAX_RATIO` times. Images and embedded objects
-    (``*/media/``, ``*/embeddings/``, image file names) are left out of the ratio rule:
-    an uncompressed BMP, TIFF or EMF of a white page deflates about 1000:1 in a valid
-    document, and nothing parses its bytes; it still counts towards the total.
-    Raises ``too_large`` when the members a converter parses add up to more than
-    :data:`MAX_MARKUP_BYTES`. An unreadable directory raises ``corrupt``.
+    Bombs are judged by what the file expands to, and how far: reads only the central directory, and raises
+    ``zip_bomb`` for a total uncompressed size over :data:`MAX_UNZIPPED_BYTES` (the real bound on what
+    opening the file can cost: zipfile never inflates a member past the size the directory declares), or a
+    member that a converter parses (XML, HTML, text) over 1 MiB and compressed more than :data:`MAX_RATIO`
+    times, or such members together over 1 MiB and compressed more than that (many small parts, each under
+    the size its own ratio is judged at). The count of parts alone is capped much higher, at
+    :data:`MAX_MEMBERS` (a deck of thousands of slides has two parts a slide), for the archive of countless
+    tiny parts; it is read from the end of the archive before the directory is. Images and embedded objects
+    (``*/media/``, ``*/embeddings/``, image file names) are left out of the ratio rules: an uncompressed BMP,
+    TIFF or EMF of a white page deflates about 1000:1 in a valid document, and nothing parses its bytes; it
+    still counts towards the total. Raises ``too_large`` when the members a converter parses add up to more
+    than :data:`MAX_MARKUP_BYTES`. An unreadable directory raises ``corrupt``.
     """
-    try:
-        with zipfile.ZipFile(io.BytesIO(data)) as archive:
-            infos = archive.infolist()
-    except Exception as exc:  # BadZipFile, NotImplementedError (a bad "version needed"), EOFError, ...
-        raise ConversionError("corrupt", "This file is damaged: its ZIP structure cannot be read.") from exc
     bomb = ConversionError(
         "zip_bomb",
         "This file expands to far more data than its size suggests (a possible decompression bomb), "
         "so it was not opened.",
     )
+    if _too_many_parts(data):
+        raise bomb
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as archive:
+            infos = archive.infolist()
+    except Exception as exc:  # BadZipFile, NotImplementedError (a bad "version needed"), EOFError, ...
+        raise ConversionError("corrupt", "This file is damaged: its ZIP structure cannot be read.") from exc
     if len(infos) > MAX_MEMBERS:
         raise bomb
-    total = markup = 0
+    total = markup = packed = 0
     for info in infos:
         total += info.file_size
         if total > MAX_UNZIPPED_BYTES:
@@ -295,14 +310,45 @@ def check_zip_safety(data: bytes) -> None:
         if _unparsed_member(info.filename):
             continue
         markup += info.file_size
+        packed += info.compress_size
         if info.file_size > MIN_RATIO_CHECK_BYTES and info.file_size > MAX_RATIO * max(info.compress_size, 1):
             raise bomb
+    if markup > MIN_RATIO_CHECK_BYTES and markup > MAX_RATIO * max(packed, 1):
+        raise bomb
     if markup > MAX_MARKUP_BYTES:
         raise ConversionError(
             "too_large",
             f"This file holds {markup / 1048576:.0f} MB of text and markup once unpacked; the limit is "
             f"{MAX_MARKUP_BYTES / 1048576:.0f} MB (several thousand pages). Split it into parts.",
         )
+
+
+def _too_many_parts(data: bytes) -> bool:
+    """Whether the end of the archive announces more than :data:`MAX_MEMBERS` parts, or a directory longer
+    than so many would take."""
+    announced = _announced_directory(data)
+    return announced is not None and (
+        announced[0] > MAX_MEMBERS or announced[1] > MAX_MEMBERS * _DIRECTORY_ENTRY_BYTES
+    )
+
+
+def _announced_directory(data: bytes) -> tuple[int, int] | None:
+    """(entries, central directory bytes) as the end-of-central-directory record states them (its ZIP64
+    record's, for an archive that needs one), read without parsing the directory; None when there is no
+    record to read (zipfile then says why)."""
+    at = data.rfind(b"PK\x05\x06", max(0, len(data) - 22 - 0xFFFF))  # the record, then a comment up to 64 KiB
+    if at < 0 or len(data) < at + 22:
+        return None
+    entries, size = struct.unpack_from("<HI", data, at + 10)
+    if entries != 0xFFFF and size != 0xFFFFFFFF:
+        return entries, size
+    locator = at - 20  # ZIP64: a locator just before the record points at the ZIP64 record
+    if locator < 0 or data[locator : locator + 4] != b"PK\x06\x07":
+        return None
+    (record,) = struct.unpack_from("<Q", data, locator + 8)
+    if data[record : record + 4] != b"PK\x06\x06" or len(data) < record + 48:
+        return None
+    return struct.unpack_from("<QQ", data, record + 32)
 
 
 def _unparsed_member(name: str) -> bool:

@@ -9,10 +9,16 @@ idempotently.
 
 from __future__ import annotations
 
-from celery import Task, chain, shared_task
-from celery.exceptions import TimeLimitExceeded
+import logging
 
-from ingest import pipeline
+from celery import Task, chain, shared_task, signature
+from celery.exceptions import TimeLimitExceeded
+from django.conf import settings
+
+from config import uploads
+from ingest import intake, pipeline, url_intake
+
+log = logging.getLogger(__name__)
 
 
 class StageTask(Task):
@@ -29,9 +35,24 @@ def convert_document(document_id: int) -> bool:
     return pipeline.run_stage(document_id, "convert")
 
 
-@shared_task(name="ingest.chunk", base=StageTask)
-def chunk_document(document_id: int) -> bool:
-    return pipeline.run_stage(document_id, "chunk")
+@shared_task(name="ingest.chunk", base=StageTask, bind=True)
+def chunk_document(self, document_id: int) -> bool:
+    chunked = pipeline.run_stage(document_id, "chunk")
+    if chunked and pipeline.is_large(document_id):
+        to_large_queue(self.request, document_id)
+    return chunked
+
+
+def to_large_queue(request, document_id: int) -> None:
+    """Send the rest of a very large document's pipeline (embed, index) to ``settings.INGEST_LARGE_QUEUE``,
+    served by a worker of its own: two such documents would otherwise hold every worker for as long as they
+    take to embed, and every other upload wait. Celery sends the next task of a chain, once this one returns,
+    from ``request.chain`` (the signatures left, as dicts): their queue is set there. What follows the
+    pipeline (an upload's extraction) stays on its own queue."""
+    for step in request.chain or []:
+        if str(step.get("task", "")).startswith("ingest."):
+            step.setdefault("options", {})["queue"] = settings.INGEST_LARGE_QUEUE
+    log.info("document %s is large: embedded on the %s queue", document_id, settings.INGEST_LARGE_QUEUE)
 
 
 @shared_task(name="ingest.embed", base=StageTask)
@@ -42,6 +63,23 @@ def embed_document(document_id: int) -> bool:
 @shared_task(name="ingest.index", base=StageTask)
 def index_document(document_id: int) -> bool:
     return pipeline.run_stage(document_id, "index")
+
+
+@shared_task(
+    name="ingest.fetch",
+    soft_time_limit=int(settings.URL_FETCH_TIMEOUT) + 120,  # the fetch's own deadline, then storing it
+    time_limit=int(settings.URL_FETCH_TIMEOUT) + 150,
+)
+def fetch_url(document_id: int, then: dict | None = None) -> bool:
+    """Fetch a document's URL (``url_intake.fetch_document``); its pipeline, then ``then`` (a signature
+    as a dict), is queued when the bytes are in."""
+    follow = (lambda _document_id: signature(then)) if then else None
+    return url_intake.fetch_document(document_id, then=follow)
+
+
+def enqueue_fetch(document_id: int, then: dict | None = None):
+    """Queue the fetch of a document's URL (call it from ``on_commit``)."""
+    return fetch_url.apply_async(args=(document_id,), kwargs={"then": then})
 
 
 # The Redis broker serves lower numbers first (kombu keeps a list per priority: 0, 3, 6, 9). Every task
@@ -72,3 +110,16 @@ def fail_stalled_documents() -> str:
     """The beat's sweep for documents that show a running stage nothing will finish
     (``pipeline.fail_stalled``)."""
     return f"{pipeline.fail_stalled()} stalled"
+
+
+@shared_task(name="ingest.tasks.requeue_unsent_documents")
+def requeue_unsent_documents() -> str:
+    """The beat's sweep for queued documents whose pipeline never reached the workers
+    (``intake.requeue_unsent``)."""
+    return f"{intake.requeue_unsent()} re-queued"
+
+
+@shared_task(name="ingest.tasks.sweep_upload_temp_files")
+def sweep_upload_temp_files() -> str:
+    """The beat's sweep of partial uploads left by web processes that died (``config.uploads``)."""
+    return f"{uploads.sweep_stale_temp_files()} removed"

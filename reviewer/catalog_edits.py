@@ -1,6 +1,6 @@
-"""An admin's edit of a catalog type (its wording, and the name of an admin's own type), kept as a
-``ClauseTypeChange`` beside the wording it replaced. New runs use the new wording; clauses already
-found keep their text, citations and reviews."""
+"""An admin's edit of a catalog type (its wording, and the name of an admin's own type), and its retiring
+and reactivating, kept as a ``ClauseTypeChange`` beside what it replaced. New runs use the new wording
+(and leave a retired type out); clauses already found keep their text, citations and reviews."""
 
 from __future__ import annotations
 
@@ -33,4 +33,18 @@ def edit_clause_type(clause_type: ClauseType, wanted: dict, user: User) -> Claus
             changed_by=user,
             before={f: old for f, (old, _) in changes.items()},
             after={f: new for f, (_, new) in changes.items()},
+        )
+
+
+def set_active(clause_type: ClauseType, active: bool, user: User) -> ClauseTypeChange | None:
+    """Retire (``active`` False) or reactivate ``clause_type`` as ``user``; None when it already was (set, not
+    flipped: a double click, or two admins at once, agree on the outcome and record it once)."""
+    with transaction.atomic():
+        row = ClauseType.objects.select_for_update().get(pk=clause_type.pk)
+        if row.active == active:
+            return None
+        row.active = active
+        row.save(update_fields=["active"])
+        return ClauseTypeChange.objects.create(
+            clause_type=row, changed_by=user, before={"active": not active}, after={"active": active}
         )

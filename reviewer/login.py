@@ -1,4 +1,13 @@
-"""Login with throttling: too many failures for one username from one address → wait.
+"""Login with throttling: too many failures for one username from one address, or from one address across
+usernames (password spraying: one password tried on many accounts), → wait.
+
+The throttle counts failures in the database (``LoginFailure``), not in the Redis cache: sign-in must not
+depend on Redis, which the app can run without for a while (uploads are saved "not queued"), and a throttle
+read from a cache that is down either fails every sign-in (a 500 for everyone) or fails open (unthrottled
+guessing for as long as Redis stays down, which is when nobody is watching the sign-in page). Neither a
+fallback: a second store would split the counts at each switch (failures before the outage forgotten during
+it) and be exercised only in outages. The database is on the sign-in path already (the user, the session),
+and a row per failure costs far less than the password hash it guards.
 
 ``HtmxLoginRequiredMiddleware`` is Django's LoginRequiredMiddleware with one change: an htmx
 request without a session is answered 401 with ``HX-Redirect`` to the sign-in page (next= the
@@ -9,44 +18,61 @@ XHR and the sign-in page swapped into the panel.
 ``admin.site.login_form`` in ``config.urls``): failures on either form count on both.
 """
 
+from datetime import timedelta
 from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.contrib.admin.forms import AdminAuthenticationForm
 from django.contrib.auth import views as auth_views
 from django.contrib.auth.middleware import LoginRequiredMiddleware
-from django.core.cache import cache
 from django.core.exceptions import ValidationError
 from django.http import HttpResponse
 from django.shortcuts import resolve_url
+from django.utils import timezone
 from django.utils.decorators import method_decorator
 from django.views.decorators.debug import sensitive_post_parameters
 
 from config.client_address import client_address
 from reviewer.htmx import is_fragment
+from reviewer.models import LoginFailure
 
 
-def _throttle_key(request) -> str:
+def _who(request) -> tuple[str, str]:
+    """(username as typed, lower-cased; the client's address), cut to their columns."""
     username = (request.POST.get("username") or "").strip().lower()
-    address = client_address(request.META, settings.TRUSTED_PROXY_COUNT)
-    return f"login-failures:{username}:{address}"
+    return username[:150], client_address(request.META, settings.TRUSTED_PROXY_COUNT)[:64]
 
 
 TOO_MANY = "Too many failed sign-in attempts. Wait a few minutes and try again."
 
 
 def throttled(request) -> bool:
-    return cache.get(_throttle_key(request), 0) >= settings.LOGIN_THROTTLE_LIMIT
+    username, address = _who(request)
+    now = timezone.now()
+    of_user = LoginFailure.objects.filter(username=username, address=address)
+    of_address = LoginFailure.objects.filter(address=address)
+    return _reached(of_user, now, settings.LOGIN_THROTTLE_LIMIT, settings.LOGIN_THROTTLE_WINDOW) or _reached(
+        of_address, now, settings.LOGIN_THROTTLE_ADDRESS_LIMIT, settings.LOGIN_THROTTLE_ADDRESS_WINDOW
+    )
+
+
+def _reached(failures, now, limit: int, window: int) -> bool:
+    """Whether ``failures`` hold ``limit`` rows in the last ``window`` seconds (counting no further)."""
+    recent = failures.filter(at__gte=now - timedelta(seconds=window))
+    return recent.values("pk")[:limit].count() >= limit
 
 
 def note_failure(request) -> None:
-    key = _throttle_key(request)
-    cache.add(key, 0, settings.LOGIN_THROTTLE_WINDOW)
-    cache.incr(key)
+    username, address = _who(request)
+    now = timezone.now()
+    LoginFailure.objects.create(username=username, address=address, at=now)
+    kept = max(settings.LOGIN_THROTTLE_WINDOW, settings.LOGIN_THROTTLE_ADDRESS_WINDOW)
+    LoginFailure.objects.filter(at__lt=now - timedelta(seconds=kept)).delete()
 
 
 def forget_failures(request) -> None:
-    cache.delete(_throttle_key(request))
+    username, address = _who(request)
+    LoginFailure.objects.filter(username=username, address=address).delete()
 
 
 @method_decorator(sensitive_post_parameters("password"), name="dispatch")

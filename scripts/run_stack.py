@@ -5,6 +5,11 @@ unset, see config/embedded.py) start before the app does. Ctrl-C (or `make stop`
 which runs this script with ``stop``) stops every process and the embedded services;
 data stays in var/ for the next run. One run per services folder: a second one says
 so and leaves the first alone.
+
+A worker or the beat that exits (a crash, killed for its memory) is started again after a back-off
+that doubles from :data:`FIRST_DELAY_S` to at most :data:`MAX_DELAY_S` while it keeps dying, logged each
+time (:class:`Stack`); the web keeps serving meanwhile. The web exiting stops the run: gunicorn restarts
+its own workers, so its main process gone means it cannot serve (the port taken, a broken setting).
 """
 
 from __future__ import annotations
@@ -20,6 +25,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 RUN_FILE = "run.pid"  # in the services folder; locked by the running `make run`, holds its pid
+# gunicorn's control socket, in the services folder: its default (~/.gunicorn/gunicorn.ctl, one per user)
+# is shared by every stack on the machine, and two stacks clash over it
+CONTROL_SOCKET = "gunicorn.ctl"
 
 
 def services_dir() -> Path:
@@ -80,6 +88,140 @@ def stop(folder: Path, timeout: float = 150) -> int:
     return 0
 
 
+# Restarting a worker or the beat: the first restart waits FIRST_DELAY_S, each next one twice the last, at
+# most MAX_DELAY_S; a process that ran STABLE_AFTER_S before it exited starts again after FIRST_DELAY_S.
+FIRST_DELAY_S = 1.0
+MAX_DELAY_S = 60.0
+STABLE_AFTER_S = 120.0
+RESTARTED = ("worker", "beat")  # and every other worker ("worker-...")
+
+
+class Stack:
+    """The children of a `make run`, watched: :meth:`check` restarts a worker or the beat that exited, after
+    its back-off, and says when a child that is not restarted (the web) exited."""
+
+    def __init__(
+        self,
+        commands: dict[str, list[str]],
+        *,
+        first_delay: float = FIRST_DELAY_S,
+        max_delay: float = MAX_DELAY_S,
+        stable_after: float = STABLE_AFTER_S,
+        say=None,
+    ):
+        self.commands = commands
+        self.first_delay, self.max_delay, self.stable_after = first_delay, max_delay, stable_after
+        self.say = say or (lambda line: print(line, file=sys.stderr, flush=True))
+        self.children: dict[str, subprocess.Popen] = {}
+        self.started: dict[str, float] = {}
+        self.delay: dict[str, float] = {}  # the back-off of the next restart
+        self.due: dict[str, float] = {}  # name -> when its restart is due (it is down until then)
+        self.restarts: dict[str, int] = dict.fromkeys(commands, 0)
+        for name in commands:
+            self._start(name)
+
+    def _start(self, name: str) -> None:
+        # each child in a session of its own: a Ctrl-C or a closed terminal reaches only this process, which
+        # stops them all in order (a SIGHUP straight to them would make gunicorn reload and Celery re-exec)
+        self.children[name] = subprocess.Popen(self.commands[name], cwd=ROOT, start_new_session=True)
+        self.started[name] = time.monotonic()
+
+    @staticmethod
+    def restarted(name: str) -> bool:
+        return name in RESTARTED or name.startswith("worker-")
+
+    def check(self) -> int | None:
+        """One look at the children. None while the stack runs; the exit code when it is to stop."""
+        now = time.monotonic()
+        for name, child in self.children.items():
+            if name in self.due:
+                if now >= self.due[name]:
+                    del self.due[name]
+                    self.restarts[name] += 1
+                    self.say(f"{name}: starting again (restart {self.restarts[name]}).")
+                    self._start(name)
+                continue
+            if child.poll() is None:
+                continue
+            if not self.restarted(name):
+                self.say(f"{name} exited with code {child.returncode}; stopping the rest.")
+                return 1
+            ran = now - self.started[name]
+            wait = self.first_delay if ran >= self.stable_after else self.delay.get(name, self.first_delay)
+            self.delay[name] = min(wait * 2, self.max_delay)
+            self.due[name] = now + wait
+            self.say(
+                f"{name} exited with code {child.returncode} after {ran:.0f}s; "
+                f"starting it again in {wait:g}s (the web goes on serving)."
+            )
+        return None
+
+    def stop(self, timeout: float = 30) -> None:
+        """SIGTERM every child still running, then wait for each (killing one that does not stop)."""
+        self.due.clear()
+        for child in self.children.values():
+            if child.poll() is None:
+                child.send_signal(signal.SIGTERM)
+        for name, child in self.children.items():
+            try:
+                child.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.say(f"{name} did not stop in time; killing it.")
+                child.kill()
+                child.wait(10)
+
+
+def stack_commands(python: str, host: str, port: str, folder: Path) -> dict[str, list[str]]:
+    """The web, workers and beat command lines of a `make run` whose services folder is ``folder``."""
+    return {
+        "web": [
+            python,
+            "-m",
+            "gunicorn",
+            "config.wsgi",
+            "-b",
+            f"{host}:{port}",
+            "-w",
+            "2",
+            "--threads",
+            "4",
+            "--access-logfile",
+            "-",
+            "--graceful-timeout",
+            "10",
+            "--control-socket",
+            str(folder / CONTROL_SOCKET),
+        ],
+        "worker": [
+            python,
+            "-m",
+            "celery",
+            "-A",
+            "config",
+            "worker",
+            "--loglevel=INFO",
+            f"--concurrency={os.environ.get('WORKER_CONCURRENCY', '2')}",
+            "-n",
+            "worker@%h",
+        ],
+        # the queue of very large documents (settings.INGEST_LARGE_QUEUE), one at a time, beside the worker
+        "worker-large": [
+            python,
+            "-m",
+            "celery",
+            "-A",
+            "config",
+            "worker",
+            "--loglevel=INFO",
+            "--concurrency=1",
+            f"--queues={os.environ.get('INGEST_LARGE_QUEUE', 'large')}",
+            "-n",
+            "large@%h",
+        ],
+        "beat": [python, "-m", "celery", "-A", "config", "beat", "--loglevel=INFO"],
+    }
+
+
 def main() -> int:
     os.chdir(ROOT)
     lock = claim(services_dir())
@@ -112,42 +254,7 @@ def main() -> int:
 
     host, port = os.environ.get("HOST", "127.0.0.1"), os.environ.get("PORT", "8000")
     python = sys.executable
-    commands = {
-        "web": [
-            python,
-            "-m",
-            "gunicorn",
-            "config.wsgi",
-            "-b",
-            f"{host}:{port}",
-            "-w",
-            "2",
-            "--threads",
-            "4",
-            "--access-logfile",
-            "-",
-            "--graceful-timeout",
-            "10",
-        ],
-        "worker": [
-            python,
-            "-m",
-            "celery",
-            "-A",
-            "config",
-            "worker",
-            "--loglevel=INFO",
-            f"--concurrency={os.environ.get('WORKER_CONCURRENCY', '2')}",
-            "-n",
-            "worker@%h",
-        ],
-        "beat": [python, "-m", "celery", "-A", "config", "beat", "--loglevel=INFO"],
-    }
-    # Each child in a session of its own: a Ctrl-C or a closed terminal reaches only this process, which
-    # stops them all in order (a SIGHUP straight to them would make gunicorn reload and Celery re-exec).
-    children = {
-        name: subprocess.Popen(cmd, cwd=ROOT, start_new_session=True) for name, cmd in commands.items()
-    }
+    stack = Stack(stack_commands(python, host, port, services_dir()))
     # One-shot: once the demo documents are ingested, extract their clauses (first run only).
     helper = subprocess.Popen(
         [python, "manage.py", "seed_demo", "--extract"], cwd=ROOT, start_new_session=True
@@ -168,22 +275,15 @@ def main() -> int:
     signal.signal(signal.SIGHUP, request_stop)  # the terminal was closed
     exit_code = 0
     while not stopping["flag"]:
-        for name, child in children.items():
-            if child.poll() is not None:
-                print(f"{name} exited with code {child.returncode}; stopping the rest.", file=sys.stderr)
-                exit_code = 1
-                stopping["flag"] = True
+        ended = stack.check()
+        if ended is not None:
+            exit_code = ended
+            break
         time.sleep(0.5)
 
-    for child in [helper, *children.values()]:
-        if child.poll() is None:
-            child.send_signal(signal.SIGTERM)
-    for name, child in children.items():
-        try:
-            child.wait(30)
-        except subprocess.TimeoutExpired:
-            print(f"{name} did not stop in time; killing it.", file=sys.stderr)
-            child.kill()
+    if helper.poll() is None:
+        helper.send_signal(signal.SIGTERM)
+    stack.stop()
     if embedded:
         services.stop_all(settings.EMBEDDED_DIR)
     print("Stopped. Data is kept in var/ for the next `make run`.")

@@ -51,10 +51,15 @@ def _alive(pid: int) -> bool:
 
 @pytest.fixture(scope="session")
 def celery_worker(django_db_setup, django_db_blocker):
-    """A real Celery worker consuming from the embedded Redis and writing to the test database."""
+    """A real Celery worker consuming from the embedded Redis and writing to the test database, and one for the
+    queue of very large documents (``INGEST_LARGE_QUEUE``), as ``make run`` and docker-compose.yml start."""
+    from django.conf import settings
+
     with django_db_blocker.unblock():
         worker = WorkerProcess("main", concurrency=1).start()
+        large = WorkerProcess("large", concurrency=1, queues=[settings.INGEST_LARGE_QUEUE]).start()
     yield worker
+    large.stop()
     worker.stop()
 
 

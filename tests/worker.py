@@ -38,10 +38,12 @@ class WorkerProcess:
         concurrency: int = 1,
         log_path: Path | None = None,
         env: dict[str, str] | None = None,
+        queues: list[str] | None = None,
     ):
         self.name = f"{name}-{os.getpid()}"
         self.env = dict(env or {})  # extra environment for the worker (e.g. CELERY_VISIBILITY_TIMEOUT)
         self.concurrency = concurrency
+        self.queues = queues or []  # empty: the default queue (CELERY_TASK_DEFAULT_QUEUE)
         self.log_path = log_path or Path(os.environ["EMBEDDED_DIR"]) / f"worker-{name}.log"
         self.proc: subprocess.Popen | None = None
 
@@ -69,6 +71,7 @@ class WorkerProcess:
                 "--without-mingle",
                 "-n",
                 f"{self.name}@%h",
+                *([f"--queues={','.join(self.queues)}"] if self.queues else []),
             ],
             cwd=ROOT,
             env=env,

@@ -12,7 +12,7 @@ from django.utils.text import slugify
 from config.params import id_param
 from engagements.models import Membership, Role
 from extraction.models import ClauseType
-from reviewer.catalog_edits import edit_clause_type
+from reviewer.catalog_edits import edit_clause_type, set_active
 from reviewer.forms import ClauseTypeEditForm, ClauseTypeForm
 
 QUESTION_SLUG = "q-"
@@ -33,7 +33,7 @@ def catalog(request):
                 wanted = id_param(request.POST.get(action))
                 ct = _catalog_types().filter(pk=wanted).first() if wanted is not None else None
                 if ct is not None:
-                    ClauseType.objects.filter(pk=ct.pk).update(active=active)
+                    set_active(ct, active, request.user)
                     messages.success(request, f"{ct.name} is now {'active' if active else 'retired'}.")
                 return redirect("catalog")
         form = ClauseTypeForm(request.POST)

@@ -182,6 +182,47 @@ def test_a_document_deleted_from_its_page_while_it_is_converted_ends_its_pipelin
     assert not any(pipeline.run_stage(document.pk, later) for later in pipeline.STAGES[1:])
 
 
+@pytest.mark.django_db(transaction=True)
+def test_a_document_deleted_while_it_is_embedded_stops_its_stage_at_the_next_group(
+    client, admin, engagement, tmp_path, monkeypatch
+):
+    """The embed stage went on embedding every chunk of a deleted document (hours, for a large one); it
+    stops once the group in hand is done."""
+    from functools import partial
+
+    from ingest import embeddings, pipeline
+    from ingest.intake import intake_file
+    from ingest.models import DocumentStage
+
+    path = tmp_path / "long.md"
+    path.write_text(
+        "\n\n".join(
+            f"## {n}. Clause {n}\n\n"
+            + f"The Supplier shall deliver lot {n} to the Buyer within {n} days. " * 25
+            for n in range(1, 41)
+        )
+    )
+    document = intake_file(engagement, path, filename="long.md", enqueue=False).document
+    assert pipeline.run_stage(document.pk, "convert") and pipeline.run_stage(document.pk, "chunk")
+    assert Chunk.objects.filter(document=document).count() >= 32  # four groups of eight and more
+    embedder = embeddings.get_embedder()
+    real_encode, groups, answers = embedder.encode, [], []
+
+    def encode_then_delete(texts):
+        groups.append(len(texts))
+        vectors = real_encode(texts)
+        if len(groups) == 1:
+            answers.append(client.post(_delete_url(document)))  # the admin deletes it meanwhile
+        return vectors
+
+    monkeypatch.setattr(embedder, "encode", encode_then_delete)
+    monkeypatch.setattr(embeddings, "embed_texts", partial(embeddings.embed_texts, group_size=8))
+    assert not pipeline.run_stage(document.pk, "embed")
+    assert answers[0].status_code == 302 and not Document.objects.filter(pk=document.pk).exists()
+    assert groups == [8]  # the group in hand was finished; no other was started
+    assert not DocumentStage.objects.filter(document_id=document.pk).exists()
+
+
 @pytest.mark.django_db
 def test_the_django_admin_deletes_a_document_and_refuses_as_the_app_does(
     client, engagement, make_member, django_user_model

@@ -157,6 +157,30 @@ def test_login_is_throttled_after_repeated_failures(client, make_member, engagem
 
 
 @pytest.mark.django_db
+def test_password_spraying_from_one_address_is_throttled_across_usernames(
+    client, make_member, engagement, settings
+):
+    """One password tried on many usernames: each username fails once, under its own limit; the address's
+    failures across usernames are counted too, and past their limit every sign-in from it waits."""
+    settings.LOGIN_THROTTLE_ADDRESS_LIMIT = 8
+    user = make_member(engagement, "auditor")
+    sprayer = {"REMOTE_ADDR": "203.0.113.9"}
+    for n in range(8):
+        tried = client.post(reverse("login"), {"username": f"user{n}", "password": "Summer2026!"}, **sprayer)
+        assert tried.status_code == 200
+    blocked = client.post(
+        reverse("login"), {"username": user.username, "password": "pw-for-tests-1"}, **sprayer
+    )
+    assert blocked.status_code == 429 and "Too many failed sign-in attempts" in blocked.content.decode()
+    elsewhere = client.post(
+        reverse("login"),
+        {"username": user.username, "password": "pw-for-tests-1"},
+        REMOTE_ADDR="198.51.100.4",
+    )
+    assert elsewhere.status_code == 302
+
+
+@pytest.mark.django_db
 def test_behind_a_proxy_the_throttle_counts_each_clients_address_and_ignores_what_a_client_forges(
     client, make_member, engagement, settings
 ):

@@ -248,6 +248,27 @@ def test_members_and_catalog_are_for_admins(client, engagement, make_member, dja
 
 
 @pytest.mark.django_db
+def test_retiring_and_reactivating_a_catalog_type_are_kept_as_changes(client, engagement, make_member):
+    from reviewer.models import ClauseTypeChange
+
+    law = ClauseType.objects.get(name="Governing Law")
+    client.force_login(admin := make_member(engagement, "admin"))
+    for _ in range(2):  # a double click retires it once: one change
+        assert client.post(reverse("catalog"), {"retire": law.pk}).status_code == 302
+    assert client.post(reverse("catalog"), {"reactivate": law.pk}).status_code == 302
+    kept = [
+        (c.before, c.after, c.changed_by)
+        for c in ClauseTypeChange.objects.filter(clause_type=law).order_by("created_at", "id")
+    ]
+    assert kept == [
+        ({"active": True}, {"active": False}, admin),
+        ({"active": False}, {"active": True}, admin),
+    ]
+    page = client.get(reverse("catalog-edit", args=[law.pk])).content.decode()
+    assert "Retired" in page and "Reactivated" in page and "Not edited here yet" not in page
+
+
+@pytest.mark.django_db
 def test_an_admin_edits_a_catalog_type_and_its_earlier_wording_is_kept(client, engagement, make_member):
     from extraction.service import question_type
     from reviewer.models import ClauseTypeChange

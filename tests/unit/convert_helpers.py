@@ -96,6 +96,71 @@ def make_pptx() -> bytes:
     return buffer.getvalue()
 
 
+def make_deck(slides: int) -> bytes:
+    """A PPTX of ``slides`` slides, each a title and a sentence, written part by part (python-pptx takes
+    minutes to add thousands of slides): one slide made by python-pptx, its XML copied with its text changed.
+    Two parts a slide (its XML and its relationships), as in a deck PowerPoint saves."""
+    import re
+
+    from pptx import Presentation
+
+    deck = Presentation()
+    slide = deck.slides.add_slide(deck.slide_layouts[1])
+    slide.shapes.title.text = "TITLE_HERE"
+    slide.placeholders[1].text = "BODY_HERE"
+    seed = io.BytesIO()
+    deck.save(seed)
+    source = zipfile.ZipFile(seed)
+    slide_xml = source.read("ppt/slides/slide1.xml").decode()
+    slide_rels = source.read("ppt/slides/_rels/slide1.xml.rels")
+    numbers = range(1, slides + 1)
+    ids = "".join(f'<p:sldId id="{256 + n}" r:id="rIdS{n}"/>' for n in numbers)
+    presentation = re.sub(
+        r"<p:sldIdLst>.*?</p:sldIdLst>",
+        f"<p:sldIdLst>{ids}</p:sldIdLst>",
+        source.read("ppt/presentation.xml").decode(),
+        flags=re.S,
+    )
+    slide_type = "http://schemas.openxmlformats.org/officeDocument/2006/relationships/slide"
+    relationships = re.sub(
+        r'<Relationship[^>]*relationships/slide"[^>]*/>',
+        "",
+        source.read("ppt/_rels/presentation.xml.rels").decode(),
+    ).replace(
+        "</Relationships>",
+        "".join(
+            f'<Relationship Id="rIdS{n}" Type="{slide_type}" Target="slides/slide{n}.xml"/>' for n in numbers
+        )
+        + "</Relationships>",
+    )
+    slide_content = "application/vnd.openxmlformats-officedocument.presentationml.slide+xml"
+    types = re.sub(
+        r'<Override PartName="/ppt/slides/slide1.xml"[^>]*/>', "", source.read("[Content_Types].xml").decode()
+    ).replace(
+        "</Types>",
+        "".join(
+            f'<Override PartName="/ppt/slides/slide{n}.xml" ContentType="{slide_content}"/>' for n in numbers
+        )
+        + "</Types>",
+    )
+    rewritten = {
+        "ppt/presentation.xml": presentation.encode(),
+        "ppt/_rels/presentation.xml.rels": relationships.encode(),
+        "[Content_Types].xml": types.encode(),
+    }
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as archive:
+        for info in source.infolist():
+            if not info.filename.startswith("ppt/slides/"):
+                archive.writestr(info.filename, rewritten.get(info.filename) or source.read(info.filename))
+        for n in numbers:
+            text = f"The Supplier shall meet service level {n} every month; service credits of {n}% apply."
+            xml = slide_xml.replace("TITLE_HERE", f"Clause {n}: Service levels").replace("BODY_HERE", text)
+            archive.writestr(f"ppt/slides/slide{n}.xml", xml)
+            archive.writestr(f"ppt/slides/_rels/slide{n}.xml.rels", slide_rels)
+    return out.getvalue()
+
+
 def make_epub(
     body: str = "<h1>Lease Agreement</h1><p>The Tenant shall pay rent monthly.</p><script>alert(1)</script>",
     chapters: dict[str, bytes] | None = None,

@@ -11,7 +11,7 @@ import pytest
 
 from ingest import sniff
 from ingest.convert import ConversionError, convert_file
-from tests.unit.convert_helpers import expect, make_docx, make_pdf, make_pptx, make_xlsx, write
+from tests.unit.convert_helpers import expect, make_deck, make_docx, make_pdf, make_pptx, make_xlsx, write
 
 
 def test_empty_file(tmp_path):
@@ -44,6 +44,48 @@ def test_zip_bomb_by_ratio(tmp_path):
         archive.writestr("word/document.xml", b"\0" * (20 * 1024 * 1024))
     error = expect("zip_bomb", write(tmp_path, "bomb.docx", buffer.getvalue()))
     assert "decompression bomb" in error.message
+
+
+def test_a_deck_of_five_thousand_slides_is_not_a_bomb():
+    # a real 5,000-slide deck (4.2 MB, 6.8 MB unpacked) has 10,036 parts, two a slide: it was refused as a bomb
+    # by a 10,000-part limit though nothing in it expands more than a few times
+    data = make_deck(5000)
+    parts = zipfile.ZipFile(io.BytesIO(data)).infolist()
+    assert len(parts) == 10_036 and sum(p.file_size for p in parts) < 3 * len(data)
+    sniff.check_zip_safety(data)
+    assert sniff.sniff_kind(data, "deck.pptx") == "pptx"
+
+
+def test_many_small_parts_that_expand_far_together_are_a_bomb(tmp_path):
+    # each part is under the size at which its own ratio is checked; together they expand 150 times
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("[Content_Types].xml", "<Types/>")
+        archive.writestr("ppt/presentation.xml", "<p:presentation/>")
+        for n in range(9_000):
+            archive.writestr(f"ppt/slides/slide{n}.xml", b"\0" * 3000)
+    error = expect("zip_bomb", write(tmp_path, "bomb.pptx", buffer.getvalue()))
+    assert "decompression bomb" in error.message
+
+
+def test_a_zip_of_more_parts_than_the_cap_is_refused_before_its_directory_is_read():
+    # empty parts expand nothing, but each costs its directory entry and a converter's handling: refused on
+    # the count the end of the archive announces, without building the whole directory in memory
+    import tracemalloc
+
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        archive.writestr("[Content_Types].xml", "<Types/>")
+        for n in range(sniff.MAX_MEMBERS):
+            archive.writestr(f"p/{n}", b"")
+    data = buffer.getvalue()
+    tracemalloc.start()
+    kind = sniff.content_kind(data)  # what intake reads, in the web process
+    with pytest.raises(ConversionError) as refused:
+        sniff.check_zip_safety(data)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert kind == "zip" and refused.value.code == "zip_bomb" and peak < 1024 * 1024
 
 
 def test_a_docx_with_an_uncompressed_image_is_not_a_bomb(tmp_path):

@@ -39,6 +39,30 @@ def test_compose_names_the_services_and_the_env_the_settings_need():
         assert services[service]["env_file"] == ".env"
 
 
+def test_compose_starts_again_a_service_that_dies_and_runs_the_one_off_migration_once():
+    # a dead worker (or beat, or web) stayed dead until someone ran `docker compose up` again
+    services = yaml.safe_load((ROOT / "docker-compose.yml").read_text())["services"]
+    for name in ("db", "redis", "web", "worker", "worker-large", "beat"):
+        assert services[name].get("restart") == "unless-stopped", name
+    assert services["migrate"]["restart"] == "no"
+
+
+def test_compose_and_make_run_serve_the_queue_of_very_large_documents():
+    from django.conf import settings
+
+    from scripts import run_stack
+
+    large = yaml.safe_load((ROOT / "docker-compose.yml").read_text())["services"]["worker-large"]
+    assert (
+        f"--queues={settings.INGEST_LARGE_QUEUE}" in large["command"]
+        and "--concurrency=1" in large["command"]
+    )
+    assert "healthcheck" in large
+    commands = run_stack.stack_commands("python", "127.0.0.1", "8000", ROOT / "var")
+    assert f"--queues={settings.INGEST_LARGE_QUEUE}" in commands["worker-large"]
+    assert run_stack.Stack.restarted("worker-large") and not run_stack.Stack.restarted("web")
+
+
 def test_no_secret_is_committed():
     example = (ROOT / ".env.example").read_text()
     assert "ANTHROPIC_API_KEY=\n" in example

@@ -85,3 +85,61 @@ def test_the_run_lock_is_free_again_once_its_holder_is_gone(running, tmp_path):
     lock = run_stack.claim(tmp_path)
     assert lock is not None  # a crashed run leaves no stale lock behind
     lock.close()
+
+
+def test_each_stacks_gunicorn_keeps_its_control_socket_in_its_own_services_folder(tmp_path):
+    # gunicorn's default control socket is one per user (~/.gunicorn/gunicorn.ctl): two stacks on one machine
+    # clashed over it
+    first, second = (
+        run_stack.stack_commands(sys.executable, "127.0.0.1", port, tmp_path / name)["web"]
+        for name, port in (("a", "8000"), ("b", "8001"))
+    )
+    sockets = [Path(cmd[cmd.index("--control-socket") + 1]) for cmd in (first, second)]
+    assert sockets == [tmp_path / "a" / "gunicorn.ctl", tmp_path / "b" / "gunicorn.ctl"]
+
+
+def test_a_worker_that_dies_is_started_again_with_a_bounded_back_off_while_the_web_serves():
+    # a dead worker stopped the whole run, the web with it
+    serving = [sys.executable, "-c", "import time; time.sleep(60)"]
+    dying = [sys.executable, "-c", "import sys; sys.exit(3)"]
+    said: list[str] = []
+    stack = run_stack.Stack(
+        {"web": serving, "worker": dying, "beat": serving},
+        first_delay=0.1,
+        max_delay=0.4,
+        stable_after=30,
+        say=said.append,
+    )
+    try:
+        deadline = time.monotonic() + 3
+        while time.monotonic() < deadline:
+            assert stack.check() is None  # the run goes on
+            time.sleep(0.02)
+        web = stack.children["web"]
+        assert web.poll() is None and stack.restarts["web"] == 0 and stack.restarts["beat"] == 0
+        waits = [
+            float(line.split("again in ")[1].split("s")[0]) for line in said if "exited with code 3" in line
+        ]
+        assert waits[:4] == [0.1, 0.2, 0.4, 0.4] and max(waits) == 0.4  # doubling, then held at the bound
+        assert stack.restarts["worker"] >= 4 and "worker: starting again (restart 1)." in said
+        web.terminate()
+        web.wait(10)
+        assert stack.check() == 1 and "web exited with code" in said[-1]  # the web gone: the run stops
+    finally:
+        stack.stop(timeout=10)
+    assert all(child.poll() is not None for child in stack.children.values())
+
+
+def test_a_worker_that_ran_a_while_before_it_died_starts_again_after_the_first_delay():
+    said: list[str] = []
+    lives = [sys.executable, "-c", "import time; time.sleep(0.3)"]
+    stack = run_stack.Stack({"beat": lives}, first_delay=0.05, max_delay=5, stable_after=0.2, say=said.append)
+    try:
+        deadline = time.monotonic() + 2.5
+        while time.monotonic() < deadline:
+            stack.check()
+            time.sleep(0.02)
+    finally:
+        stack.stop(timeout=10)
+    waits = {line.split("again in ")[1].split("s")[0] for line in said if "exited" in line}
+    assert len([line for line in said if "exited" in line]) >= 3 and waits == {"0.05"}
