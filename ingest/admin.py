@@ -48,6 +48,8 @@ class DocumentAdmin(DeletesWithReadOnlyRows):
         "error_code",
         "page_count",
         "pages_estimated",
+        "source_url",
+        "fetched_at",
         "created_at",
         "updated_at",
     )

@@ -5,6 +5,7 @@ documents (on a worker or in this process) with a progress line, and dumping chu
 from __future__ import annotations
 
 import json
+import re
 import sys
 import time
 from collections.abc import Callable, Iterable
@@ -17,6 +18,7 @@ from ingest.models import Chunk, Document
 from ingest.sniff import EXTENSION_KINDS
 
 POLL_S = 0.5
+_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]+:")  # two letters at least: "C:" is a Windows drive
 
 
 def find_files(paths: Iterable[str | Path], *, all_files: bool = False) -> list[Path]:
@@ -38,6 +40,12 @@ def find_files(paths: Iterable[str | Path], *, all_files: bool = False) -> list[
         else:
             found.append(path)
     return found
+
+
+def looks_like_url(arg: str) -> bool:
+    """Whether a command-line argument is a URL ("https://...", also "file:..." or "javascript:...", which
+    intake then refuses in words) rather than a path: it names a scheme and no file of that name exists."""
+    return bool(_SCHEME.match(arg)) and not Path(arg).exists()
 
 
 def workers_alive(timeout: float = 1.0) -> bool:

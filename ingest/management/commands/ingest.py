@@ -1,8 +1,10 @@
-"""``manage.py ingest PATH... --engagement NAME [--doc-type T] [--wait] [--dump-chunks OUT.jsonl]``
+"""``manage.py ingest PATH|URL... --engagement NAME [--doc-type T] [--wait] [--dump-chunks OUT.jsonl]``
 
 Takes files (and the documents under folders) into an engagement through
-:func:`ingest.intake.intake_file`. Without ``--wait`` the pipelines are queued for the Celery
-workers and the command returns. With ``--wait`` it waits for them with a progress line: on
+:func:`ingest.intake.intake_file`; a ZIP of contracts as a document for each file in it
+(:func:`ingest.archive.intake_archive`); an http(s) URL as a document fetched by a worker, or by this
+process with ``--inline`` (:mod:`ingest.url_intake`). Without ``--wait`` the pipelines are queued for the
+Celery workers and the command returns. With ``--wait`` it waits for them with a progress line: on
 the workers if one answers a ping, otherwise by running the pipeline in this process
 (``--inline`` forces that). ``--dump-chunks`` (implies ``--wait``) then writes one JSON line
 per chunk. ``--replace`` turns a changed file of the same name into a new version of its
@@ -21,16 +23,20 @@ from django.core.management.base import CommandError
 from config.commands import DataCommand
 from engagements.models import Engagement
 from ingest import cli
-from ingest.intake import IntakeError, intake_file
+from ingest.archive import intake_archive, is_archive
+from ingest.intake import IntakeError, IntakeResult, intake_file
 from ingest.models import Document
 from ingest.pipeline import run_pipeline
+from ingest.url_intake import fetch_document, intake_url
 
 
 class Command(DataCommand):
     help = "Ingest documents into an engagement (convert, chunk, embed, index)."
 
     def add_arguments(self, parser):
-        parser.add_argument("paths", nargs="+", help="files, or folders of documents")
+        parser.add_argument(
+            "paths", nargs="+", help="files, folders of documents, ZIPs of documents, or http(s) URLs"
+        )
         parser.add_argument("--engagement", required=True, help="engagement name (created if missing)")
         parser.add_argument("--doc-type", default="", help="document type, e.g. MSA")
         parser.add_argument(
@@ -55,8 +61,9 @@ class Command(DataCommand):
         engagement, made = Engagement.objects.get_or_create(name=options["engagement"])
         if made:
             self.stdout.write(f"created engagement “{engagement.name}”")
-        files = cli.find_files(options["paths"])
-        if not files:
+        urls = [arg for arg in options["paths"] if cli.looks_like_url(arg)]
+        files = cli.find_files([arg for arg in options["paths"] if arg not in urls])
+        if not files and not urls:
             raise CommandError("no files to ingest")
         wait = options["wait"] or bool(options["dump_chunks"])
         inline = wait and (options["inline"] or not cli.workers_alive())
@@ -66,34 +73,29 @@ class Command(DataCommand):
         documents: list[Document] = []
         fresh: list[Document] = []
         refused = 0
-        for path in files:
-            try:
-                result = intake_file(
-                    engagement,
-                    path,
-                    filename=path.name,
-                    doc_type=options["doc_type"],
-                    replace=options["replace"],
-                    enqueue=not inline,
-                )
-            except (IntakeError, OSError) as exc:
+        for label, outcome in self._take(engagement, files, urls, options, inline):
+            if not isinstance(outcome, IntakeResult):
                 refused += 1
-                self.stderr.write(f"{path.name}: refused: {getattr(exc, 'message', exc)}")
+                self.stderr.write(f"{label}: refused: {getattr(outcome, 'message', outcome)}")
                 continue
+            result = outcome
             document = result.document
             documents.append(document)
             if result.created or result.replaced or result.retried:
                 fresh.append(document)
                 verb = "replaced" if result.replaced else "retried" if result.retried else "queued"
+                if document.status == Document.Status.FETCHING:
+                    verb = "fetching"
                 kept = (
                     f" (document {result.kept.pk}, the earlier version, has clauses or reviews and is kept)"
                     if result.kept
                     else ""
                 )
-                self.stdout.write(f"{path.name}: {verb} as document {document.pk}{kept}")
+                self.stdout.write(f"{label}: {verb} as document {document.pk}{kept}")
             else:
                 self.stdout.write(
-                    f"{path.name}: same bytes as document {document.pk} ({document.status}); nothing to do"
+                    f"{label}: same {'URL' if document.source_url == label else 'bytes'} as document "
+                    f"{document.pk} ({document.status}); nothing to do"
                 )
 
         if wait:
@@ -106,11 +108,45 @@ class Command(DataCommand):
         if refused or (wait and failed):
             raise SystemExit(1)
 
+    def _take(self, engagement, files, urls, options, inline: bool):
+        """(what is named, its ``IntakeResult`` or why it was refused) for each file, each file of each
+        archive, and each URL."""
+        asked = {"doc_type": options["doc_type"], "enqueue": not inline}
+        taken: list[tuple[str, IntakeResult | Exception]] = []
+        for path in files:
+            try:
+                if is_archive(path):
+                    entries = intake_archive(engagement, path, filename=path.name, **asked)
+                    for entry in entries:
+                        outcome = entry.result if entry.result is not None else entry.error
+                        assert outcome is not None  # an entry is taken or refused
+                        taken.append((f"{path.name} › {entry.path}", outcome))
+                    continue
+                result = intake_file(
+                    engagement, path, filename=path.name, replace=options["replace"], **asked
+                )
+                taken.append((path.name, result))
+            except (IntakeError, OSError) as exc:
+                taken.append((path.name, exc))
+        for url in urls:
+            try:
+                taken.append((url, intake_url(engagement, url, **asked)))
+            except IntakeError as exc:
+                taken.append((url, exc))
+        return taken
+
     def _wait(self, documents: list[Document], fresh: list[Document], inline: bool) -> list[Document]:
         line = cli.ProgressLine(self.stdout)
         if inline:
             for document in fresh:
                 started = time.monotonic()
+                if document.status == Document.Status.FETCHING:
+                    line.show(f"{document.original_name}: fetching")
+                    fetch_document(document.pk, enqueue=False)
+                    document.refresh_from_db()
+                    if document.status != Document.Status.QUEUED:
+                        line.done(f"{document.original_name}: {cli.describe(document)}")
+                        continue
 
                 def on_stage(stage: str, pct: int, d: Document = document) -> None:
                     line.show(f"{d.original_name}: {stage} {pct}%")
