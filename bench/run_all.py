@@ -29,6 +29,7 @@ QUICK_ARGS = {
     "bench_export": ["--docs", "5", "20"],
     "bench_extraction": ["--docs", "1"],
     "bench_ingest": ["--pages", "30"],
+    "bench_page_images": ["--pages", "30", "--samples", "10"],
     "bench_retrieval": ["--docs", "3"],
     "bench_review_fragment": [
         "--reviewers",

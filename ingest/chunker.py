@@ -188,20 +188,39 @@ def _chunk_id(chunk_text: str, seen: dict[str, int]) -> str:
     return hashlib.sha256(salted).hexdigest()[:CHUNK_ID_HEX]
 
 
+def section_starts(text: str) -> list[tuple[int, str]]:
+    """(offset, section path) at each heading of ``text``, in order: the path in force from that offset on,
+    as :func:`chunk_document` records it. The section of any offset is the last entry at or before it
+    (a quote's own section, where its chunk may have started in the section before)."""
+    path = _SectionPath()
+    return [
+        (block.start, path.enter(block.heading))
+        for block in split_blocks(text)
+        if block.kind != "furniture" and block.heading is not None
+    ]
+
+
+class _SectionPath:
+    """The headings in force: entering a heading closes those of its level and deeper."""
+
+    def __init__(self) -> None:
+        self.path: list[Heading] = []
+
+    def enter(self, heading: Heading) -> str:
+        while self.path and self.path[-1].level >= heading.level:
+            self.path.pop()
+        self.path.append(heading)
+        return " > ".join(h.label for h in self.path)[:MAX_SECTION_CHARS]
+
+
 # --- units ------------------------------------------------------------------------------
 
 
 def _units(text: str, max_chars: int, max_tokens: int, splitter: SentenceSplitter) -> list[_Unit]:
     units: list[_Unit] = []
-    path: list[Heading] = []
+    enter = _SectionPath().enter
     section = ""
     paragraph = 0
-
-    def enter(heading: Heading) -> str:
-        while path and path[-1].level >= heading.level:
-            path.pop()
-        path.append(heading)
-        return " > ".join(h.label for h in path)[:MAX_SECTION_CHARS]
 
     def add(
         spans: list[tuple[int, int]], first_kind: int, glued: bool, overlappable: bool, table: bool = False

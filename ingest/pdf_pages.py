@@ -15,28 +15,34 @@ NFKC is not used: it would turn a superscript footnote mark into a digit ("$5,00
 no blank lines, so the paragraph structure is recovered from geometry: a vertical gap
 clearly larger than the page's usual line pitch becomes a blank line.
 
-pdfium is not thread-safe: convert in processes (Celery prefork workers), not threads.
+pdfium is not thread-safe: convert in processes (Celery prefork workers), not threads; a
+threaded web process (page images, glyph boxes) holds :data:`PDFIUM_LOCK` around every call.
 """
 
 from __future__ import annotations
 
 import re
 import statistics
-import unicodedata
+import threading
 import warnings
 from dataclasses import dataclass, field
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, TypeVar
 
 import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
 from markitdown import DocumentConverter, DocumentConverterResult, StreamInfo
 
 from ingest.convert_errors import ConversionError
+from ingest.traced import Plain, Traced
 
 # A page with fewer visible characters than this and an image on it is a scanned page.
 MIN_TEXT_CHARS_PER_PAGE = 20
 # A vertical step between two lines larger than this many "usual" line pitches starts a paragraph.
 PARAGRAPH_GAP_RATIO = 1.45
+
+_T = TypeVar("_T", Plain, Traced)
+# Held around every pdfium call in a web process (gunicorn runs threads); Celery workers are processes.
+PDFIUM_LOCK = threading.RLock()
 
 NEEDS_OCR_MESSAGE = "This PDF has no text layer (scanned images?). It needs OCR before it can be reviewed."
 
@@ -74,6 +80,16 @@ class PdfText:
     scanned_pages: list[int] = field(default_factory=list)  # 1-based, pages that need OCR
 
 
+def open_with_forms(source: Any, *, password: str | None = None) -> pdfium.PdfDocument:
+    """The PDF opened as the converter opens it: its forms initialised (before any page is loaded), so
+    :func:`load_page` draws what was typed into its fields. Raises ``pdfium.PdfiumError``."""
+    pdf = pdfium.PdfDocument(source, password=password)
+    with warnings.catch_warnings():  # a failed XFA load warns; the AcroForm fields are still read
+        warnings.simplefilter("ignore")
+        pdf.init_forms()  # before any page is loaded (pypdfium2), so field values can be flattened
+    return pdf
+
+
 def extract_pdf_pages(data: bytes, *, password: str | None = None) -> PdfText:
     """Return the cleaned text of each physical page of the PDF in ``data``.
 
@@ -82,7 +98,7 @@ def extract_pdf_pages(data: bytes, *, password: str | None = None) -> PdfText:
     layer on the document, or on more than half of its pages while those pages hold images).
     """
     try:
-        pdf = pdfium.PdfDocument(data, password=password)
+        pdf = open_with_forms(data, password=password)
     except pdfium.PdfiumError as exc:
         code = getattr(exc, "err_code", None)
         if code in (pdfium_c.FPDF_ERR_PASSWORD, pdfium_c.FPDF_ERR_SECURITY):
@@ -95,9 +111,6 @@ def extract_pdf_pages(data: bytes, *, password: str | None = None) -> PdfText:
             "corrupt", "This PDF is damaged or not a real PDF, so its text cannot be read."
         ) from exc
     try:
-        with warnings.catch_warnings():  # a failed XFA load warns; the AcroForm fields are still read
-            warnings.simplefilter("ignore")
-            pdf.init_forms()  # before any page is loaded (pypdfium2), so field values can be flattened
         if len(pdf) == 0:
             raise ConversionError("corrupt", "This PDF has no pages.")
         pages: list[str] = []
@@ -105,7 +118,7 @@ def extract_pdf_pages(data: bytes, *, password: str | None = None) -> PdfText:
         textless = 0
         for index in range(len(pdf)):
             try:
-                page = _with_form_values(pdf, index)
+                page = load_page(pdf, index)
             except pdfium.PdfiumError as exc:
                 raise ConversionError(
                     "corrupt", f"Page {index + 1} of this PDF is damaged and cannot be read."
@@ -128,7 +141,7 @@ def extract_pdf_pages(data: bytes, *, password: str | None = None) -> PdfText:
     return PdfText(pages=pages, scanned_pages=scanned)
 
 
-def _with_form_values(pdf: pdfium.PdfDocument, index: int) -> pdfium.PdfPage:
+def load_page(pdf: pdfium.PdfDocument, index: int) -> pdfium.PdfPage:
     """Page ``index``, with what was typed into its form fields (an order form's customer name and
     fee) drawn into the page, where the text layer reads it: pdfium's page text leaves the fields
     out. The values come after the page's own text. Comments and stamps are not drawn in; pages
@@ -170,23 +183,30 @@ def _page_text(page: pdfium.PdfPage) -> str:
     """One page's text: cleaned lines, a blank line where the layout shows a paragraph gap."""
     textpage = page.get_textpage()
     try:
-        raw = textpage.get_text_range()
-        if not raw:
-            return ""
-        lines = _LINE_SPLIT.split(raw)
-        gaps = _paragraph_gaps(textpage, raw, lines)
+        return clean_page_text(textpage, Plain).text
     finally:
         textpage.close()
 
-    pieces: list[str] = []
-    for line, gap in zip(lines, gaps):
-        if gap:
-            pieces.append("")  # a blank line marks the paragraph gap
-        pieces.append(line)
-    page = unicodedata.normalize("NFC", "\n".join(pieces).translate(_CLEAN))
-    page = _SPACES.sub(" ", page)
-    page = _LINE_EDGE_SPACES.sub("\n", page)
-    return _BLANK_RUNS.sub("\n\n", page).strip(" \n")
+
+def traced_page_text(textpage: pdfium.PdfTextPage) -> Traced:
+    """The page's text exactly as the converter writes it, each character with the index of the raw
+    character (in ``textpage.get_text_range()``) it came from: where its glyph box is
+    (``ingest.pdf_boxes``)."""
+    return clean_page_text(textpage, Traced)
+
+
+def clean_page_text(textpage: pdfium.PdfTextPage, kind: type[_T]) -> _T:
+    """The cleaning of a page's raw text, one step list for :class:`Plain` (the converter) and
+    :class:`Traced` (the glyph boxes), so the two texts cannot differ."""
+    raw = textpage.get_text_range()
+    if not raw:
+        return kind.lines("", [], [False])
+    separators = [m.span() for m in _LINE_SPLIT.finditer(raw)]
+    lines = _LINE_SPLIT.split(raw)
+    gaps = _paragraph_gaps(textpage, raw, lines)
+    page = kind.lines(raw, separators, gaps).translate(_CLEAN).nfc()  # a blank line marks a paragraph gap
+    page = page.sub(_SPACES, " ").sub(_LINE_EDGE_SPACES, "\n")
+    return page.sub(_BLANK_RUNS, "\n\n").strip(" \n")
 
 
 def _paragraph_gaps(textpage: pdfium.PdfTextPage, raw: str, lines: list[str]) -> list[bool]:

@@ -1,0 +1,102 @@
+"""A PDF's pages as drawn: the image of a page, the glyph boxes of a citation, the original shown inline.
+
+Scoped like every page (a document outside the user's engagements is a 404). Images and boxes of a
+document's content never change, so they carry an ETag and ``Cache-Control: private, no-cache``: the
+browser keeps them, asks again each time (a member removed from the engagement gets a 404, not the
+copy), and an unchanged answer is a 304 without a body.
+"""
+
+from __future__ import annotations
+
+from django.http import FileResponse, Http404, HttpResponse, HttpResponseNotModified, JsonResponse
+from django.utils.http import parse_etags
+
+from ingest import page_view
+from ingest.page_view import PageImageError
+from reviewer import access
+
+CACHE_CONTROL = "private, no-cache"
+
+
+def page_image(request, document_id: int, number: int, width: int):
+    """The PNG of page ``number`` ``width`` pixels wide (one of ``ingest.page_view.IMAGE_WIDTHS``). A page
+    that cannot be drawn answers 422 with the reason, and the viewer shows the page's text instead."""
+    doc = access.document_for(request.user, document_id)
+    if not page_view.has_page_images(doc) or width not in page_view.IMAGE_WIDTHS:
+        raise Http404("No such page image.")
+    if not 1 <= number <= doc.page_count:
+        raise Http404("No such page.")
+    etag = page_view.image_etag(doc, number, width)
+    if _fresh(request, etag):
+        return _not_modified(etag)
+    for _attempt in range(2):  # the file may be swept away between finding it and opening it
+        try:
+            path = page_view.page_image(doc, number, width)
+            handle = open(path, "rb")  # noqa: SIM115  (FileResponse closes it)
+        except PageImageError as exc:
+            response = HttpResponse(str(exc), status=422, content_type="text/plain; charset=utf-8")
+            response["Cache-Control"] = "private, no-store"
+            return response
+        except FileNotFoundError:
+            continue
+        return _cached(FileResponse(handle, content_type="image/png"), etag)
+    raise Http404("The page image could not be kept.")
+
+
+def citation_boxes(request, document_id: int, citation_id: int):
+    """The rectangles of a citation's glyphs on the PDF's pages, as JSON:
+
+    ``{"document", "citation", "start", "end", "page", "pages": [{"number", "label", "width", "height",
+    "rotation"}], "boxes": [{"page", "x0", "y0", "x1", "y1", "left", "top", "right", "bottom"}]}``;
+    ``x0..y1`` in PDF points (user space, y up, before /Rotate), ``left..bottom`` fractions of the page as
+    shown (crop box and /Rotate applied, y down); see ``ingest.pdf_boxes``. 404 for a document that is
+    not a PDF we keep; 422 (with ``error``) when its original cannot be read."""
+    citation = access.citation_for(request.user, document_id, citation_id)
+    doc = citation.extraction.document
+    if not page_view.has_page_images(doc):
+        raise Http404("This document has no PDF pages.")
+    version = page_view.document_version(doc)
+    etag = f'"{version}-{citation.pk}-{citation.start}-{citation.end}-b{page_view.BOXES_VERSION}"'
+    if _fresh(request, etag):
+        return _not_modified(etag)
+    try:
+        data = page_view.span_boxes_json(doc, citation.start, citation.end)
+    except PageImageError as exc:
+        return JsonResponse({"error": str(exc)}, status=422)
+    payload = {
+        "document": doc.pk,
+        "citation": citation.pk,
+        "start": citation.start,
+        "end": citation.end,
+        "page": citation.page,
+        **data,
+    }
+    return _cached(JsonResponse(payload), etag)
+
+
+def original(request, document_id: int):
+    """The uploaded PDF shown in the browser's own viewer (inline, not a download); the review page links
+    to it with ``#page=N``, which that viewer opens at."""
+    doc = access.document_for(request.user, document_id)
+    if not page_view.has_page_images(doc):
+        raise Http404("This document is not a PDF.")
+    try:
+        handle = doc.file.open("rb")
+    except FileNotFoundError:
+        raise Http404("The stored file is missing.") from None
+    return FileResponse(handle, content_type="application/pdf", filename=doc.original_name)
+
+
+def _fresh(request, etag: str) -> bool:
+    return etag in parse_etags(request.headers.get("If-None-Match", ""))
+
+
+def _not_modified(etag: str) -> HttpResponse:
+    response = HttpResponseNotModified()
+    return _cached(response, etag)
+
+
+def _cached(response, etag: str):
+    response["ETag"] = etag
+    response["Cache-Control"] = CACHE_CONTROL
+    return response
