@@ -9,11 +9,28 @@ from __future__ import annotations
 from dataclasses import dataclass
 from decimal import Decimal
 
-from django.db.models import Count, Q
+from django.db.models import Count, F, Q, Window
+from django.db.models.functions import RowNumber
 
 from bulk.models import BatchItem, BatchJob
 from extraction import run_status
 from extraction.models import ClauseTask, ExtractionRun
+
+
+def number(run: ExtractionRun) -> int:
+    """A bulk run's number in its engagement (1 for its first): run ids are shared with every other run (an
+    upload's extraction, Find a clause, a benchmark), so an id says nothing of the bulk runs before it."""
+    return ExtractionRun.objects.filter(
+        engagement_id=run.engagement_id, mode=ExtractionRun.Mode.BATCH, pk__lte=run.pk
+    ).count()
+
+
+def shown_status(status: str, *, running: int, done: int, failed: int) -> str:
+    """The status shown beside a run's progress, so that the two agree: a run one of whose clause tasks is in
+    progress or finished has started, whatever its row still says (never "queued" beside "1 in progress")."""
+    if status == ExtractionRun.Status.QUEUED and (running or done or failed):
+        return ExtractionRun.Status.RUNNING
+    return status
 
 
 @dataclass
@@ -24,6 +41,14 @@ class RunSummary:
     items: dict  # BatchItem state -> count (anthropic runs)
     documents: int
     clause_types: list
+    number: int  # in its engagement
+
+    @property
+    def status(self) -> str:
+        c = self.counts
+        return shown_status(
+            self.run.status, running=c.get("running", 0), done=c.get("done", 0), failed=c.get("failed", 0)
+        )
 
     @property
     def percent(self) -> int:
@@ -67,7 +92,7 @@ def run_summary(run: ExtractionRun) -> RunSummary:
     tasks = ClauseTask.objects.filter(run=run)
     docs = tasks.values("document_id").distinct().count()
     types = list(tasks.values_list("clause_type__name", flat=True).distinct().order_by("clause_type__name"))
-    return RunSummary(run, run_status.counts(run), jobs, items, docs, types)
+    return RunSummary(run, run_status.counts(run), jobs, items, docs, types, number(run))
 
 
 def document_rows(run: ExtractionRun, limit: int = 200) -> list[dict]:
@@ -111,7 +136,7 @@ def failed_items(run: ExtractionRun, limit: int = 200) -> list[dict]:
 
 
 def bulk_runs(queryset):
-    """Bulk runs with their task counts annotated (for the list)."""
+    """Bulk runs with their task counts and their number in their engagement annotated (for the list)."""
     S = ClauseTask.Status
     return (
         queryset.filter(mode="batch")
@@ -120,7 +145,18 @@ def bulk_runs(queryset):
             n_tasks=Count("tasks", distinct=True),
             n_done=Count("tasks", filter=Q(tasks__status=S.DONE), distinct=True),
             n_failed=Count("tasks", filter=Q(tasks__status=S.FAILED), distinct=True),
+            n_running=Count("tasks", filter=Q(tasks__status=S.RUNNING), distinct=True),
             n_batches=Count("batch_jobs", distinct=True),
+            number=Window(RowNumber(), partition_by=[F("engagement_id")], order_by=F("id").asc()),
         )
         .order_by("-created_at")
     )
+
+
+def listed(queryset, limit: int = 100) -> list[ExtractionRun]:
+    """The latest ``limit`` bulk runs of ``queryset``, each with ``shown_status``."""
+    runs = list(bulk_runs(queryset)[:limit])
+    for r in runs:
+        counts = {k: getattr(r, f"n_{k}") for k in ("running", "done", "failed")}  # annotated by bulk_runs
+        r.shown_status = shown_status(r.status, **counts)
+    return runs

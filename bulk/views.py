@@ -20,7 +20,7 @@ from extraction.models import ExtractionRun
 
 @require_GET
 def run_list(request):
-    runs = progress.bulk_runs(scoped(ExtractionRun.objects.all(), request.user))[:100]
+    runs = progress.listed(scoped(ExtractionRun.objects.all(), request.user))
     return render(request, "bulk/runs.html", {"runs": runs})
 
 
@@ -74,7 +74,9 @@ def start(request, engagement_id: int):
             form.add_error(None, str(exc))
         else:
             messages.success(
-                request, f"Bulk run {run.pk} started: {run.tasks.count()} clause tasks ({run.engine})."
+                request,
+                f"Bulk run {progress.number(run)} of {engagement.name} started: "
+                f"{run.tasks.count()} clause tasks ({run.engine}).",
             )
             return redirect("bulk:run", run_id=run.pk)
     status = 422 if request.method == "POST" else 200

@@ -69,6 +69,7 @@ MIDDLEWARE = [
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
+    "config.uploads.UploadLimitsMiddleware",  # before the CSRF check parses an upload's body
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "reviewer.login.HtmxLoginRequiredMiddleware",  # LoginRequiredMiddleware; htmx: 401 + HX-Redirect
@@ -131,12 +132,19 @@ AUTH_PASSWORD_VALIDATORS = [
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "login"
-# Failed logins allowed per (username, client address) within LOGIN_THROTTLE_WINDOW seconds.
+# Failed logins allowed per (username, client address) within LOGIN_THROTTLE_WINDOW seconds, counted in the
+# database (reviewer.login says why not in the cache).
 LOGIN_THROTTLE_LIMIT = int(os.environ.get("LOGIN_THROTTLE_LIMIT", "5"))
 LOGIN_THROTTLE_WINDOW = int(os.environ.get("LOGIN_THROTTLE_WINDOW", "300"))
+# Failed logins allowed per client address across usernames (password spraying) within the address window;
+# see docs/decisions.md.
+LOGIN_THROTTLE_ADDRESS_LIMIT = int(os.environ.get("LOGIN_THROTTLE_ADDRESS_LIMIT", "20"))
+LOGIN_THROTTLE_ADDRESS_WINDOW = int(os.environ.get("LOGIN_THROTTLE_ADDRESS_WINDOW", "900"))
 # Proxies in front that append to X-Forwarded-For (0: served straight); see config/client_address.py.
 TRUSTED_PROXY_COUNT = int(os.environ.get("TRUSTED_PROXY_COUNT", "0"))
 
+# Sessions in the database, not the Redis cache: signed-in people keep working while Redis is down.
+SESSION_ENGINE = "django.contrib.sessions.backends.db"
 SESSION_COOKIE_HTTPONLY = True
 SESSION_COOKIE_SAMESITE = "Lax"
 CSRF_COOKIE_SAMESITE = "Lax"
@@ -165,11 +173,27 @@ MEDIA_URL = "media/"  # never served directly: downloads go through scoped views
 FILE_UPLOAD_PERMISSIONS = 0o640
 FILE_UPLOAD_DIRECTORY_PERMISSIONS = 0o750
 MAX_UPLOAD_BYTES = int(os.environ.get("MAX_UPLOAD_BYTES", str(100 * 1024 * 1024)))
+# The drawn pages of PDF originals (MEDIA_ROOT/var/page-images) are kept up to this size, least recently used
+# first out (ingest.page_view).
+PAGE_IMAGE_CACHE_BYTES = int(os.environ.get("PAGE_IMAGE_CACHE_BYTES", str(1024 * 1024 * 1024)))
 DATA_UPLOAD_MAX_NUMBER_FILES = int(
     os.environ.get("MAX_UPLOAD_FILES", "200")
 )  # files in one upload (Django: 100)
 DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
 FILE_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
+# Uploads over FILE_UPLOAD_MAX_MEMORY_SIZE are spooled here while they arrive: on the media volume, which the
+# beat shares, so it can remove what a web process killed mid-upload left (config.uploads).
+FILE_UPLOAD_TEMP_DIR = Path(os.environ.get("UPLOAD_TEMP_DIR", MEDIA_ROOT / "upload-tmp"))
+try:
+    FILE_UPLOAD_TEMP_DIR.mkdir(parents=True, exist_ok=True, mode=0o750)
+except OSError:  # a read-only place: Django says so at the first large upload
+    pass
+# Contracts fetched from a URL (ingest.fetch): the size and time limits, the redirects followed, and the
+# hosts allowed to resolve to addresses inside the network (every other host must resolve to public ones).
+URL_FETCH_MAX_BYTES = int(os.environ.get("URL_FETCH_MAX_BYTES", str(MAX_UPLOAD_BYTES)))
+URL_FETCH_TIMEOUT = float(os.environ.get("URL_FETCH_TIMEOUT", "30"))
+URL_FETCH_MAX_REDIRECTS = int(os.environ.get("URL_FETCH_MAX_REDIRECTS", "5"))
+URL_FETCH_ALLOWED_HOSTS = [host.lower() for host in env_list("URL_FETCH_ALLOWED_HOSTS", "")]
 
 # --------------------------------------------------------------------------- cache (Redis)
 CACHES = {
@@ -214,7 +238,21 @@ CELERY_BEAT_SCHEDULE = {
     "bulk-poll-batches": {"task": "bulk.tasks.poll_batches", "schedule": 60.0},
     "fail-abandoned-clause-tasks": {"task": "extraction.tasks.fail_abandoned_tasks", "schedule": 15 * 60},
     "fail-stalled-documents": {"task": "ingest.tasks.fail_stalled_documents", "schedule": 15 * 60},
+    "requeue-unsent-documents": {"task": "ingest.tasks.requeue_unsent_documents", "schedule": 5 * 60},
+    "sweep-upload-temp-files": {"task": "ingest.tasks.sweep_upload_temp_files", "schedule": 3600},
 }
+# Seconds a queued document waits, with no task of its pipeline queued or running, before its pipeline is
+# sent again (its queueing was lost with the process that saved it); see docs/decisions.md.
+REQUEUE_UNSENT_AFTER = int(os.environ.get("REQUEUE_UNSENT_AFTER", "300"))
+# What one document may cost, judged before its costly stages (pages and characters once converted, chunks
+# before embedding); over a limit it fails "too_large", in words naming it. See docs/decisions.md.
+MAX_DOCUMENT_PAGES = int(os.environ.get("MAX_DOCUMENT_PAGES", "10000"))
+MAX_DOCUMENT_CHARS = int(os.environ.get("MAX_DOCUMENT_CHARS", "30000000"))
+MAX_DOCUMENT_CHUNKS = int(os.environ.get("MAX_DOCUMENT_CHUNKS", "20000"))
+# A document of more chunks is embedded and indexed on INGEST_LARGE_QUEUE, which a worker of its own serves
+# (scripts/run_stack.py, docker-compose.yml), so very large documents wait for each other, not every upload.
+LARGE_DOCUMENT_CHUNKS = int(os.environ.get("LARGE_DOCUMENT_CHUNKS", "2000"))
+INGEST_LARGE_QUEUE = os.environ.get("INGEST_LARGE_QUEUE", "large")
 
 # --------------------------------------------------------------------------- product
 ANTHROPIC_API_KEY = os.environ.get("ANTHROPIC_API_KEY", "")

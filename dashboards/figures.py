@@ -23,7 +23,7 @@ from dashboards import conf
 from dashboards.models import BenchmarkOutcome, BenchmarkRun, BenchmarkSet, DashboardSnapshot
 from engagements.models import Engagement
 from extraction.evaluation import stratify
-from extraction.models import Citation, Extraction
+from extraction.models import Citation, Extraction, questions
 from reviewer.models import Review
 
 INVENTED_TEXT_KEEP = 300
@@ -62,7 +62,10 @@ def _first_page():
 
 
 def _extractions(engagement_ids, filters: Filters | None):
-    qs = Extraction.objects.filter(document__engagement_id__in=engagement_ids)
+    """The engagements' clauses (the answers to free questions are not clauses of the catalog)."""
+    qs = Extraction.objects.filter(document__engagement_id__in=engagement_ids).exclude(
+        questions("clause_type")
+    )
     if filters:
         qs = qs.filter(filters.date_range("created_at"))
         if filters.engine:

@@ -12,7 +12,7 @@ from django.core.exceptions import ValidationError
 from django.db import models
 
 from engagements.models import Engagement
-from extraction.catalog import name_key
+from extraction.catalog import QUESTION_PREFIX, name_key
 from ingest.models import Chunk, Document
 
 
@@ -64,6 +64,17 @@ class ClauseType(models.Model):
                     "reactivate it instead."
                 }
             )
+
+
+def questions(path: str = "") -> models.Q:
+    """The free questions asked with Find a clause (``catalog.is_question``: an admin's own type cannot take
+    their names), as a lookup on clause types or, through ``path`` ("clause_type",
+    "extractions__clause_type"), on the rows that have one: a question and its answer are not a clause of
+    the catalog, so clause lists, counts and exports leave them out (``~questions(...)``)."""
+    prefix = f"{path}__" if path else ""
+    return models.Q(
+        **{f"{prefix}source": ClauseType.Source.CUSTOM, f"{prefix}name__startswith": QUESTION_PREFIX}
+    )
 
 
 class ExtractionRun(models.Model):
@@ -149,6 +160,9 @@ class Extraction(models.Model):
     dedupe_key = models.CharField(max_length=64)
     version = models.PositiveIntegerField(default=1)  # bumped when the text is corrected by review
     verification_errors = models.JSONField(default=list, blank=True)
+    # The answers the server refused before this one (``extraction.outcome.refused_attempt``): what each
+    # said and cited, and why it was refused, so the audit trail keeps a retry's first try.
+    refused_attempts = models.JSONField(default=list, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

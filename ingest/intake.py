@@ -9,7 +9,13 @@ scanned, zip bombs...) is found by conversion and
 ends as a failed document (see :mod:`ingest.pipeline`).
 
 The same bytes (sha256) in the same engagement are one document: a second upload returns the
-existing row, stores nothing and queues nothing.
+existing row, stores nothing and queues nothing, unless its processing failed on our side or was never
+sent to the workers (:func:`unsent`), when it is processed again.
+
+The queued row is the outbox of its pipeline: the transaction that queues a document records when and
+what was asked of the workers (``Document.pipeline_queued_at``, ``pipeline_then``), and the queueing itself
+happens on commit. A process that dies between the two leaves a document queued that no task holds;
+:func:`requeue_unsent` (the beat) sends its pipeline again.
 """
 
 from __future__ import annotations
@@ -18,20 +24,24 @@ import hashlib
 import logging
 import os
 from dataclasses import dataclass
+from datetime import timedelta
 from pathlib import Path, PurePath
 from typing import IO
 
+from celery import signature
 from django.conf import settings
 from django.contrib.auth.models import User
 from django.core.files import File
 from django.db import IntegrityError, transaction
 from django.dispatch import Signal
+from django.utils import timezone
 
 from engagements.models import Engagement
 from ingest.convert_errors import ConversionError
 from ingest.models import Document, DocumentStage
 from ingest.pipeline import reset_stages
 from ingest.sniff import OLE_MAGIC, sniff_kind
+from taskstate.models import TaskState
 
 log = logging.getLogger(__name__)
 
@@ -63,6 +73,7 @@ class IntakeResult:
     created: bool  # False: the same bytes were already in the engagement (nothing queued, unless retried)
     replaced: bool = False  # True: an earlier version of the same file name got these bytes
     retried: bool = False  # True: those bytes had failed for a reason of ours, and are processed again
+    unsent: bool = False  # True (with retried): those bytes were queued, but their pipeline never sent
     kept: Document | None = None  # the earlier version that ``replace`` left as it was (see held_elsewhere)
 
 
@@ -76,6 +87,7 @@ def intake_file(
     replace: bool = False,
     enqueue: bool = True,
     then=None,
+    folder: str = "",
 ) -> IntakeResult:
     """Check, store and register one file, and queue its pipeline on commit.
 
@@ -88,8 +100,12 @@ def intake_file(
     ``enqueue=False`` leaves running the pipeline to the caller (``manage.py ingest --wait`` without a
     worker). ``then(document_id)``: a Celery
     signature queued after the pipeline's last stage, whatever became of the document (it checks).
+    ``folder``: where the file was in the archive it came in (``ingest.archive``), kept in its name and
+    title ("folder/contract.pdf", "folder/contract").
     """
     name = PurePath(filename or getattr(source, "name", "") or "upload").name
+    if folder:
+        name = in_folder(folder, name)
     with _open(source) as handle:
         size = _size(handle)
         if size == 0:
@@ -97,8 +113,7 @@ def intake_file(
         if size > settings.MAX_UPLOAD_BYTES:
             raise IntakeError(
                 "too_large",
-                f"“{name}” is {_human(size)}; the limit is {_human(settings.MAX_UPLOAD_BYTES)}. "
-                "Split it or compress its images.",
+                f"“{name}” {over_limit(size, settings.MAX_UPLOAD_BYTES)}. Split it or compress its images.",
             )
         digest, head = _hash(handle)
         _check_kind(handle, head, name, size)
@@ -109,7 +124,11 @@ def intake_file(
             if retry:
                 retry = reprocess(existing, enqueue=enqueue, then=then, only_failed=RETRY_ON_UPLOAD)
                 existing.refresh_from_db()
-            return IntakeResult(existing, created=False, retried=retry)
+                return IntakeResult(existing, created=False, retried=retry)
+            sent = existing.status == Document.Status.QUEUED and requeue(existing, enqueue=enqueue, then=then)
+            if sent:
+                existing.refresh_from_db()
+            return IntakeResult(existing, created=False, retried=sent, unsent=sent)
         if replace:
             earlier = (
                 Document.objects.filter(engagement=engagement, original_name=name)
@@ -158,7 +177,7 @@ def _create(
         original_name=name,
         sha256=digest,
         size_bytes=size,
-        title=PurePath(name).stem[:300],
+        title=name[: len(name) - len(PurePath(name).suffix)][:300],
         doc_type=doc_type,
         doc_type_source=Document.TypeSource.UPLOAD if doc_type else "",
         uploaded_by=uploaded_by,
@@ -204,6 +223,7 @@ def _replace(document: Document, handle, name, digest, size, doc_type, enqueue, 
             progress=0,
             error="",
             error_code="",
+            updated_at=timezone.now(),
             **typed,
         )
         reset_stages(document)
@@ -223,12 +243,68 @@ def reprocess(document: Document, *, enqueue: bool = True, then=None, only_faile
         rows = Document.objects.filter(pk=document.pk)
         if only_failed is not None:
             rows = rows.filter(status=Document.Status.FAILED, error_code__in=only_failed)
-        if not rows.update(status=Document.Status.QUEUED, progress=0, error="", error_code=""):
+        if not rows.update(
+            status=Document.Status.QUEUED, progress=0, error="", error_code="", updated_at=timezone.now()
+        ):
             return False
         reset_stages(document)
         if enqueue:
             _enqueue_on_commit(document.pk, then)
     return True
+
+
+# A task of the pipeline waiting in the queue or running: a queued document with one is not stuck.
+LIVE_TASK_STATES = (TaskState.State.PENDING, TaskState.State.STARTED, TaskState.State.RETRY)
+
+
+def unsent(document: Document) -> bool:
+    """Whether ``document`` is queued, unchanged for ``settings.REQUEUE_UNSENT_AFTER`` seconds since it was
+    last queued, and no task of its pipeline is waiting in the queue or running since then: its queueing was
+    lost (the process died after the commit), or its caller (``ingest --inline``) died before running it.
+    The first stage of a queued document has not started (it sets the document converting), so its first
+    task, ``ingest.convert``, is the one to look for."""
+    asked = max(filter(None, (document.pipeline_queued_at, document.updated_at)))
+    if (
+        document.status != Document.Status.QUEUED
+        or (timezone.now() - asked).total_seconds() < settings.REQUEUE_UNSENT_AFTER
+    ):
+        return False
+    return not TaskState.objects.filter(
+        name="ingest.convert",
+        # what ``before_task_publish`` records of the task's arguments: a list sent in a chain, else a tuple
+        args__in=(f"[{document.pk}]", f"({document.pk},)"),
+        state__in=LIVE_TASK_STATES,
+        queued_at__gte=document.pipeline_queued_at or document.updated_at,
+    ).exists()
+
+
+def requeue(document: Document, *, enqueue: bool = True, then=None) -> bool:
+    """Send the pipeline of a queued document again when it is :func:`unsent`, after ``then`` (or what the
+    upload that queued it asked to run after it). Of two callers at once, the first sends it and the second
+    finds it just queued. True when it was sent here (or, with ``enqueue=False``, left to the caller)."""
+    with transaction.atomic():
+        row = Document.objects.select_for_update().filter(pk=document.pk).first()
+        if row is None or not unsent(row):
+            return False
+        if then is None and row.pipeline_then:
+            then = _stored_then(row.pipeline_then)
+        log.warning("the pipeline of queued document %s was never sent to the workers: sending it", row.pk)
+        Document.objects.filter(pk=row.pk).update(updated_at=timezone.now(), pipeline_queued_at=None)
+        if enqueue:
+            _enqueue_on_commit(row.pk, then)
+    return True
+
+
+def requeue_unsent() -> int:
+    """The beat's sweep of the outbox: send the pipeline of every queued document the workers were asked to
+    run that no task holds (:func:`unsent`). Returns how many were sent."""
+    cutoff = timezone.now() - timedelta(seconds=settings.REQUEUE_UNSENT_AFTER)
+    waiting = Document.objects.filter(status=Document.Status.QUEUED, pipeline_queued_at__lt=cutoff)
+    return sum(requeue(document) for document in waiting.only("pk"))
+
+
+def _stored_then(stored: dict):
+    return lambda document_id: signature(stored)
 
 
 # Sent on commit when a saved document's pipeline is to be queued; arguments ``document_id`` and
@@ -244,6 +320,12 @@ NOT_QUEUED = (
 
 
 def _enqueue_on_commit(document_id: int, then=None) -> None:
+    """Record in the document what the workers are asked (the outbox, read by :func:`requeue_unsent`), and
+    ask them when the transaction commits."""
+    Document.objects.filter(pk=document_id).update(
+        pipeline_queued_at=timezone.now(), pipeline_then=dict(then(document_id)) if then else None
+    )
+
     def send():
         try:
             pipeline_requested.send(Document, document_id=document_id, then=then)
@@ -262,7 +344,7 @@ def _enqueue_on_commit(document_id: int, then=None) -> None:
 def _store(document: Document, handle, name: str) -> None:
     """Save the upload into ``document.file`` (not the row) under :func:`stored_name`; a storage
     failure (a full disk, a file system refusing the name) is refused with words, not a crash."""
-    stored = stored_name(name)
+    stored = stored_name(PurePath(name).name)  # an archive's folders stay in the name shown, not on disk
     handle.seek(0)
     try:
         document.file.save(stored, File(handle, name=stored), save=False)
@@ -270,6 +352,15 @@ def _store(document: Document, handle, name: str) -> None:
         raise IntakeError(
             "storage", f"“{name}” could not be stored on the server ({exc.strerror or exc}). Try again later."
         ) from exc
+
+
+def in_folder(folder: str, name: str, max_chars: int = 300) -> str:
+    """``folder/name`` in at most ``max_chars`` characters (a document's ``original_name``): a long folder
+    path loses its beginning, shown as "…", never the file's own name."""
+    path = f"{folder.strip('/')}/{name}"
+    if len(path) <= max_chars:
+        return path
+    return ("…" + path[len(path) - max_chars + 1 :]) if len(name) < max_chars - 2 else name[-max_chars:]
 
 
 def stored_name(name: str, max_bytes: int = STORED_NAME_BYTES) -> str:
@@ -318,11 +409,21 @@ def _size(handle) -> int:
     return size
 
 
-def _human(size: int) -> str:
+def _human(size: int, decimals: int = 1) -> str:
     for unit, scale in (("GB", 1 << 30), ("MB", 1 << 20), ("KB", 1 << 10)):
         if size >= scale:
-            return f"{size / scale:.1f} {unit}"
+            return f"{size / scale:.{decimals}f} {unit}"
     return f"{size} bytes"
+
+
+def over_limit(size: int, limit: int) -> str:
+    """The words "is <size>; the limit is <limit>", in figures that differ (a file 7 bytes over 100 MB was
+    told "is 100.0 MB; the limit is 100.0 MB"): more decimals while they would read the same, then bytes."""
+    for decimals in (1, 2, 3):
+        said, limit_said = _human(size, decimals), _human(limit, decimals)
+        if said != limit_said:
+            return f"is {said}; the limit is {limit_said}"
+    return f"is {size:,} bytes; the limit is {limit:,} bytes ({_human(limit)})"
 
 
 def _hash(handle) -> tuple[str, bytes]:

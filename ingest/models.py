@@ -8,6 +8,7 @@ from django.conf import settings
 from django.contrib.postgres.indexes import GinIndex
 from django.contrib.postgres.search import SearchVector, SearchVectorField
 from django.db import models
+from django.db.models import Q
 from pgvector.django import HnswIndex, VectorField
 
 from engagements.models import Engagement
@@ -19,6 +20,7 @@ class Document(models.Model):
     ENGAGEMENT_PATH = "engagement"
 
     class Status(models.TextChoices):
+        FETCHING = "fetching"  # a contract from a URL, before its bytes are in (ingest.url_intake)
         QUEUED = "queued"
         CONVERTING = "converting"
         CHUNKING = "chunking"
@@ -39,7 +41,7 @@ class Document(models.Model):
     engagement = models.ForeignKey(Engagement, on_delete=models.CASCADE, related_name="documents")
     file = models.FileField(upload_to="documents/%Y/%m/", max_length=500)
     original_name = models.CharField(max_length=300)
-    sha256 = models.CharField(max_length=64)
+    sha256 = models.CharField(max_length=64, blank=True)  # blank only while the document is being fetched
     size_bytes = models.BigIntegerField(default=0)
     title = models.CharField(max_length=300)
     doc_type = models.CharField(max_length=100, blank=True)
@@ -55,13 +57,23 @@ class Document(models.Model):
     uploaded_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
     )
+    # The outbox of the pipeline (ingest.intake.requeue_unsent): when the workers were last asked to run it,
+    # in the transaction that queued the document (null: its caller runs it), and the Celery signature to run
+    # after it (an upload's "extract when ready"), so a queueing lost with its process can be sent again.
+    pipeline_queued_at = models.DateTimeField(null=True, blank=True, editable=False)
+    pipeline_then = models.JSONField(null=True, blank=True, editable=False)
+    # A contract fetched from a URL (ingest.url_intake): the URL given, and when its bytes arrived.
+    source_url = models.URLField(max_length=2000, blank=True)
+    fetched_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
         ordering = ["title", "id"]
         constraints = [
-            models.UniqueConstraint(fields=["engagement", "sha256"], name="one_document_per_content")
+            models.UniqueConstraint(
+                fields=["engagement", "sha256"], condition=~Q(sha256=""), name="one_document_per_content"
+            )
         ]
         indexes = [models.Index(fields=["engagement", "status"])]
 

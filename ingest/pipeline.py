@@ -19,7 +19,8 @@ Guarantees:
   :data:`MAX_ATTEMPTS` starts (code ``worker_lost``); a stage stopped by Celery's soft time limit, or
   killed at its hard one (:func:`fail_at_time_limit`), fails with code ``timed_out``, in words.
 * A document deleted while one of its stages runs ends that stage quietly (no task recorded failed,
-  no row written back); the stages after it find it gone.
+  no row written back) at the stage's next progress report (:class:`DocumentGone`; the embed stage reports
+  after each group of chunks), not at its end; the stages after it find it gone.
 * Only chunks whose text is new to the embedding cache are embedded (re-ingesting a
   changed version re-embeds only the changed chunks).
 """
@@ -68,6 +69,10 @@ PARKED_ORDINAL = 1_000_000_000  # added to kept chunks' ordinals while they are 
 PROGRESS_INTERVAL_S = 0.5  # at most this often a progress write per stage (plus 100%)
 
 Progress = Callable[[int], None]
+
+
+class DocumentGone(Exception):
+    """The document was deleted while a stage of it ran: the stage stops at its next progress report."""
 
 
 class PipelineFailure(Exception):
@@ -137,6 +142,9 @@ def run_stage(document_id: int, name: str, *, on_progress: Callable[[int], None]
     except PipelineFailure as exc:
         _fail(document, stage, exc.code, exc.message)
         return False
+    except DocumentGone:
+        log.info("document %s was deleted during its %s stage: stopped", document.pk, name)
+        return False
     except SoftTimeLimitExceeded:  # ours, not the file's fault: an upload of the same bytes tries again
         _fail(document, stage, "timed_out", _time_limit_message(name, settings.CELERY_TASK_SOFT_TIME_LIMIT))
         return False
@@ -192,7 +200,8 @@ def fail_stalled() -> int:
     unchanged for ``config.celery.lost_after_s``. Left alone they would show "embedding 40%"
     indefinitely and could not be retried; failed with code ``worker_lost``, an upload of the same
     bytes retries them. A queued document is left alone: it may wait its turn behind a large batch
-    for hours. Returns how many were failed."""
+    for hours (one whose pipeline never reached the workers is sent again, ``intake.requeue_unsent``).
+    Returns how many were failed."""
     cutoff = timezone.now() - timedelta(seconds=lost_after_s())
     stage_of: dict[str, str] = {status: name for name, status in RUNNING.items()}
     failed = 0
@@ -232,13 +241,16 @@ def _time_limit_message(name: str, seconds: int) -> str:
 
 
 class _Reporter:
-    """Percent progress of a running stage, written to its rows at most every half second."""
+    """Percent progress of a running stage, written to its rows at most every half second. Each report is also
+    a checkpoint: the stage of a document deleted meanwhile stops there (:class:`DocumentGone`)."""
 
     def __init__(self, document_id: int, stage_id: int, name: str, callback: Callable[[int], None] | None):
         self.document_id, self.stage_id, self.name, self.callback = document_id, stage_id, name, callback
         self._last = 0.0
 
     def __call__(self, percent: int, detail: str | None = None) -> None:
+        if not Document.objects.filter(pk=self.document_id).exists():  # one indexed look, per group of chunks
+            raise DocumentGone(self.document_id)
         percent = max(0, min(100, int(percent)))
         now = time.monotonic()
         if percent < 100 and now - self._last < PROGRESS_INTERVAL_S:
@@ -301,6 +313,8 @@ def convert_stage(document: Document, report: _Reporter) -> str:
         document.file.path, filename=document.original_name, max_bytes=settings.MAX_UPLOAD_BYTES
     )
     report(90)
+    _within_limit("pages", len(converted.pages), settings.MAX_DOCUMENT_PAGES, "MAX_DOCUMENT_PAGES")
+    _within_limit("characters", len(converted.text), settings.MAX_DOCUMENT_CHARS, "MAX_DOCUMENT_CHARS")
     with transaction.atomic():
         # two deliveries: one after the other
         Document.objects.select_for_update().filter(pk=document.pk).first()
@@ -343,11 +357,29 @@ def chunk_stage(document: Document, report: _Reporter) -> str:
         for n, s, e in Page.objects.filter(document=document).values_list("number", "char_start", "char_end")
     ]
     specs = chunk_document(document.text, pages)
+    _within_limit("chunks", len(specs), settings.MAX_DOCUMENT_CHUNKS, "MAX_DOCUMENT_CHUNKS")
     report(60)
     with transaction.atomic():
         Document.objects.select_for_update().filter(pk=document.pk).first()
         kept, created, removed = _upsert_chunks(document, specs)
     return f"{len(specs)} chunks ({created} new, {kept} kept, {removed} removed)"
+
+
+def _within_limit(what: str, count: int, limit: int, setting: str) -> None:
+    """Refuse a document over one of the limits of what a document may cost, before its costly stages."""
+    if count > limit:
+        raise PipelineFailure(
+            "too_large",
+            f"This document has {count:,} {what}; the limit is {limit:,} {what} (the {setting} setting). "
+            "Split it into parts and upload them.",
+        )
+
+
+def is_large(document_id: int) -> bool:
+    """Whether the document has more chunks than ``settings.LARGE_DOCUMENT_CHUNKS``: its embedding would hold
+    a worker for minutes (ingest.tasks sends its later stages to the queue of large documents)."""
+    limit = settings.LARGE_DOCUMENT_CHUNKS
+    return Chunk.objects.filter(document_id=document_id).values("pk")[: limit + 1].count() > limit
 
 
 def _upsert_chunks(document: Document, specs) -> tuple[int, int, int]:

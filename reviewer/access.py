@@ -13,7 +13,7 @@ from django.http import Http404
 
 from engagements.models import Engagement, Role
 from engagements.scoping import scoped
-from extraction.models import Extraction
+from extraction.models import Citation, Extraction
 from ingest.models import Document
 from reviewer.rows import with_rows as annotate_rows
 
@@ -78,3 +78,13 @@ def extraction_for(
     if with_rows:
         qs = annotate_rows(qs, pages_for=pages_for)
     return _check(_one(qs, pk=extraction_id, document_id=document_id), roles)
+
+
+def citation_for(user: User | AnonymousUser, document_id: int, citation_id: int) -> Citation:
+    """A citation of the document (its clause and document joined, the text left in the database)."""
+    qs = (
+        scoped(Citation.objects.all(), user)
+        .select_related("extraction__document")
+        .defer("extraction__document__text")
+    )
+    return _one(qs, pk=citation_id, extraction__document_id=document_id)

@@ -1,4 +1,5 @@
-"""The clause list of a document (grouped by type) and per-document clause counts."""
+"""The clause list of a document (grouped by type) and per-document clause counts. Free questions asked
+with Find a clause are not clauses: they are listed, and counted, apart (``reviewer.questions``)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from itertools import groupby
 from django.db.models import Count, F, Func, Max, OuterRef, Q, QuerySet, Subquery, TextField, Value
 from django.db.models.functions import MD5, Cast, Concat, Lower, Trim
 
-from extraction.models import ClauseTask, Extraction, ExtractionRun
+from extraction.models import ClauseTask, Extraction, ExtractionRun, questions
 from ingest.models import Document
 from reviewer.models import Review
 from reviewer.states import PENDING, STATE_LABELS
@@ -95,8 +96,8 @@ def _rows(extractions: QuerySet) -> list[Extraction]:
 
 
 def groups(document: Document) -> list[tuple[str, list[Extraction]]]:
-    """[(clause type name, [extractions, repeats folded])] in catalog-name order."""
-    rows = _rows(Extraction.objects.filter(document_id=document.pk))
+    """[(clause type name, [extractions, repeats folded])] in catalog-name order; free questions aside."""
+    rows = _rows(Extraction.objects.filter(document_id=document.pk).exclude(questions("clause_type")))
     return [
         (name, fold_repeats(list(items))) for name, items in groupby(rows, key=lambda r: r.clause_type.name)
     ]
@@ -174,8 +175,8 @@ def counted(documents: QuerySet) -> list:
         output_field=TextField(),
     )
 
-    def n(**where):
-        return Count(answer, filter=Q(**where), distinct=True)
+    def n(**where):  # a free question's answer is not a clause
+        return Count(answer, filter=Q(**where) & ~questions("extractions__clause_type"), distinct=True)
 
     rows = list(
         documents.annotate(

@@ -31,14 +31,20 @@ class MultipleFileField(forms.FileField):
     def clean(self, data, initial=None):
         files = data if isinstance(data, (list, tuple)) else [data]
         files = [f for f in files if f]
-        if not files:
+        if not files and self.required:
             raise forms.ValidationError("Choose at least one file.")
         return files
 
 
 class UploadForm(forms.Form):
     # ignore: the stub types BaseForm.files (the uploads); the metaclass moves a declared field to base_fields
-    files = MultipleFileField(label="Contracts")  # type: ignore[assignment]
+    files = MultipleFileField(label="Contracts", required=False)  # type: ignore[assignment]
+    urls = forms.CharField(
+        label="Contract URLs",
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 3}),
+        help_text="One http or https URL a line; each is fetched by the server, then processed like a file.",
+    )
     doc_type = forms.CharField(label="Document type", required=False, max_length=100)
     extract = forms.BooleanField(
         label="Extract clauses when each contract is ready", required=False, initial=True
@@ -51,6 +57,24 @@ class UploadForm(forms.Form):
             {"list": "doc-types", "placeholder": "e.g. Distributor", "aria-describedby": "doc-type-help"}
         )
         self.max_bytes = settings.MAX_UPLOAD_BYTES
+        self.fields["urls"].widget.attrs.update(
+            {"id": "upload-urls", "placeholder": "https://…", "aria-describedby": "upload-urls-help"}
+        )
+
+    def clean_urls(self) -> list[str]:
+        """The URLs, one a line, each once (each is checked, and refused or fetched, on its own)."""
+        urls = list(dict.fromkeys(line.strip() for line in self.cleaned_data["urls"].splitlines()))
+        urls = [url for url in urls if url]
+        limit = settings.DATA_UPLOAD_MAX_NUMBER_FILES
+        if len(urls) > limit:
+            raise forms.ValidationError(f"At most {limit} URLs at once (these are {len(urls)}).")
+        return urls
+
+    def clean(self):
+        data = super().clean()
+        if not self.errors and not data.get("files") and not data.get("urls"):
+            raise forms.ValidationError("Choose at least one file or paste a URL.")
+        return data
 
 
 class FindForm(forms.Form):

@@ -1,12 +1,14 @@
 """Reviewers' records, append-only: the current state of a clause is derived from its latest review,
 a document's type changes are kept beside the type they replaced, and edits of the clause catalog
-beside the wording they replaced."""
+beside the wording they replaced. Also the sign-in throttle's failed attempts (``LoginFailure``), which are
+not a record: each is kept for the throttle's window only."""
 
 from django.conf import settings
 from django.db import models
 
 from extraction.models import ClauseType, Extraction
 from ingest.models import Document
+from reviewer.states import decision_label
 
 
 class AppendOnlyError(Exception):
@@ -56,6 +58,11 @@ class Review(AppendOnly):
     def __str__(self):
         return f"{self.extraction_id} {self.decision} v{self.extraction_version}"
 
+    @property
+    def decision_label(self) -> str:
+        """The decision in words ("Not in this contract" for the `n` key's correction to not_found)."""
+        return decision_label(self.decision, self.corrected_text, self.get_decision_display())
+
 
 class DocumentTypeChange(AppendOnly):
     """An admin changed a document's type (the managers' accuracy is broken down by it)."""
@@ -79,7 +86,8 @@ class DocumentTypeChange(AppendOnly):
 
 
 class ClauseTypeChange(AppendOnly):
-    """An admin edited a catalog type on the catalog page; the wording it had before is kept."""
+    """An admin edited a catalog type on the catalog page, or retired or reactivated it ({"active": ...});
+    what it had before is kept."""
 
     clause_type = models.ForeignKey(ClauseType, on_delete=models.PROTECT, related_name="changes")
     before = models.JSONField()  # {field: value} of the fields that changed, as they were
@@ -131,3 +139,20 @@ class CaseSummary(AppendOnly):
     def context_label(self) -> str:
         """What Claude read of the document, in words."""
         return self.CONTEXT_LABELS.get(self.context_mode, self.context_mode)
+
+
+class LoginFailure(models.Model):
+    """A failed sign-in, counted by the throttle (``reviewer.login``) while it is in its window."""
+
+    username = models.CharField(max_length=150)  # as typed, lower-cased; need not name a user
+    address = models.CharField(max_length=64)  # the client's, as config.client_address reads it
+    at = models.DateTimeField(db_index=True)
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["address", "at"], name="login_failures_of_address"),
+            models.Index(fields=["username", "address", "at"], name="login_failures_of_user"),
+        ]
+
+    def __str__(self):
+        return f"{self.username} {self.address} {self.at}"

@@ -15,7 +15,7 @@ from django.db.models import QuerySet
 from django.db.models.expressions import RawSQL
 
 from reviewer.models import Review
-from reviewer.states import STATE_LABELS
+from reviewer.states import STATE_LABELS, decision_label
 
 
 @dataclass(frozen=True)
@@ -70,6 +70,11 @@ class ReviewRow:
 
     def get_decision_display(self) -> str:
         return dict(Review.Decision.choices)[self.decision]
+
+    @property
+    def decision_label(self) -> str:
+        """As ``Review.decision_label``."""
+        return decision_label(self.decision, self.corrected_text, self.get_decision_display())
 
     @property
     def label(self) -> str:

@@ -29,7 +29,7 @@ def notice(
     quiet = (now - updated_at).total_seconds()
     if status in Document.TERMINAL or quiet < QUIET_AFTER_S:
         return ""
-    if status == Document.Status.QUEUED:
+    if status in (Document.Status.QUEUED, Document.Status.FETCHING):  # a fetch waits its turn like a stage
         return _waiting(quiet)
     return (
         f"No progress for {in_words(quiet)}. If its worker stopped, the stage starts again by itself "

@@ -8,6 +8,7 @@ from reviewer.views import (
     exports,
     find,
     members,
+    pages,
     review,
     summary,
     upload,
@@ -49,6 +50,15 @@ urlpatterns = [
     path("documents/<int:document_id>/file", engagements.document_file, name="document-file"),
     path("documents/<int:document_id>/clauses/", review.document_clauses, name="document-clauses"),
     path("documents/<int:document_id>/pages/<int:number>/", review.document_page, name="document-page"),
+    path(
+        "documents/<int:document_id>/pages/<int:number>/w<int:width>.png", pages.page_image, name="page-image"
+    ),
+    path(
+        "documents/<int:document_id>/citations/<int:citation_id>/boxes.json",
+        pages.citation_boxes,
+        name="citation-boxes",
+    ),
+    path("documents/<int:document_id>/original.pdf", pages.original, name="document-original"),
     path("documents/<int:document_id>/find/", find.find, name="find"),
     path("documents/<int:document_id>/summary/", summary.summary, name="document-summary"),
     path("documents/<int:document_id>/export.<fmt:fmt>", exports.document_export, name="document-export"),

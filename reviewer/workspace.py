@@ -13,6 +13,8 @@ from django.http import Http404
 from extraction.evaluation.stratify import answer_is_absent
 from extraction.models import Citation, Extraction
 from ingest.models import Document
+from ingest.page_view import has_page_images, page_labels
+from ingest.sections import section_at
 from reviewer import rows as rows_module
 from reviewer import source
 from reviewer.decisions import ClauseState, derive_state
@@ -24,6 +26,9 @@ class ShownPage:
     number: int
     html: str
     estimated: bool
+    label: str = ""  # the page label the PDF prints ("iii"), when it is not the physical number
+    start: int = 0  # absolute offsets into Document.text
+    end: int = 0
 
 
 @dataclass
@@ -39,6 +44,10 @@ class Workspace:
     state: ClauseState | None = None
     history: list = field(default_factory=list)  # Review or reviewer.rows.ReviewRow, newest first
     missing_page: bool = False
+    page_images: bool = False  # a PDF original: its pages can be shown as drawn, with glyph boxes
+    box_citations: list[int] = field(default_factory=list)  # citations whose boxes the page images show
+    citation_section: str = ""  # the heading path the cited quote itself is under
+    citation_label: str = ""  # the printed label of the cited page, when the PDF has one
 
     @property
     def citation_index(self) -> int:
@@ -110,7 +119,7 @@ def build(
     strict: bool = True,
 ) -> Workspace:
     """The workspace for a document, optionally a clause, a citation of it, or a page."""
-    ws = Workspace(document=document, extraction=extraction)
+    ws = Workspace(document=document, extraction=extraction, page_images=has_page_images(document))
     spans: list[source.Span] = []
     lo = hi = page_number or 1
     if extraction is not None:
@@ -131,6 +140,7 @@ def build(
         if ws.citation is not None:
             spans = [source.Span(ws.citation.pk, ws.citation.start, ws.citation.end)]
             lo = hi = ws.citation.page
+            ws.citation_section = section_at(document, ws.citation.start)
         else:
             spans = [source.Span(c.pk, c.start, c.end) for c in ws.citations]  # clipped to the page
     if extraction is not None and ws.citation is None and page_number is None:
@@ -168,11 +178,19 @@ def _load_pages(ws: Workspace, lo: int, hi: int, spans: list[source.Span]) -> No
         shown = {lo}
     ws.page_number = min(shown)
     estimated = ws.document.pages_estimated
+    labels = page_labels(ws.document) if ws.page_images else {}
+    ws.citation_label = labels.get(ws.citation.page, "") if ws.citation is not None else ""
     for p in texts:
         if p.number in shown:
-            ws.pages.append(ShownPage(p.number, source.highlight(p, spans), estimated))
+            html = source.highlight(p, spans)
+            ws.pages.append(ShownPage(p.number, html, estimated, labels.get(p.number, ""), p.start, p.end))
         elif p.number == min(shown) - 1:
             ws.before = {"number": p.number, "text": source.tail(p.text)}
         elif p.number == max(shown) + 1:
             ws.after = {"number": p.number, "text": source.head(p.text)}
     ws.missing_page = not ws.pages
+    if ws.page_images:  # the quote's boxes, or on a page read through, those of the clause's quotes on it
+        touched = [
+            s for s in spans if any(s.start < p.end and p.start < max(s.end, s.start + 1) for p in ws.pages)
+        ]
+        ws.box_citations = [s.citation_id for s in touched]

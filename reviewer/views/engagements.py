@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import PurePath
+
 from django.db.models import Count, F
 from django.http import FileResponse, Http404
 from django.shortcuts import render
@@ -57,4 +59,5 @@ def document_file(request, document_id: int):
         handle = document.file.open("rb")
     except FileNotFoundError:
         raise Http404("The stored file is missing.") from None
-    return FileResponse(handle, as_attachment=True, filename=document.original_name)
+    # a file from an archive is named by its path there ("folder/contract.pdf"): saved as its own name
+    return FileResponse(handle, as_attachment=True, filename=PurePath(document.original_name).name)

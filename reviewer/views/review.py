@@ -13,7 +13,7 @@ from django.urls import reverse
 from django.utils.cache import patch_vary_headers
 
 from ingest.doctype import type_choices
-from reviewer import access, clauses, deletions, workspace
+from reviewer import access, clauses, deletions, questions, workspace
 from reviewer.decisions import CHOOSE, DecisionError, InvalidDecision, StaleDecision, record_decision
 from reviewer.forms import DecisionForm, FindForm
 from reviewer.htmx import is_fragment
@@ -33,11 +33,17 @@ def document(request, document_id: int):
 def document_clauses(request, document_id: int):
     """The clause list alone: polled by the document page while its clauses are being extracted."""
     doc = access.document_for(request.user, document_id)
-    return render(
-        request,
-        "reviewer/_clause_list.html",
-        {"document": doc, "groups": clauses.groups(doc), "extracting": clauses.extracting(doc)},
-    )
+    return render(request, "reviewer/_clause_list.html", {"document": doc, **lists(doc)})
+
+
+def lists(doc) -> dict:
+    """What the clause pane lists: the clauses by type, how many types are still being extracted, and the
+    questions asked (apart: they are not clauses)."""
+    return {
+        "groups": clauses.groups(doc),
+        "extracting": clauses.extracting(doc),
+        "questions": questions.listed(doc),
+    }
 
 
 @server_timing
@@ -135,7 +141,7 @@ def decide(request, document_id: int, extraction_id: int):
             status, error, kind = 400, str(exc), "invalid"
         else:
             if not is_fragment(request):
-                messages.success(request, f"Recorded: {review.get_decision_display().lower()}.")
+                messages.success(request, f"Recorded: {review.decision_label.lower()}.")
                 return redirect(_clause_url(ex, citation_id, page), permanent=False)
     ex = access.extraction_for(
         request.user,
@@ -160,22 +166,27 @@ def decide(request, document_id: int, extraction_id: int):
 
 
 def respond(request, doc, role, ws, *, status=200, extra=None, refresh_item=False):
+    asked = ws.extraction is not None and questions.is_question(ws.extraction)
     context = {
         "document": doc,
         "ws": ws,
         "role": role,
         "can_decide": role in access.DECIDE_ROLES,
         "can_find": role in access.FIND_ROLES,
+        "asked": questions.asked(ws.extraction) if asked else None,  # who asked the question, when
         **(extra or {}),
     }
     if is_fragment(request):
         if context.get("refresh_list"):
-            context["groups"], context["extracting"] = clauses.groups(doc), clauses.extracting(doc)
+            context.update(lists(doc))
         if refresh_item and ws.extraction is not None:
-            context["oob_item"] = clauses.one(ws.extraction.pk)
+            if asked:
+                context["oob_question"] = questions.item(ws.extraction)
+            else:
+                context["oob_item"] = clauses.one(ws.extraction.pk)
         response = render(request, "reviewer/_workspace.html", context, status=status)
     else:
-        context["groups"], context["extracting"] = clauses.groups(doc), clauses.extracting(doc)
+        context.update(lists(doc))
         context["find_form"] = extra.get("find_form") if extra and extra.get("find_form") else FindForm()
         if role == access.ADMIN:
             context["doc_type_choices"] = type_choices(doc.engagement)

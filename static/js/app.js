@@ -30,7 +30,9 @@
     var list = document.getElementById("clause-list");
     if (!bar || !list) { return; }
     bar.hidden = false;
-    var show = currentFilter(), items = Array.prototype.slice.call(list.querySelectorAll(".clause-item"));
+    // answers to free questions are listed apart (.question-item): not clauses, neither counted nor hidden
+    var show = currentFilter();
+    var items = Array.prototype.slice.call(list.querySelectorAll(".clause-item:not(.question-item)"));
     Array.prototype.forEach.call(bar.querySelectorAll("button[data-show]"), function (button) {
       var name = button.getAttribute("data-show");
       button.setAttribute("aria-pressed", name === show ? "true" : "false");
