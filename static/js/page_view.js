@@ -69,7 +69,9 @@
     var zoom = ZOOMS[zoomIndex()], ratio = window.devicePixelRatio || 1;
     figures().forEach(function (figure) {
       if (figure.hidden) { return; }
-      figure.style.width = (zoom * 100) + "%";
+      // a class per zoom level, not an inline width: htmx copies a style attribute when it settles a swap,
+      // which the CSP refuses
+      ZOOMS.forEach(function (z) { figure.classList.toggle("zoom-" + Math.round(z * 100), z === zoom); });
       var need = figure.getBoundingClientRect().width * ratio, width = WIDTHS[WIDTHS.length - 1];
       for (var i = 0; i < WIDTHS.length; i++) { if (WIDTHS[i] >= need) { width = WIDTHS[i]; break; } }
       var img = figure.querySelector("img"), src = figure.getAttribute("data-src").replace(/w\d+\.png$/, "w" + width + ".png");

@@ -136,6 +136,14 @@ def test_a_clause_shows_its_page_with_the_quote_boxed_zoom_and_next_citation(
     s.page.keyboard.press("v")
     assert figure.is_visible() and not mark.is_visible()
 
+    # the clause chosen again, zoomed: htmx swaps the page view in place and settles it without an
+    # inline style, which the CSP would refuse (the fixture fails the test on any console error)
+    s.page.click("#zoom-in")
+    s.page.click(f'#clause-list [data-extraction-id="{ex.pk}"]')
+    figure = wait_for_page(s, first.page)
+    s.settle()
+    assert "zoom-150" in (figure.get_attribute("class") or "")
+
 
 def test_a_quote_across_a_page_break_is_boxed_on_both_pages(signed_in, auditor, pdf_contract):
     s = signed_in(auditor)
