@@ -12,7 +12,7 @@ engine) never touch the ORM.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from functools import cached_property
 
 from ingest.blocks import furniture_spans
@@ -72,17 +72,8 @@ def chunk_view(row) -> ChunkSpec:
     )
 
 
-CHUNK_FIELDS = (
-    "chunk_id",
-    "ordinal",
-    "text",
-    "char_start",
-    "char_end",
-    "page_start",
-    "page_end",
-    "paragraph",
-    "section",
-)
+# the columns of a chunk row that make its ChunkSpec, in the record's order
+CHUNK_FIELDS = tuple(f.name for f in fields(ChunkSpec))
 
 
 def load_document(document) -> DocumentView:
