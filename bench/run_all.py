@@ -24,6 +24,7 @@ RESULTS = HERE / "results"
 QUICK_ARGS = {
     "bench_bulk": ["--docs", "20", "--lines", "2000", "--cuad-limit", "2", "--workers", "1"],
     "bench_chunking": ["--sample", "3", "--every", "30", "--repeat", "1"],
+    "bench_claude_ceiling": ["--limit", "2", "--lenient"],
     "bench_demo": ["--pages", "50", "--repeat", "1"],
     "bench_embeddings": ["--chunks", "64", "--docs", "3"],
     "bench_export": ["--docs", "5", "20"],
