@@ -22,11 +22,13 @@ $(STAMP): pyproject.toml
 	$(PIP) install -q -e '.[test]'
 	touch $(STAMP)
 
-# Debian's Chromium for the browser tests (Playwright cannot download browsers here).
+# Debian's Chromium for the browser tests (Playwright cannot download browsers here), and the DejaVu font
+# the page-box tests draw a ligature with.
 browser:
-	@if [ ! -x /usr/bin/chromium ]; then \
+	@if [ ! -x /usr/bin/chromium ] || [ ! -f /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf ]; then \
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
-	  $$SUDO apt-get update -q && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -q chromium chromium-driver; \
+	  $$SUDO apt-get update -q && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -q \
+	    chromium chromium-driver fonts-dejavu-core; \
 	fi
 
 run: setup
@@ -44,7 +46,7 @@ lint: setup
 
 # Starts no service: a test here that reaches the database or Redis fails (tests/unit/conftest.py). The URLs
 # are emptied so that holds even with an external DATABASE_URL / REDIS_URL in the environment.
-test-fast: setup
+test-fast: setup browser
 	DATABASE_URL= REDIS_URL= $(PY) -m pytest tests/unit --durations=5 $(PYTEST_ARGS)
 
 bench: setup
