@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import math
 import os
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -50,6 +51,16 @@ def percentiles(samples_ms: list[float]) -> dict:
         "max_ms": round(ordered[-1], 2),
         "n": len(ordered),
     }
+
+
+def timed_repeats(run, repeat: int) -> tuple[dict, object]:
+    """``run()`` ``repeat`` times: the percentiles of its wall time and its last result."""
+    samples, result = [], None
+    for _ in range(repeat):
+        started = time.perf_counter()
+        result = run()
+        samples.append((time.perf_counter() - started) * 1000)
+    return percentiles(samples), result
 
 
 def ratio(numerator: float | None, denominator: float | None, digits: int = 2) -> float | None:

@@ -18,13 +18,12 @@ import argparse
 import json
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench._django import percentiles, speedup  # noqa: E402
+from bench._django import speedup, timed_repeats  # noqa: E402
 
 
 def page_texts(path: Path) -> list[str]:
@@ -54,15 +53,6 @@ def plain_pdf(path: Path, texts: list[str]) -> int:
     return pdf.page
 
 
-def timed(run, repeat: int) -> tuple[dict, object]:
-    samples, result = [], None
-    for _ in range(repeat):
-        started = time.perf_counter()
-        result = run()
-        samples.append((time.perf_counter() - started) * 1000)
-    return percentiles(samples), result
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pages", type=int, default=200)
@@ -73,9 +63,11 @@ def main() -> None:
 
     with tempfile.TemporaryDirectory() as folder:
         contract, plain = Path(folder) / "contract.pdf", Path(folder) / "plain.pdf"
-        generator, truth = timed(lambda: make_contract_pdf(contract, pages=args.pages, seed=0), args.repeat)
+        generator, truth = timed_repeats(
+            lambda: make_contract_pdf(contract, pages=args.pages, seed=0), args.repeat
+        )
         texts = page_texts(contract)
-        baseline, plain_pages = timed(lambda: plain_pdf(plain, texts), args.repeat)
+        baseline, plain_pages = timed_repeats(lambda: plain_pdf(plain, texts), args.repeat)
     print(
         json.dumps(
             {

@@ -22,13 +22,12 @@ import random
 import re
 import sys
 import textwrap
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench._django import percentiles, ratio  # noqa: E402
+from bench._django import ratio, timed_repeats  # noqa: E402
 
 
 def document(pages: int, seed: int = 0) -> list[str]:
@@ -61,15 +60,6 @@ def citations(chunks, count: int, seed: int = 0) -> list[dict]:
     raise SystemExit(f"{len(cited)} distinct sentences found, not {count}: give more --pages")
 
 
-def timed(run, repeat: int) -> tuple[dict, object]:
-    samples, result = [], None
-    for _ in range(repeat):
-        started = time.perf_counter()
-        result = run()
-        samples.append((time.perf_counter() - started) * 1000)
-    return percentiles(samples), result
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pages", type=int, default=50)
@@ -92,10 +82,10 @@ def main() -> None:
             1 for c in cited if by_id[c["chunk_id"]].text.find(c["quote"]) >= 0 or text.find(c["quote"]) >= 0
         )
 
-    verifier, result = timed(
+    verifier, result = timed_repeats(
         lambda: verify_extraction(cited, by_id, pages, clause_text, document_text=text), args.repeat
     )
-    baseline, found_exact = timed(exact_find, args.repeat)
+    baseline, found_exact = timed_repeats(exact_find, args.repeat)
     verified = {" ".join(v.quote.split()) for v in result.citations}
     print(
         json.dumps(

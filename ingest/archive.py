@@ -34,7 +34,7 @@ from django.contrib.auth.models import User
 
 from engagements.models import Engagement
 from ingest.convert_errors import ConversionError
-from ingest.intake import IntakeError, IntakeResult, _open, _size, intake_file, over_limit
+from ingest.intake import IntakeError, IntakeResult, intake_file, open_upload, over_limit, upload_size
 from ingest.sniff import ZIP_READ_ERRORS, check_zip_safety, content_kind
 
 READ_BLOCK = 1024 * 1024
@@ -57,10 +57,10 @@ def is_archive(source) -> bool:
     """Whether ``source`` (a path or a binary file) is a ZIP of files rather than an Office file or EPUB
     (those are ZIPs too, and are documents themselves). A file over the upload limit is not looked into:
     :func:`ingest.intake.intake_file` refuses it by its size."""
-    with _open(source) as handle:
+    with open_upload(source) as handle:
         head = handle.read(4)
         handle.seek(0)
-        if not head.startswith(_ZIP_MAGIC) or _size(handle) > settings.MAX_UPLOAD_BYTES:
+        if not head.startswith(_ZIP_MAGIC) or upload_size(handle) > settings.MAX_UPLOAD_BYTES:
             return False
         data = handle.read()
         handle.seek(0)
@@ -80,8 +80,8 @@ def intake_archive(
     """Take every file of the archive ``source`` in as a document (see the module doc); one entry per
     member, in the archive's order. Raises :class:`IntakeError` when the archive is refused whole."""
     name = PurePath(filename or getattr(source, "name", "") or "upload.zip").name
-    with _open(source) as handle:
-        size = _size(handle)
+    with open_upload(source) as handle:
+        size = upload_size(handle)
         if size > settings.MAX_UPLOAD_BYTES:
             raise IntakeError(
                 "too_large",

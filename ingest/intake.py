@@ -106,8 +106,8 @@ def intake_file(
     name = PurePath(filename or getattr(source, "name", "") or "upload").name
     if folder:
         name = in_folder(folder, name)
-    with _open(source) as handle:
-        size = _size(handle)
+    with open_upload(source) as handle:
+        size = upload_size(handle)
         if size == 0:
             raise IntakeError("empty", f"“{name}” is empty.")
         if size > settings.MAX_UPLOAD_BYTES:
@@ -115,8 +115,8 @@ def intake_file(
                 "too_large",
                 f"“{name}” {over_limit(size, settings.MAX_UPLOAD_BYTES)}. Split it or compress its images.",
             )
-        digest, head = _hash(handle)
-        _check_kind(handle, head, name, size)
+        digest, head = file_sha256(handle)
+        check_kind(handle, head, name, size)
 
         existing = Document.objects.filter(engagement=engagement, sha256=digest).first()
         if existing is not None:
@@ -183,7 +183,7 @@ def _create(
         uploaded_by=uploaded_by,
         status=Document.Status.QUEUED,
     )
-    _store(document, handle, name)
+    store_file(document, handle, name)
     try:
         with transaction.atomic():
             document.save()
@@ -191,7 +191,7 @@ def _create(
                 [DocumentStage(document=document, name=stage) for stage in DocumentStage.Name.values]
             )
             if enqueue:
-                _enqueue_on_commit(document.pk, then)
+                enqueue_on_commit(document.pk, then)
     except IntegrityError:
         # Someone stored the same bytes in the same engagement a moment ago.
         document.file.delete(save=False)
@@ -213,7 +213,7 @@ def _replace(document: Document, handle, name, digest, size, doc_type, enqueue, 
         typed = {"doc_type": "", "doc_type_source": ""}  # the new file's type is read (or asked) again
     else:
         typed = {}
-    _store(document, handle, name)
+    store_file(document, handle, name)
     with transaction.atomic():
         Document.objects.filter(pk=document.pk).update(
             file=document.file.name,
@@ -228,7 +228,7 @@ def _replace(document: Document, handle, name, digest, size, doc_type, enqueue, 
         )
         reset_stages(document)
         if enqueue:
-            _enqueue_on_commit(document.pk, then)
+            enqueue_on_commit(document.pk, then)
     if old_file and old_file != document.file.name:
         document.file.storage.delete(old_file)
     document.refresh_from_db()
@@ -249,7 +249,7 @@ def reprocess(document: Document, *, enqueue: bool = True, then=None, only_faile
             return False
         reset_stages(document)
         if enqueue:
-            _enqueue_on_commit(document.pk, then)
+            enqueue_on_commit(document.pk, then)
     return True
 
 
@@ -291,7 +291,7 @@ def requeue(document: Document, *, enqueue: bool = True, then=None) -> bool:
         log.warning("the pipeline of queued document %s was never sent to the workers: sending it", row.pk)
         Document.objects.filter(pk=row.pk).update(updated_at=timezone.now(), pipeline_queued_at=None)
         if enqueue:
-            _enqueue_on_commit(row.pk, then)
+            enqueue_on_commit(row.pk, then)
     return True
 
 
@@ -319,7 +319,7 @@ NOT_QUEUED = (
 )
 
 
-def _enqueue_on_commit(document_id: int, then=None) -> None:
+def enqueue_on_commit(document_id: int, then=None) -> None:
     """Record in the document what the workers are asked (the outbox, read by :func:`requeue_unsent`), and
     ask them when the transaction commits."""
     Document.objects.filter(pk=document_id).update(
@@ -341,7 +341,7 @@ def _enqueue_on_commit(document_id: int, then=None) -> None:
 # --------------------------------------------------------------------------- file helpers
 
 
-def _store(document: Document, handle, name: str) -> None:
+def store_file(document: Document, handle, name: str) -> None:
     """Save the upload into ``document.file`` (not the row) under :func:`stored_name`; a storage
     failure (a full disk, a file system refusing the name) is refused with words, not a crash."""
     stored = stored_name(PurePath(name).name)  # an archive's folders stay in the name shown, not on disk
@@ -377,7 +377,7 @@ def stored_name(name: str, max_bytes: int = STORED_NAME_BYTES) -> str:
     return (stem or "upload") + suffix
 
 
-class _open:
+class open_upload:
     """A binary, seekable handle on ``source`` (path or file object); closes only what it opened."""
 
     def __init__(self, source):
@@ -399,7 +399,7 @@ class _open:
             self.opened.close()
 
 
-def _size(handle) -> int:
+def upload_size(handle) -> int:
     size = getattr(handle, "size", None)
     if isinstance(size, int):
         return size
@@ -426,7 +426,7 @@ def over_limit(size: int, limit: int) -> str:
     return f"is {size:,} bytes; the limit is {limit:,} bytes ({_human(limit)})"
 
 
-def _hash(handle) -> tuple[str, bytes]:
+def file_sha256(handle) -> tuple[str, bytes]:
     handle.seek(0)
     digest = hashlib.sha256()
     head = b""
@@ -437,7 +437,7 @@ def _hash(handle) -> tuple[str, bytes]:
     return digest.hexdigest(), head
 
 
-def _check_kind(handle, head: bytes, name: str, size: int) -> str:
+def check_kind(handle, head: bytes, name: str, size: int) -> str:
     """The kind the bytes are (ZIP and compound files are read whole: their directory is at the
     end, or anywhere, and says whether the file is a document or a password-protected one)."""
     data = head

@@ -36,12 +36,12 @@ from ingest.intake import (
     RETRY_ON_UPLOAD,
     IntakeError,
     IntakeResult,
-    _check_kind,
-    _enqueue_on_commit,
-    _hash,
-    _store,
+    check_kind,
+    enqueue_on_commit,
+    file_sha256,
     over_limit,
     reprocess,
+    store_file,
 )
 from ingest.models import Document, DocumentStage
 
@@ -185,9 +185,9 @@ def _take_in(document: Document, fetched: Fetched, enqueue: bool, then) -> bool:
             raise IntakeError("empty", "The URL answered with an empty file.")
         if size > settings.MAX_UPLOAD_BYTES:
             raise IntakeError("too_large", f"The file {over_limit(size, settings.MAX_UPLOAD_BYTES)}.")
-        digest, head = _hash(handle)
+        digest, head = file_sha256(handle)
         name = _name(fetched, handle, head)
-        _check_kind(handle, head, name, size)
+        check_kind(handle, head, name, size)
     except IntakeError as exc:
         _fail(document, exc.code, exc.message)
         return False
@@ -201,7 +201,7 @@ def _take_in(document: Document, fetched: Fetched, enqueue: bool, then) -> bool:
             reprocess(existing, enqueue=enqueue, then=then, only_failed=RETRY_ON_UPLOAD)
         _fail(document, "duplicate", _duplicate(existing))
         return False
-    _store(document, handle, name)
+    store_file(document, handle, name)
     stored = document.file.name
     now = timezone.now()
     try:
@@ -218,7 +218,7 @@ def _take_in(document: Document, fetched: Fetched, enqueue: bool, then) -> bool:
                 updated_at=now,
             )
             if taken and enqueue:
-                _enqueue_on_commit(document.pk, then)
+                enqueue_on_commit(document.pk, then)
     except IntegrityError:  # an upload stored the same bytes in the engagement a moment ago
         document.file.storage.delete(stored)
         existing = Document.objects.filter(engagement_id=document.engagement_id, sha256=digest).first()
@@ -237,7 +237,7 @@ def _name(fetched: Fetched, handle, head: bytes) -> str:
     given = fetched.filename or urlsplit(fetched.url).hostname or "download"
     stem, suffix = given[: len(given) - len(PurePath(given).suffix)] or given, PurePath(given).suffix.lower()
     try:
-        kind = _check_kind(handle, head, "", fetched.size)  # by the bytes alone
+        kind = check_kind(handle, head, "", fetched.size)  # by the bytes alone
     except IntakeError:
         return stem
     if kind == "text" and fetched.content_type in _HTML_TYPES:

@@ -608,7 +608,7 @@ def test_two_uploads_at_once_of_bytes_that_failed_on_our_side_process_them_once(
     Document.objects.filter(pk=document.pk).update(status="failed", error_code="worker_lost")
     queued = []
     monkeypatch.setattr(
-        intake, "_enqueue_on_commit", lambda document_id, then=None: queued.append(document_id)
+        intake, "enqueue_on_commit", lambda document_id, then=None: queued.append(document_id)
     )
     both_found_it_failed = threading.Barrier(2, timeout=3)
     real_reprocess = intake.reprocess

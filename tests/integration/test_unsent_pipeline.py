@@ -122,6 +122,6 @@ def test_two_uploads_at_once_of_a_stuck_document_send_it_once(engagement, tmp_pa
     lost = _lost_on_the_way(monkeypatch, engagement, truth.path)
     _long_ago(lost, settings)
     sent = []
-    monkeypatch.setattr(intake, "_enqueue_on_commit", lambda document_id, then=None: sent.append(document_id))
+    monkeypatch.setattr(intake, "enqueue_on_commit", lambda document_id, then=None: sent.append(document_id))
     results, errors = twice_at_once(lambda: intake_file(engagement, truth.path, filename="paper.md"))
     assert errors == [] and sorted(r.retried for r in results) == [False, True] and sent == [lost.pk]

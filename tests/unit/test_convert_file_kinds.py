@@ -95,9 +95,9 @@ def test_a_password_protected_office_file_is_encrypted_not_legacy(tmp_path, name
 
 
 def test_intake_reads_a_whole_compound_file_to_find_its_encryption():
-    from ingest.intake import SNIFF_BYTES, IntakeError, _check_kind
+    from ingest.intake import SNIFF_BYTES, IntakeError, check_kind
 
     locked = cfb("Root Entry", "EncryptionInfo", "EncryptedPackage", filler=SNIFF_BYTES + 4096)
     with pytest.raises(IntakeError) as caught:
-        _check_kind(io.BytesIO(locked), locked[:SNIFF_BYTES], "NDA.docx", len(locked))
+        check_kind(io.BytesIO(locked), locked[:SNIFF_BYTES], "NDA.docx", len(locked))
     assert caught.value.code == "encrypted" and "NDA.docx" in caught.value.message
