@@ -259,9 +259,16 @@ def json_chunks(records: Iterable[dict], **meta: Any) -> Iterator[bytes]:
     return _in_pieces(parts())
 
 
-def write_xlsx(records: Iterable[dict], file: IO[bytes]) -> None:
-    """The sheet, written row by row (openpyxl's write-only mode) into ``file``."""
+def write_xlsx(
+    records: Iterable[dict], file: IO[bytes], *, before: Iterable[tuple[str, Iterable[list]]] = ()
+) -> None:
+    """The sheet, written row by row (openpyxl's write-only mode) into ``file``; ``before``: sheets written
+    ahead of it, each (title, rows of cell values), their texts kept as the clauses sheet keeps them."""
     wb = Workbook(write_only=True)
+    for title, rows in before:
+        sheet = wb.create_sheet(title)
+        for values in rows:
+            sheet.append([_xlsx_cell(sheet, v) for v in values])
     ws = wb.create_sheet("clauses")
     ws.append(list(COLUMNS))
     for record in records:

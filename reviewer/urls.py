@@ -2,14 +2,17 @@ from django.urls import path, register_converter
 
 from reviewer.views import (
     catalog,
+    compare,
     deletion,
     doc_type,
     engagements,
     exports,
     find,
+    grid,
     members,
     pages,
     review,
+    search,
     summary,
     upload,
 )
@@ -38,6 +41,20 @@ urlpatterns = [
         name="engagement-documents",
     ),
     path("engagements/<int:engagement_id>/upload/", upload.upload, name="engagement-upload"),
+    path("engagements/<int:engagement_id>/grid/", grid.grid, name="engagement-grid"),
+    path("engagements/<int:engagement_id>/grid.xlsx", grid.grid_export, name="engagement-grid-export"),
+    path("engagements/<int:engagement_id>/compare/", compare.compare_page, name="engagement-compare"),
+    path(
+        "engagements/<int:engagement_id>/compare/<int:type_id>/",
+        compare.compare_page,
+        name="engagement-compare-type",
+    ),
+    path(
+        "engagements/<int:engagement_id>/compare/<int:type_id>/accept/",
+        compare.accept_group,
+        name="compare-accept",
+    ),
+    path("engagements/<int:engagement_id>/search/", search.search_page, name="engagement-search"),
     path("engagements/<int:engagement_id>/members/", members.members, name="engagement-members"),
     path(
         "engagements/<int:engagement_id>/export.<fmt:fmt>",

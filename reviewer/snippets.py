@@ -1,0 +1,46 @@
+"""A search hit's snippet: a window of a chunk's text around the query's words, escaped, the words marked.
+Pure (plain strings in, HTML out).
+
+A word of the text is marked when it begins with a query word's stem (its first letters, at most
+``STEM_LETTERS`` of them: "terminate" marks "termination" and "terminated"), so the marks follow the
+full-text side's English stems closely enough for a reader's eye without asking the database.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+
+STEM_LETTERS = 6
+MIN_WORD = 3  # shorter query words ("of", "to") are not marked
+WINDOW = 280  # characters of the text a snippet shows
+_WORD = re.compile(r"\w+")
+
+
+def stems(query: str) -> list[str]:
+    """The query's word stems that the snippet marks, longest first."""
+    words = {w.casefold()[:STEM_LETTERS] for w in _WORD.findall(query) if len(w) >= MIN_WORD}
+    return sorted(words, key=lambda w: (-len(w), w))
+
+
+def snippet(text: str, query: str, window: int = WINDOW) -> str:
+    """Escaped HTML: about ``window`` characters of ``text`` centred on its first marked word, with "…" where
+    it is cut, each word that begins with a stem of ``query`` in ``<mark>``."""
+    text = " ".join(text.split())
+    marks = stems(query)
+    spans = [m.span() for m in _WORD.finditer(text) if any(m.group().casefold().startswith(s) for s in marks)]
+    first = spans[0][0] if spans else 0
+    start = max(0, min(first - window // 3, len(text) - window))
+    end = min(len(text), start + window)
+    if start > 0:  # a whole word first
+        space = text.find(" ", start)
+        start = space + 1 if 0 <= space < first else start
+    out, at = [], start
+    for s, e in spans:
+        if s < start or e > end:
+            continue
+        out.append(html.escape(text[at:s]))
+        out.append(f"<mark>{html.escape(text[s:e])}</mark>")
+        at = e
+    out.append(html.escape(text[at:end]))
+    return ("…" if start > 0 else "") + "".join(out) + ("…" if end < len(text) else "")

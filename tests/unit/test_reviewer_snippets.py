@@ -1,0 +1,22 @@
+"""A search hit's snippet (reviewer.snippets): a window around the query's words, escaped, the words marked."""
+
+from __future__ import annotations
+
+from reviewer.snippets import snippet
+
+
+def test_marks_words_that_begin_with_a_query_stem():
+    html = snippet("Either party may terminate; termination takes effect.", "terminate the contract")
+    assert html == "Either party may <mark>terminate</mark>; <mark>termination</mark> takes effect."
+
+
+def test_a_long_text_is_cut_around_the_first_match():
+    text = "lorem ipsum " * 100 + "the laws of Delaware govern" + " dolor sit" * 100
+    html = snippet(text, "Delaware", window=80)
+    assert html.startswith("…") and html.endswith("…")
+    assert "<mark>Delaware</mark>" in html and len(html) < 140
+
+
+def test_contract_text_is_escaped():
+    html = snippet('<script>alert("x")</script> Delaware', "delaware")
+    assert "<script>" not in html and "&lt;script&gt;" in html and "<mark>Delaware</mark>" in html
