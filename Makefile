@@ -10,7 +10,7 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: setup run test test-fast lint bench browser stop clean
+.PHONY: setup run test test-fast lint bench browser ocr stop clean
 
 setup: $(STAMP)
 
@@ -31,12 +31,21 @@ browser:
 	    chromium chromium-driver fonts-dejavu-core; \
 	fi
 
-run: setup
+# Debian's Tesseract and its English data: the worker OCRs the pages of a scan that have no text layer
+# (ingest.ocr); other languages (OCR_LANGUAGES) need their tesseract-ocr-<lang> package.
+ocr:
+	@if ! tesseract --list-langs 2>/dev/null | grep -qx eng; then \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -q && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -q \
+	    tesseract-ocr tesseract-ocr-eng; \
+	fi
+
+run: setup ocr
 	$(PY) scripts/run_stack.py
 
 # The style and the types first (ruff owns the layout and the lint rules, mypy with django-stubs the
 # types), then the whole suite; --durations prints the slowest tests at the end of the run.
-test: setup browser lint
+test: setup browser ocr lint
 	$(PY) -m pytest --durations=15 $(PYTEST_ARGS)
 
 lint: setup
@@ -46,10 +55,10 @@ lint: setup
 
 # Starts no service: a test here that reaches the database or Redis fails (tests/unit/conftest.py). The URLs
 # are emptied so that holds even with an external DATABASE_URL / REDIS_URL in the environment.
-test-fast: setup browser
+test-fast: setup browser ocr
 	DATABASE_URL= REDIS_URL= $(PY) -m pytest tests/unit --durations=5 $(PYTEST_ARGS)
 
-bench: setup
+bench: setup ocr
 	$(PY) -m bench.run_all
 
 stop:

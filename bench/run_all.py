@@ -30,6 +30,7 @@ QUICK_ARGS = {
     "bench_export": ["--docs", "5", "20"],
     "bench_extraction": ["--docs", "1"],
     "bench_ingest": ["--pages", "30"],
+    "bench_ocr": ["--pages", "20"],
     "bench_page_images": ["--pages", "30", "--samples", "10"],
     "bench_retrieval": ["--docs", "3"],
     "bench_review_fragment": [
@@ -44,6 +45,8 @@ QUICK_ARGS = {
         "--think-ms",
         "0",
     ],
+    "bench_grid": ["--docs", "100", "--repeat", "5"],
+    "bench_search_engagement": ["--chunks", "50000", "--docs", "100", "--subset", "20", "--repeat", "5"],
     "bench_source_tables": ["--rows", "2000", "--repeat", "5"],
     "bench_search": [
         "--one-doc",

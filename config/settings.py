@@ -254,6 +254,11 @@ MAX_DOCUMENT_CHUNKS = int(os.environ.get("MAX_DOCUMENT_CHUNKS", "20000"))
 LARGE_DOCUMENT_CHUNKS = int(os.environ.get("LARGE_DOCUMENT_CHUNKS", "2000"))
 INGEST_LARGE_QUEUE = os.environ.get("INGEST_LARGE_QUEUE", "large")
 
+# OCR of scanned PDF pages (ingest.ocr, Tesseract): its languages, "+"-joined Tesseract names ("eng+deu"; each
+# needs its Debian tesseract-ocr-<lang> package), and how many pages one worker reads at once (0: its cores).
+OCR_LANGUAGES = os.environ.get("OCR_LANGUAGES", "eng")
+OCR_WORKERS = int(os.environ.get("OCR_WORKERS", "0"))
+
 # --------------------------------------------------------------------------- product
 ANTHROPIC_API_KEY = os.environ.get("ANTHROPIC_API_KEY", "")
 EXTRACTION_ENGINE = os.environ.get("EXTRACTION_ENGINE", "auto")  # auto | anthropic | offline

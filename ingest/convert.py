@@ -10,7 +10,9 @@ are rewritten first (:mod:`ingest.docx_prep`, :mod:`ingest.pptx_prep`) so that n
 
 The result's ``text`` joins pages with ``"\\f"``; ``pages`` says where each page is:
 
-* PDF: physical pages, exact (one pdfium text page per PDF page).
+* PDF: physical pages, exact (one pdfium text page per PDF page). A page without a usable text layer
+  (a scan, or a layer of junk glyphs) is read by OCR (:mod:`ingest.ocr`); its text takes the place
+  of the layer's, and ``ocr`` keeps its confidence and word boxes.
 * PPTX: one page per slide (MarkItDown's ``<!-- Slide number: N -->`` markers, removed; slide text
   that looks like one stays text, and automatic numbers are written into the text, see
   :mod:`ingest.pptx_prep`).
@@ -45,13 +47,20 @@ from ingest.charsets import decode_html, decode_text
 from ingest.convert_errors import CODES, ConversionError
 from ingest.docx_prep import HIDDEN_TEXT_WARNING, prepare_docx
 from ingest.html_body import WholeHtmlConverter
+from ingest.ocr import OcrOptions, OcrPage, PageDone, read_pages
 from ingest.office_converters import (
     DocxTablesConverter,
     EpubChaptersConverter,
     PptxTablesConverter,
 )
 from ingest.pages import PageSpan, estimate_pages, join_pages
-from ingest.pdf_pages import PageAwarePdfConverter, PagedConverterResult
+from ingest.pdf_pages import (
+    MIN_TEXT_CHARS_PER_PAGE,
+    PageAwarePdfConverter,
+    PagedConverterResult,
+    load_page,
+    open_with_forms,
+)
 from ingest.pptx_prep import prepare_pptx, unescape
 from ingest.sniff import TEXT_KINDS, ZIP_KINDS, check_zip_safety, sniff_kind
 from ingest.xlsx import sheet_pages
@@ -148,6 +157,7 @@ class Converted:
     pages_estimated: bool
     kind: str  # pdf | docx | xlsx | pptx | epub | html | markdown | text
     warnings: list[str] = field(default_factory=list)  # things a reviewer should know
+    ocr: dict[int, OcrPage] = field(default_factory=dict)  # the pages read by OCR, by number
 
 
 class _SniffedMarkItDown(MarkItDown):
@@ -183,11 +193,21 @@ def markitdown_instance() -> MarkItDown:
     return _markitdown
 
 
-def convert_file(path: Path, *, filename: str | None = None, max_bytes: int = DEFAULT_MAX_BYTES) -> Converted:
-    """Convert the file at ``path``; ``filename`` is the name it was uploaded under.
+def convert_file(
+    path: Path,
+    *,
+    filename: str | None = None,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+    ocr: OcrOptions | None = None,
+    on_ocr_page: PageDone | None = None,
+) -> Converted:
+    """Convert the file at ``path``; ``filename`` is the name it was uploaded under. The pages of a PDF
+    without a usable text layer are read by OCR with ``ocr`` (default :class:`OcrOptions`), ``on_ocr_page``
+    told of each page read.
 
     Raises :class:`ConversionError` (``empty``, ``too_large``, ``type_mismatch``,
-    ``unsupported``, ``zip_bomb``, ``corrupt``, ``encrypted``, ``needs_ocr``).
+    ``unsupported``, ``zip_bomb``, ``corrupt``, ``encrypted``, ``needs_ocr``, ``ocr_language``,
+    ``ocr_failed``).
     """
     path = Path(path)
     name = filename or path.name
@@ -215,22 +235,64 @@ def convert_file(path: Path, *, filename: str | None = None, max_bytes: int = DE
     elif kind == "pptx":
         data = prepare_pptx(data)
     result = _run_markitdown(data, kind)
+    read: dict[int, OcrPage] = {}
     if kind == "pdf":
         assert isinstance(result, PagedConverterResult)
-        page_texts, estimated = result.page_texts, False
-        if result.scanned_pages:
-            warnings.append(
-                f"{len(result.scanned_pages)} page(s) have no text layer and were not read: "
-                + ", ".join(map(str, result.scanned_pages[:20]))
-                + ("…" if len(result.scanned_pages) > 20 else "")
-            )
+        page_texts, estimated = list(result.page_texts), False
+        read = _ocr(data, result, page_texts, ocr or OcrOptions(), on_ocr_page)
+        if read:
+            warnings.append(_ocr_note(read))
     else:
         markdown = _tidy(result.markdown, raw_html=False)
         if kind == "pptx":
             page_texts, estimated = [unescape(page) for page in _slide_pages(markdown)], False
         else:
             page_texts, estimated = estimate_pages(markdown, page_chars=ESTIMATED_PAGE_CHARS), True
-    return _finish(page_texts, estimated, kind, warnings)
+    converted = _finish(page_texts, estimated, kind, warnings)
+    converted.ocr = read
+    return converted
+
+
+def _ocr(
+    data: bytes, result: PagedConverterResult, page_texts: list[str], options: OcrOptions, on_page
+) -> dict[int, OcrPage]:
+    """Read the PDF's pages without a usable text layer by OCR, and put their text in ``page_texts``. A page
+    with a little text and an image (a logo and a heading) keeps its layer unless OCR reads more there.
+    Returns the pages whose OCR text was kept, by number."""
+    if not result.scanned_pages:
+        return {}
+    pdf = open_with_forms(data)  # opened by the converter a moment ago: it opens
+    try:
+        pages = read_pages(
+            pdf, [n - 1 for n in result.scanned_pages], options, on_page=on_page, load=load_page
+        )
+    finally:
+        pdf.close()
+    junk = set(result.junk_pages)
+    kept: dict[int, OcrPage] = {}
+    for index, page in sorted(pages.items()):
+        number = index + 1
+        layer = page_texts[index]
+        if number in junk or _visible(page.text) > max(_visible(layer), MIN_TEXT_CHARS_PER_PAGE - 1):
+            page_texts[index] = page.text
+            kept[number] = page
+    return kept
+
+
+def _visible(text: str) -> int:
+    return sum(not ch.isspace() for ch in text)
+
+
+def _ocr_note(read: dict[int, OcrPage]) -> str:
+    """What the stage detail says of the pages OCR read: how many, their mean confidence, the low ones."""
+    mean = sum(p.confidence for p in read.values()) / len(read)
+    low = [n for n, p in read.items() if p.low]
+    note = f"{len(read)} page(s) read by OCR, mean confidence {mean:.0f}%"
+    if low:
+        note += (
+            "; low confidence on page(s) " + ", ".join(map(str, low[:20])) + ("…" if len(low) > 20 else "")
+        )
+    return note
 
 
 def _convert_textual(data: bytes, kind: str) -> Converted:

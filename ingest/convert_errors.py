@@ -7,7 +7,18 @@ checks) can raise it without importing the whole conversion pipeline.
 from __future__ import annotations
 
 CODES = frozenset(
-    {"empty", "corrupt", "encrypted", "needs_ocr", "too_large", "type_mismatch", "zip_bomb", "unsupported"}
+    {
+        "empty",
+        "corrupt",
+        "encrypted",
+        "needs_ocr",  # a scan, and no OCR on this server (ingest.ocr)
+        "ocr_language",  # a scan, and an OCR language asked for is not installed
+        "ocr_failed",  # OCR failed on a page, or took too long on it
+        "too_large",
+        "type_mismatch",
+        "zip_bomb",
+        "unsupported",
+    }
 )
 
 

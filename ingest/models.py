@@ -5,10 +5,11 @@ by ``\\f``) so every offset a citation carries can be checked against it.
 """
 
 from django.conf import settings
+from django.contrib.postgres.fields import ArrayField
 from django.contrib.postgres.indexes import GinIndex
 from django.contrib.postgres.search import SearchVector, SearchVectorField
 from django.db import models
-from django.db.models import Q
+from django.db.models import F, Func, Q
 from pgvector.django import HnswIndex, VectorField
 
 from engagements.models import Engagement
@@ -49,6 +50,8 @@ class Document(models.Model):
     kind = models.CharField(max_length=16, blank=True)  # pdf, docx, xlsx, pptx, epub, html, markdown, text
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED, db_index=True)
     progress = models.PositiveSmallIntegerField(default=0)  # percent of the whole pipeline
+    # what the running stage is doing, in words ("OCR page 37 of 212"); empty between stages and at the end
+    progress_detail = models.CharField(max_length=120, blank=True)
     error = models.TextField(blank=True)
     error_code = models.CharField(max_length=32, blank=True)
     text = models.TextField(blank=True)
@@ -129,6 +132,11 @@ class Page(models.Model):
     number = models.PositiveIntegerField()  # 1-based, physical (or estimated: see Document.pages_estimated)
     char_start = models.PositiveIntegerField()
     char_end = models.PositiveIntegerField()
+    # A page read by OCR (ingest.ocr; null: its text layer was kept): the mean confidence of its words
+    # (0-100), and each word's [start, end) in the page text with its box as fractions of the page shown
+    # (left, top, right, bottom), where a cited span's boxes are drawn from (ingest.pdf_boxes).
+    ocr_confidence = models.FloatField(null=True, blank=True)
+    ocr_words = models.JSONField(null=True, blank=True, editable=False)
 
     class Meta:
         ordering = ["document", "number"]
@@ -136,6 +144,9 @@ class Page(models.Model):
 
     def __str__(self):
         return f"{self.document_id} p.{self.number}"
+
+
+DOCUMENT_IDS: ArrayField = ArrayField(models.BigIntegerField())  # the type of ARRAY[document_id]
 
 
 class Chunk(models.Model):
@@ -173,6 +184,15 @@ class Chunk(models.Model):
                 opclasses=["vector_cosine_ops"],
             ),
             GinIndex(fields=["search"], name="chunk_search_gin"),
+            # The text side of a search over some documents (ingest.search.DOCUMENT_IN): GIN intersects
+            # the documents' entries with each stem's, skipping the rest of a common stem's posting
+            # list (docs/decisions.md, chunk_document_search_gin). ARRAY[document_id] with the built-in
+            # array opclass, not btree_gin: the embedded PostgreSQL ships no btree_gin.
+            GinIndex(
+                Func(F("document"), template="ARRAY[%(expressions)s]", output_field=DOCUMENT_IDS),
+                F("search"),
+                name="chunk_document_search_gin",
+            ),
         ]
 
     def __str__(self):

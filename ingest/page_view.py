@@ -80,9 +80,9 @@ def _span_boxes(document: Document, start: int, end: int) -> dict:
         Page.objects.filter(document=document, char_start__lt=max(end, start + 1), char_end__gt=start)
         .annotate(body=Substr("document__text", F("char_start") + 1, F("char_end") - F("char_start")))
         .order_by("number")
-        .values_list("number", "char_start", "body")
+        .values_list("number", "char_start", "body", "ocr_words")
     )
-    pages = [PageSlice(n, s, body or "") for n, s, body in rows]
+    pages = [PageSlice(n, s, body or "", words) for n, s, body, words in rows]  # words: a page read by OCR
     with PDFIUM_LOCK:
         pdf = _open(document)
         try:

@@ -7,7 +7,9 @@ pdfium character, whose loose box (the font's ascent to descent, what a text sel
 is read with ``PdfTextPage.get_charbox``. Glyphs that follow each other on one visual line merge
 into one rectangle; a line break of the text, or a jump on the page (a column gutter), starts
 another. The offsets follow the text layer's order, so a quote is found by its own glyphs
-wherever the layout puts them.
+wherever the layout puts them. A page read by OCR has no glyphs: its boxes are those of the OCR
+words the span covers (``Page.ocr_words``, kept by ``ingest.ocr``), merged along their line the
+same way, a word cut by the span cut in proportion to its characters.
 
 Coordinates: ``x0, y0, x1, y1`` are PDF user space points, as pdfium gives them (y up, before the
 page's /Rotate, within its MediaBox); ``left, top, right, bottom`` are fractions of the page as a
@@ -62,6 +64,29 @@ class PageFrame:
             return v, 1 - u
         return u, v
 
+    def user_space(
+        self, left: float, top: float, right: float, bottom: float
+    ) -> tuple[float, float, float, float]:
+        """(x0, y0, x1, y1) in user space of a rectangle given as fractions of the page shown: the
+        inverse of :meth:`fractions`."""
+        bl, bb, br, bt = self.bbox
+        w, h = (br - bl) or 1.0, (bt - bb) or 1.0
+        points = [self._unturn(x, y) for x in (left, right) for y in (top, bottom)]
+        xs = [bl + u * w for u, _ in points]
+        ys = [bt - v * h for _, v in points]
+        return min(xs), min(ys), max(xs), max(ys)
+
+    def _unturn(self, x: float, y: float) -> tuple[float, float]:
+        """The point of the unrotated page (fractions, y down) that :meth:`_turn` takes to ``(x, y)``."""
+        turns = (self.rotation // 90) % 4
+        if turns == 1:
+            return y, 1 - x
+        if turns == 2:
+            return 1 - x, 1 - y
+        if turns == 3:
+            return 1 - y, x
+        return x, y
+
     def as_json(self) -> dict:
         return {
             "number": self.number,
@@ -101,6 +126,7 @@ class PageSlice:
     number: int
     char_start: int
     text: str
+    words: Sequence[Sequence[float]] | None = None  # a page read by OCR: its words (Page.ocr_words)
 
 
 def page_frame(pdf: pdfium.PdfDocument, page: pdfium.PdfPage, number: int) -> PageFrame:
@@ -126,17 +152,51 @@ def span_boxes(
         page = load_page(pdf, stored.number - 1)
         try:
             frame = page_frame(pdf, page, stored.number)
-            textpage = page.get_textpage()
-            try:
-                rects = _rectangles(textpage, stored.text, a, b)
-            finally:
-                textpage.close()
+            if stored.words is None:
+                textpage = page.get_textpage()
+                try:
+                    rects = _rectangles(textpage, stored.text, a, b)
+                finally:
+                    textpage.close()
         finally:
             page.close()
         frames.append(frame)
+        if stored.words is not None:
+            for left, top, right, bottom in ocr_rectangles(stored.words, a, b, frame.width, frame.height):
+                boxes.append(
+                    Box(stored.number, *frame.user_space(left, top, right, bottom), left, top, right, bottom)
+                )
+            continue
         for x0, y0, x1, y1 in rects:
             boxes.append(Box(stored.number, x0, y0, x1, y1, *frame.fractions(x0, y0, x1, y1)))
     return frames, boxes
+
+
+def ocr_rectangles(
+    words: Sequence[Sequence[float]], a: int, b: int, width: float, height: float
+) -> list[tuple[float, float, float, float]]:
+    """The line rectangles (fractions of the page shown: left, top, right, bottom) of the OCR words of a page
+    ``width`` x ``height`` points that ``[a, b)`` of its text covers; a word cut by the span is cut in
+    proportion to its characters (OCR knows no glyph boxes)."""
+    rects: list[list[float]] = []
+    for start, end, left, top, right, bottom in words:
+        if end <= a or start >= b or end <= start:
+            continue
+        cut_left = (max(a, start) - start) / (end - start)
+        cut_right = (end - min(b, end)) / (end - start)
+        span = right - left
+        box = [
+            (left + cut_left * span) * width,
+            top * height,
+            (right - cut_right * span) * width,
+            bottom * height,
+        ]
+        if rects and _same_line(rects[-1], box):
+            r = rects[-1]
+            r[:] = min(r[0], box[0]), min(r[1], box[1]), max(r[2], box[2]), max(r[3], box[3])
+        else:
+            rects.append(box)
+    return [(r[0] / width, r[1] / height, r[2] / width, r[3] / height) for r in rects]
 
 
 def _rectangles(

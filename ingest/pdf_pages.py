@@ -15,6 +15,9 @@ NFKC is not used: it would turn a superscript footnote mark into a digit ("$5,00
 no blank lines, so the paragraph structure is recovered from geometry: a vertical gap
 clearly larger than the page's usual line pitch becomes a blank line.
 
+A page without a usable text layer (an image and almost no text, or a layer of junk glyphs:
+:func:`is_junk`) is listed in ``scanned_pages``; ``ingest.convert`` has it read by OCR (``ingest.ocr``).
+
 pdfium is not thread-safe: convert in processes (Celery prefork workers), not threads; a
 threaded web process (page images, glyph boxes) holds :data:`PDFIUM_LOCK` around every call.
 """
@@ -24,6 +27,7 @@ from __future__ import annotations
 import re
 import statistics
 import threading
+import unicodedata
 import warnings
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO, TypeVar
@@ -35,8 +39,14 @@ from markitdown import DocumentConverter, DocumentConverterResult, StreamInfo
 from ingest.convert_errors import ConversionError
 from ingest.traced import Plain, Traced
 
-# A page with fewer visible characters than this and an image on it is a scanned page.
+# A page with fewer visible characters than this and an image on it is a scanned page: it is OCRed.
 MIN_TEXT_CHARS_PER_PAGE = 20
+# A text layer is junk (OCRed instead) when under this share of its visible characters are letters or digits
+# (private-use glyphs, symbols, replacement characters: a font without its character map) ...
+MIN_ALNUM_SHARE = 0.6
+# ... or under this share of its words look like words: letters in one case pattern (lower, Title or UPPER),
+# or a number; a layer of random glyphs mixes cases ("aQxZ") and symbols.
+MIN_WORDLIKE_SHARE = 0.4
 # A vertical step between two lines larger than this many "usual" line pitches starts a paragraph.
 PARAGRAPH_GAP_RATIO = 1.45
 
@@ -44,7 +54,6 @@ _T = TypeVar("_T", Plain, Traced)
 # Held around every pdfium call in a web process (gunicorn runs threads); Celery workers are processes.
 PDFIUM_LOCK = threading.RLock()
 
-NEEDS_OCR_MESSAGE = "This PDF has no text layer (scanned images?). It needs OCR before it can be reviewed."
 
 _CLEAN = str.maketrans(
     {
@@ -70,6 +79,11 @@ _SPACES = re.compile(r" {2,}")
 _LINE_SPLIT = re.compile(r"\r\n|\r|\n")
 _LINE_EDGE_SPACES = re.compile(r" *\n *")
 _BLANK_RUNS = re.compile(r"\n{3,}")
+_TOKEN_EDGES = "\"'“”‘’()[]{}<>.,;:!?*-–—/§#$€£%&_=~·…|+"
+# What forms fill in and layouts draw with type: signature lines, leaders, rules, redactions ("[***]"), left
+# out of the junk measure (a signature page or a table of contents is all of these and a few words).
+_FILLER = frozenset("_.-–—=*~·…[]()|/\\:")
+_NUMBER = re.compile(r"\d[\d.,/%-]*")
 
 
 @dataclass
@@ -77,7 +91,8 @@ class PdfText:
     """The text of every physical page, in order, plus what was noticed on the way."""
 
     pages: list[str]
-    scanned_pages: list[int] = field(default_factory=list)  # 1-based, pages that need OCR
+    scanned_pages: list[int] = field(default_factory=list)  # 1-based, pages to OCR (no usable text layer)
+    junk_pages: list[int] = field(default_factory=list)  # 1-based, those whose text layer is junk
 
 
 def open_with_forms(source: Any, *, password: str | None = None) -> pdfium.PdfDocument:
@@ -93,9 +108,10 @@ def open_with_forms(source: Any, *, password: str | None = None) -> pdfium.PdfDo
 def extract_pdf_pages(data: bytes, *, password: str | None = None) -> PdfText:
     """Return the cleaned text of each physical page of the PDF in ``data``.
 
-    Raises :class:`ConversionError` with code ``encrypted`` (a password is needed),
-    ``corrupt`` (pdfium cannot open it, or a page fails to load) or ``needs_ocr`` (no text
-    layer on the document, or on more than half of its pages while those pages hold images).
+    Raises :class:`ConversionError` with code ``encrypted`` (a password is needed) or ``corrupt``
+    (pdfium cannot open it, or a page fails to load). Pages without a usable text layer are listed
+    in ``scanned_pages`` (their text here is what the layer holds) for ``ingest.ocr`` to read:
+    a page with an image and almost no text, or a page whose text is junk (:func:`is_junk`).
     """
     try:
         pdf = open_with_forms(data, password=password)
@@ -115,7 +131,7 @@ def extract_pdf_pages(data: bytes, *, password: str | None = None) -> PdfText:
             raise ConversionError("corrupt", "This PDF has no pages.")
         pages: list[str] = []
         scanned: list[int] = []
-        textless = 0
+        junk: list[int] = []
         for index in range(len(pdf)):
             try:
                 page = load_page(pdf, index)
@@ -126,19 +142,41 @@ def extract_pdf_pages(data: bytes, *, password: str | None = None) -> PdfText:
             try:
                 text = _page_text(page)
                 if _visible_chars(text) < MIN_TEXT_CHARS_PER_PAGE:
-                    textless += 1
                     if _has_image(page):
                         scanned.append(index + 1)
+                elif is_junk(text):
+                    scanned.append(index + 1)
+                    junk.append(index + 1)
             finally:
                 page.close()
             pages.append(text)
     finally:
         pdf.close()
+    return PdfText(pages=pages, scanned_pages=scanned, junk_pages=junk)
 
-    total_visible = sum(_visible_chars(p) for p in pages)
-    if total_visible == 0 or len(scanned) * 2 > len(pages):
-        raise ConversionError("needs_ocr", NEEDS_OCR_MESSAGE)
-    return PdfText(pages=pages, scanned_pages=scanned)
+
+def is_junk(text: str) -> bool:
+    """Whether a page's text layer is junk, not words (:data:`MIN_ALNUM_SHARE`, :data:`MIN_WORDLIKE_SHARE`).
+    Letters of any script count, so a layer in Greek or Cyrillic is not junk."""
+    visible = [ch for ch in text if not ch.isspace() and ch not in _FILLER]
+    if not visible:
+        return False
+    if sum(ch.isalnum() for ch in visible) < MIN_ALNUM_SHARE * len(visible):
+        return True
+    tokens = [t.strip(_TOKEN_EDGES) for t in text.split()]
+    tokens = [t for t in tokens if t]
+    if not tokens:
+        return False
+    wordlike = sum(
+        (t.isalpha() and (t.islower() or t.isupper() or t.istitle())) or _NUMBER.fullmatch(t) is not None
+        for t in tokens
+    )
+    return wordlike < MIN_WORDLIKE_SHARE * len(tokens)
+
+
+def clean_word(word: str) -> str:
+    """A word OCR read, cleaned as a text layer's characters are (ligatures spelt out, NFC, no spaces)."""
+    return unicodedata.normalize("NFC", word.translate(_CLEAN)).replace(" ", "").replace("\n", "")
 
 
 def load_page(pdf: pdfium.PdfDocument, index: int) -> pdfium.PdfPage:
@@ -257,10 +295,16 @@ class PagedConverterResult(DocumentConverterResult):
     ``page_texts`` is what page numbering is built from.
     """
 
-    def __init__(self, page_texts: list[str], scanned_pages: list[int] | None = None):
+    def __init__(
+        self,
+        page_texts: list[str],
+        scanned_pages: list[int] | None = None,
+        junk_pages: list[int] | None = None,
+    ):
         super().__init__(markdown="\f".join(page_texts))
         self.page_texts = page_texts
         self.scanned_pages = scanned_pages or []
+        self.junk_pages = junk_pages or []
 
 
 class PageAwarePdfConverter(DocumentConverter):
@@ -280,4 +324,4 @@ class PageAwarePdfConverter(DocumentConverter):
     def convert(self, file_stream: BinaryIO, stream_info: StreamInfo, **kwargs: Any) -> PagedConverterResult:
         data = file_stream.read()
         result = extract_pdf_pages(data, password=kwargs.get("pdf_password"))
-        return PagedConverterResult(result.pages, result.scanned_pages)
+        return PagedConverterResult(result.pages, result.scanned_pages, result.junk_pages)

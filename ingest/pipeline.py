@@ -48,6 +48,7 @@ from ingest.convert_errors import ConversionError
 from ingest.doctype import classify as classify_doc_type
 from ingest.durations import in_words
 from ingest.models import Chunk, Document, DocumentStage, Page
+from ingest.ocr import OcrOptions
 from ingest.pages import PageSpan
 
 log = logging.getLogger(__name__)
@@ -257,12 +258,14 @@ class _Reporter:
             return
         self._last = now
         fields: dict[str, int | str] = {"progress": percent}
+        shown: dict[str, str] = {}
         if detail is not None:
             fields["detail"] = detail[:300]
+            shown["progress_detail"] = detail[:120]  # the documents table shows it beside the percent
         with transaction.atomic():  # a reader sees the stage and the document at the same point
             DocumentStage.objects.filter(pk=self.stage_id).update(**fields)
             Document.objects.filter(pk=self.document_id, status=RUNNING[self.name]).update(
-                progress=_overall(self.name, percent), updated_at=timezone.now()
+                progress=_overall(self.name, percent), updated_at=timezone.now(), **shown
             )
         if self.callback:
             self.callback(percent)
@@ -278,7 +281,7 @@ def _set_document(document_id: int, status: str, progress: int) -> None:
     first delivery still ran finishes after the document went on (or became ready), and must not set it
     back to a stage every later stage then skips as done."""
     Document.objects.filter(pk=document_id, status__in=FORWARD[: FORWARD.index(status) + 1]).update(
-        status=status, progress=progress, updated_at=timezone.now()
+        status=status, progress=progress, progress_detail="", updated_at=timezone.now()
     )
 
 
@@ -295,6 +298,7 @@ def _fail(document: Document, stage: DocumentStage, code: str, message: str) -> 
             error=message,
             text="",
             page_count=0,
+            progress_detail="",
             updated_at=timezone.now(),
         )
         DocumentStage.objects.filter(pk=stage.pk).update(
@@ -307,10 +311,20 @@ def _fail(document: Document, stage: DocumentStage, code: str, message: str) -> 
 
 
 def convert_stage(document: Document, report: _Reporter) -> str:
-    """File → Document.text (pages joined by \\f) and one Page row per page."""
+    """File → Document.text (pages joined by \\f) and one Page row per page; a page read by OCR keeps its
+    confidence and word boxes on its row. OCR progress is reported per page ("OCR page 37 of 212")."""
     report(5)
+
+    def ocr_page(done: int, total: int) -> None:
+        said = f"OCR page {done} of {total}" if done else f"OCR of {total} page(s) starting"
+        report(5 + 85 * done // max(total, 1), said)
+
     converted = convert_file(
-        document.file.path, filename=document.original_name, max_bytes=settings.MAX_UPLOAD_BYTES
+        document.file.path,
+        filename=document.original_name,
+        max_bytes=settings.MAX_UPLOAD_BYTES,
+        ocr=ocr_options(),
+        on_ocr_page=ocr_page,
     )
     report(90)
     _within_limit("pages", len(converted.pages), settings.MAX_DOCUMENT_PAGES, "MAX_DOCUMENT_PAGES")
@@ -321,10 +335,19 @@ def convert_stage(document: Document, report: _Reporter) -> str:
         Page.objects.filter(document=document).delete()
         Page.objects.bulk_create(
             [
-                Page(document=document, number=p.number, char_start=p.char_start, char_end=p.char_end)
+                Page(
+                    document=document,
+                    number=p.number,
+                    char_start=p.char_start,
+                    char_end=p.char_end,
+                    ocr_confidence=converted.ocr[p.number].confidence if p.number in converted.ocr else None,
+                    ocr_words=[list(w) for w in converted.ocr[p.number].words]
+                    if p.number in converted.ocr
+                    else None,
+                )
                 for p in converted.pages
             ],
-            batch_size=1000,
+            batch_size=200,
         )
         Document.objects.filter(pk=document.pk).update(
             text=converted.text,
@@ -347,6 +370,12 @@ def convert_stage(document: Document, report: _Reporter) -> str:
         f"{converted.kind}: {len(converted.pages)} pages{estimated}, {len(converted.text):,} characters"
         f"{typed}{warnings}"
     )
+
+
+def ocr_options() -> OcrOptions:
+    """OCR as the settings ask: ``OCR_LANGUAGES`` ("eng", "eng+deu") and ``OCR_WORKERS`` (0: every core of
+    the worker)."""
+    return OcrOptions(languages=settings.OCR_LANGUAGES, workers=settings.OCR_WORKERS)
 
 
 def chunk_stage(document: Document, report: _Reporter) -> str:

@@ -15,13 +15,18 @@ fused by reciprocal rank.
   ``ts_rank`` against the generated ``Chunk.search`` column (GIN index). Over a large set
   (more than :data:`EXACT_MAX_ROWS` chunks) that would rank most rows, so there it takes the
   chunks holding every stem (GIN, cheap) and ranks the any-stem matches only among the
-  vector side's top :data:`TEXT_POOL` (see :func:`text_candidates`).
+  vector side's top :data:`TEXT_POOL` (see :func:`text_candidates`); when the planner expects
+  more than :data:`TEXT_MATCH_CAP` chunks holding every stem (a common word), only the pool is
+  ranked. Up to :data:`DOCUMENT_GIN_MAX_DOCS` documents the every-stem scan goes through the
+  (document, tsvector) GIN index, so it reads the documents' entries of each stem, not the
+  stem's posting list over the whole table (:func:`text_bounded_sql`).
 * Reciprocal rank fusion: ``score = Σ 1 / (RRF_K + rank)`` over the two lists (ranks from 1).
 * ``rerank(query, hits) -> hits`` may reorder (or drop) the fused candidates before the top
   ``k`` are taken; ``reading_order=True`` then returns those ``k`` in document order.
 
 Cost (bench/bench_search.py, 10k chunks in one document): :func:`search` makes two round
-trips (three when ``auto`` must weigh HNSW): one for the chunk count and the query's stems,
+trips (over a large set one more for :func:`stem_matches_estimate`, and one more when ``auto``
+must weigh HNSW): one for the chunk count and the query's stems,
 one statement that runs both sides, fuses them (:data:`FUSED_SQL`, the same arithmetic and
 tie-breaks as :func:`fuse`) and returns only the ``k`` winning rows. :func:`vector_candidates`
 and :func:`text_candidates` run the very same SQL on their own (extraction's vector lists, the
@@ -48,6 +53,15 @@ HNSW_EF_SEARCH = 100
 MIN_CANDIDATES = 20
 HNSW_MIN_SHARE = 0.5  # above EXACT_MAX_ROWS, HNSW only when the filter keeps this share of the table
 TEXT_POOL = 200  # over a large set, the text side ranks any-stem matches among this many vector candidates
+# Over a large set, a query whose every stem the planner expects in more of the documents' chunks than
+# this is ranked within the vector pool only: ranking each match reads its tsvector from TOAST
+# (~25 us a row), 30,000 matches of one common word took a second (docs/decisions.md,
+# ingest.search.TEXT_MATCH_CAP and DOCUMENT_GIN_MAX_DOCS).
+TEXT_MATCH_CAP = 1_000
+# Up to this many documents the all-stem scan goes through chunk_document_search_gin (ARRAY[document_id],
+# search): GIN merges the entries of every document named, a cost that grows with their number; past it the
+# plain GIN on search and the document btree are cheaper (docs/decisions.md).
+DOCUMENT_GIN_MAX_DOCS = 500
 
 Rerank = Callable[[str, list["SearchHit"]], list["SearchHit"]]
 
@@ -82,17 +96,26 @@ TEXT_ALL_SQL = (
     "ORDER BY rank DESC, id LIMIT %(depth)s) s"
 )
 # Text bounded: chunks holding every stem (GIN), then the pool's chunks holding any stem; all-stem
-# matches first, then by ts_rank. {within}: an id array (literal or ARRAY(subquery)).
+# matches first, then by ts_rank. {matches}: which rows are ranked (text_bounded_sql); {within}: an id
+# array (literal or ARRAY(subquery)).
 TEXT_BOUNDED_SQL = (
     "SELECT id, row_number() OVER (ORDER BY m DESC, rank DESC, id) AS r FROM ("
     "SELECT id, m, ts_rank(v, %(any)s::tsquery, 1) AS rank FROM ("
     "SELECT id, v, v @@ %(all)s::tsquery AS m FROM ("
     "SELECT id, tsvector_concat(search, ''::tsvector) AS v FROM ingest_chunk "
-    "WHERE document_id = ANY(%(docs)s) AND (search @@ %(all)s::tsquery OR id = ANY({within})) "
+    "WHERE document_id = ANY(%(docs)s) AND ({matches}) "
     "OFFSET 0) s0) s1 "
     "WHERE m OR v @@ %(any)s::tsquery "
     "ORDER BY m DESC, rank DESC, id LIMIT %(depth)s) s"
 )
+# The rows ranked: every chunk holding all stems, and the pool. Over at most DOCUMENT_GIN_MAX_DOCS
+# documents the all-stem arm also names the documents as chunk_document_search_gin's first column
+# (the same expression, so the planner matches the index): GIN then intersects each stem's entries
+# with the documents' instead of collecting the stem's entries over the whole table.
+ALL_STEMS_MATCHES = "({documents}search @@ %(all)s::tsquery) OR id = ANY({within})"
+DOCUMENTS_GIN = "ARRAY[document_id] && %(docs)s::bigint[] AND "
+# Stems too common to rank every match (estimated > TEXT_MATCH_CAP): the pool only.
+POOL_MATCHES = "id = ANY({within})"
 NO_TEXT_SQL = "SELECT NULL::bigint AS id, NULL::bigint AS r WHERE false"
 
 # Both sides, reciprocal rank fusion (as fuse(): same float arithmetic, same tie-breaks) and the
@@ -147,7 +170,7 @@ def search(
     if not all_stems:
         text_sql = NO_TEXT_SQL
     elif large:
-        text_sql = TEXT_BOUNDED_SQL.format(within="ARRAY(SELECT id FROM v)")
+        text_sql = text_bounded_sql(document_ids, all_stems, within="ARRAY(SELECT id FROM v)")
     else:
         text_sql = TEXT_ALL_SQL
     sql = FUSED_SQL.format(
@@ -223,9 +246,35 @@ def text_candidates(
     if within is None:
         sql = TEXT_ALL_SQL
     else:
-        sql = TEXT_BOUNDED_SQL.format(within="%(within)s")
+        sql = text_bounded_sql(document_ids, all_stems, within="%(within)s")
         params["within"] = list(within)
     return [row[0] for row in _fetch(sql + " ORDER BY r", params)]
+
+
+def text_bounded_sql(document_ids: list[int], all_stems: str, *, within: str) -> str:
+    """:data:`TEXT_BOUNDED_SQL` for these documents and stems: the all-stem arm through
+    ``chunk_document_search_gin`` up to :data:`DOCUMENT_GIN_MAX_DOCS` documents, and no all-stem arm
+    when the planner expects more than :data:`TEXT_MATCH_CAP` matches among the documents' chunks."""
+    if stem_matches_estimate(document_ids, all_stems) > TEXT_MATCH_CAP:
+        matches = POOL_MATCHES.format(within=within)
+    else:
+        documents = DOCUMENTS_GIN if len(document_ids) <= DOCUMENT_GIN_MAX_DOCS else ""
+        matches = ALL_STEMS_MATCHES.format(documents=documents, within=within)
+    return TEXT_BOUNDED_SQL.format(matches=matches)
+
+
+def stem_matches_estimate(document_ids: list[int], all_stems: str) -> float:
+    """The planner's estimate of the documents' chunks holding every stem (its statistics of the
+    ``search`` lexemes times the documents' share): one EXPLAIN, no row read."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "EXPLAIN (FORMAT JSON) SELECT 1 FROM ingest_chunk "
+            "WHERE document_id = ANY(%s) AND search @@ %s::tsquery",
+            [document_ids, all_stems],
+        )
+        plan = cursor.fetchone()[0]
+    plan = json.loads(plan) if isinstance(plan, str) else plan
+    return plan[0]["Plan"]["Plan Rows"]
 
 
 def _and_tsquery(query: str) -> str:

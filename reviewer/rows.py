@@ -101,7 +101,8 @@ REVIEWS_SQL = """ARRAY(
 # (a clause may run on from the foot of one page): the page after that one is shown too.
 PAGES_SQL = """ARRAY(
   SELECT json_build_object('citation_id', fc.id, 'number', p.number, 'start', p.char_start, 'end', p.char_end,
-                           'text', substr(d.text, p.char_start + 1, p.char_end - p.char_start))
+                           'text', substr(d.text, p.char_start + 1, p.char_end - p.char_start),
+                           'ocr', p.ocr_confidence)
   FROM (SELECT c.id, c.page, c.start, c."end",
                (SELECT max(lp.number) FROM ingest_page lp
                 WHERE lp.document_id = "extraction_extraction"."document_id"
@@ -142,12 +143,13 @@ def citation_rows(extraction) -> list[CitationRow]:
     ]
 
 
-def page_rows(extraction, citation_id: int) -> list[tuple[int, int, int, str]] | None:
-    """Preloaded (number, start, end, text) around ``citation_id``; None when not preloaded for it."""
+def page_rows(extraction, citation_id: int) -> list[tuple[int, int, int, str, float | None]] | None:
+    """Preloaded (number, start, end, text, OCR confidence or None) around ``citation_id``; None when not
+    preloaded for it."""
     rows = getattr(extraction, "page_rows_json", None)
     if not rows or rows[0]["citation_id"] != citation_id:
         return None
-    return [(r["number"], r["start"], r["end"], r["text"] or "") for r in rows]
+    return [(r["number"], r["start"], r["end"], r["text"] or "", r.get("ocr")) for r in rows]
 
 
 def review_rows(extraction) -> list[ReviewRow]:

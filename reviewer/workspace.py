@@ -13,6 +13,7 @@ from django.http import Http404
 from extraction.evaluation.stratify import answer_is_absent
 from extraction.models import Citation, Extraction
 from ingest.models import Document
+from ingest.ocr import LOW_CONFIDENCE
 from ingest.page_view import has_page_images, page_labels
 from ingest.sections import section_at
 from reviewer import rows as rows_module
@@ -29,6 +30,12 @@ class ShownPage:
     label: str = ""  # the page label the PDF prints ("iii"), when it is not the physical number
     start: int = 0  # absolute offsets into Document.text
     end: int = 0
+    ocr_confidence: float | None = None  # a page read by OCR: its mean word confidence (0-100)
+
+    @property
+    def ocr_low(self) -> bool:
+        """Read by OCR with a low confidence: the reviewer is told to check its words on the page image."""
+        return self.ocr_confidence is not None and self.ocr_confidence < LOW_CONFIDENCE
 
 
 @dataclass
@@ -48,6 +55,11 @@ class Workspace:
     box_citations: list[int] = field(default_factory=list)  # citations whose boxes the page images show
     citation_section: str = ""  # the heading path the cited quote itself is under
     citation_label: str = ""  # the printed label of the cited page, when the PDF has one
+
+    @property
+    def citation_ocr_low(self) -> list[ShownPage]:
+        """The pages shown for the citation that OCR read with a low confidence (flagged by the clause)."""
+        return [p for p in self.pages if p.ocr_low] if self.citation is not None else []
 
     @property
     def citation_index(self) -> int:
@@ -152,7 +164,8 @@ def build(
 # Pages lo - 1 to hi + 1, every page the cited span (end, start) touches, and the page after the one it
 # ends on (a clause may run on from the foot of a page; greatest() ignores the NULL of no span).
 PAGES_SQL = """
-SELECT p.number, p.char_start, p.char_end, substr(d.text, p.char_start + 1, p.char_end - p.char_start)
+SELECT p.number, p.char_start, p.char_end, substr(d.text, p.char_start + 1, p.char_end - p.char_start),
+       p.ocr_confidence
 FROM ingest_page p JOIN ingest_document d ON d.id = p.document_id
 WHERE p.document_id = %(doc)s AND (
   p.number BETWEEN %(lo)s - 1 AND greatest(%(hi)s, (SELECT max(lp.number) FROM ingest_page lp
@@ -171,7 +184,8 @@ def _load_pages(ws: Workspace, lo: int, hi: int, spans: list[source.Span]) -> No
         with connection.cursor() as cursor:
             cursor.execute(PAGES_SQL, {"doc": ws.document.pk, "lo": lo, "hi": hi, "end": end, "start": start})
             rows = cursor.fetchall()
-    texts = [source.PageText(n, s, e, body or "") for n, s, e, body in rows]
+    texts = [source.PageText(n, s, e, body or "") for n, s, e, body, _ in rows]
+    read_by_ocr = {row[0]: row[4] for row in rows}  # a page read by OCR: its confidence (else None)
     if ws.citation is not None:
         shown = set(source.pages_of_span(ws.citation.start, ws.citation.end, texts)) or {lo}
     else:
@@ -189,6 +203,8 @@ def _load_pages(ws: Workspace, lo: int, hi: int, spans: list[source.Span]) -> No
         elif p.number == max(shown) + 1:
             ws.after = {"number": p.number, "text": source.head(p.text)}
     ws.missing_page = not ws.pages
+    for shown_page in ws.pages:
+        shown_page.ocr_confidence = read_by_ocr.get(shown_page.number)
     if ws.page_images:  # the quote's boxes, or on a page read through, those of the clause's quotes on it
         touched = [
             s for s in spans if any(s.start < p.end and p.start < max(s.end, s.start + 1) for p in ws.pages)

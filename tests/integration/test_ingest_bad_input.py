@@ -23,8 +23,15 @@ from tests.integration.ingest_helpers import (
     wait_terminal,
     zip_bomb,
 )
+from tests.scan_pdf import image_pdf, page_image
 
 pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def blank_scan(path: Path) -> Path:
+    path.write_bytes(image_pdf([page_image([])[0]]))
+    return path
+
 
 SCRIPTED_HTML = """<!doctype html><html><head><title>Notice</title>
 <script>fetch('/steal?c=' + document.cookie)</script><style>body{display:none}</style></head>
@@ -38,7 +45,7 @@ def test_bad_files_fail_cleanly_and_good_ones_beside_them_succeed(celery_worker,
     cases = {
         "corrupt.pdf": (corrupt_pdf(tmp_path / "corrupt.pdf"), "failed", "corrupt"),
         "locked.pdf": (encrypted_pdf(tmp_path / "locked.pdf"), "failed", "encrypted"),
-        "scan.pdf": (scanned_pdf(tmp_path / "scan.pdf"), "needs_ocr", "needs_ocr"),
+        "blank-scan.pdf": (blank_scan(tmp_path / "blank-scan.pdf"), "failed", "empty"),  # OCR reads nothing
         "bomb.docx": (zip_bomb(tmp_path / "bomb.docx", "docx"), "failed", "zip_bomb"),
         "bomb.xlsx": (zip_bomb(tmp_path / "bomb.xlsx", "xlsx"), "failed", "zip_bomb"),
     }
@@ -50,11 +57,12 @@ def test_bad_files_fail_cleanly_and_good_ones_beside_them_succeed(celery_worker,
     html = tmp_path / "notice.html"
     html.write_text(SCRIPTED_HTML, encoding="utf-8")
     good = make_paper_markdown(tmp_path / "paper.md").path
+    scan = scanned_pdf(tmp_path / "scan.pdf")  # read by OCR (ingest.ocr)
 
     bad = {
         name: intake_file(engagement, path, filename=name).document for name, (path, _, _) in cases.items()
     }
-    fine = {p.name: intake_file(engagement, p, filename=p.name).document for p in (latin, html, good)}
+    fine = {p.name: intake_file(engagement, p, filename=p.name).document for p in (latin, html, good, scan)}
     rows = wait_terminal([*bad.values(), *fine.values()], timeout=180, worker=celery_worker)
     by_name = {row.original_name: row for row in rows}
 
@@ -66,7 +74,10 @@ def test_bad_files_fail_cleanly_and_good_ones_beside_them_succeed(celery_worker,
         convert = stage(doc, "convert")
         assert convert.status == "failed" and convert.detail == doc.error[:300]
         assert all(s.status == "pending" for s in doc.stages.exclude(name="convert"))
-    assert "password" in by_name["locked.pdf"].error and "OCR" in by_name["scan.pdf"].error
+    assert "password" in by_name["locked.pdf"].error and "no text" in by_name["blank-scan.pdf"].error
+    scanned = by_name["scan.pdf"]
+    assert "The Supplier shall deliver the goods on time." in scanned.text and scanned.status == "ready"
+    assert scanned.pages.filter(ocr_confidence__gt=0).count() == 2
 
     # Non-UTF-8 text is decoded (cp1252 here), not rejected and not mangled.
     latin_doc = by_name["latin.txt"]

@@ -10,8 +10,9 @@ from fpdf import FPDF
 from markitdown import StreamInfo
 
 from ingest.convert import ConversionError, convert_file, markitdown_instance
+from ingest.ocr import OcrOptions
 from ingest.pages import page_of
-from ingest.pdf_pages import NEEDS_OCR_MESSAGE, PagedConverterResult
+from ingest.pdf_pages import PagedConverterResult
 from tests.unit.convert_helpers import expect, make_pdf, write
 
 
@@ -111,9 +112,14 @@ def test_encrypted_pdf(tmp_path):
     assert "password" in error.message
 
 
-def test_scanned_pdf_needs_ocr(tmp_path):
-    error = expect("needs_ocr", write(tmp_path, "scan.pdf", image_only_pdf()))
-    assert error.message == NEEDS_OCR_MESSAGE
+def test_scanned_pdf_needs_ocr_where_tesseract_is_not_installed(tmp_path):
+    """Read by OCR where Tesseract is installed (tests/unit/test_ocr.py); without it, a clear refusal."""
+    error = expect(
+        "needs_ocr",
+        write(tmp_path, "scan.pdf", image_only_pdf()),
+        ocr=OcrOptions(command="/nonexistent/tesseract"),
+    )
+    assert "scanned pages" in error.message and "OCR" in error.message
 
 
 def test_corrupt_pdf(tmp_path):
