@@ -3,7 +3,9 @@ FROM python:3.11-slim
 ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
 WORKDIR /app
 # Tesseract reads the pages of scanned PDFs (ingest.ocr); add tesseract-ocr-<lang> for each OCR_LANGUAGES entry.
+# LibreOffice headless lays out DOCX, PPTX, XLSX, EPUB and HTML originals as PDF pages (ingest.office_pdf).
 RUN apt-get update && apt-get install -y --no-install-recommends tesseract-ocr tesseract-ocr-eng \
+    libreoffice-writer-nogui libreoffice-calc-nogui libreoffice-impress-nogui \
     && rm -rf /var/lib/apt/lists/*
 RUN pip install --no-cache-dir torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu
 COPY pyproject.toml ./

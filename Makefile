@@ -10,7 +10,7 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: setup run test test-fast lint bench browser ocr stop clean
+.PHONY: setup run test test-fast lint bench browser ocr office stop clean
 
 setup: $(STAMP)
 
@@ -40,12 +40,21 @@ ocr:
 	    tesseract-ocr tesseract-ocr-eng; \
 	fi
 
-run: setup ocr
+# Debian's LibreOffice, headless (no desktop): DOCX, PPTX, XLSX, EPUB and HTML originals are laid out as
+# PDF pages (ingest.office_pdf) for the page view; without it their pages stay estimated, as text.
+office:
+	@if ! command -v soffice >/dev/null 2>&1; then \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -q && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -q \
+	    libreoffice-writer-nogui libreoffice-calc-nogui libreoffice-impress-nogui; \
+	fi
+
+run: setup ocr office
 	$(PY) scripts/run_stack.py
 
 # The style and the types first (ruff owns the layout and the lint rules, mypy with django-stubs the
 # types), then the whole suite; --durations prints the slowest tests at the end of the run.
-test: setup browser ocr lint
+test: setup browser ocr office lint
 	$(PY) -m pytest --durations=15 $(PYTEST_ARGS)
 
 lint: setup
@@ -58,7 +67,7 @@ lint: setup
 test-fast: setup browser ocr
 	DATABASE_URL= REDIS_URL= $(PY) -m pytest tests/unit --durations=5 $(PYTEST_ARGS)
 
-bench: setup ocr
+bench: setup ocr office
 	$(PY) -m bench.run_all
 
 stop:

@@ -32,6 +32,7 @@ QUICK_ARGS = {
     "bench_ingest": ["--pages", "30"],
     "bench_ocr": ["--pages", "20"],
     "bench_page_images": ["--pages", "30", "--samples", "10"],
+    "bench_office_pages": ["--pages", "10", "--samples", "5", "--repeat", "1"],
     "bench_retrieval": ["--docs", "3"],
     "bench_review_fragment": [
         "--reviewers",

@@ -1,5 +1,8 @@
 """What the review page shows of a PDF original: its pages drawn as images, the glyph boxes of a
-cited span over them, and the page labels the PDF prints.
+cited span over them, and the page labels the PDF prints. An office original (DOCX, PPTX, XLSX, EPUB,
+HTML) is shown the same way through the PDF LibreOffice lays out of it (``ingest.office_pdf``, made
+once per content and kept beside the images); a page of ours is drawn as the LibreOffice page its part
+of the quote is found on, or without a quote, the one its text starts on (``ingest.office_boxes``).
 
 All of it is computed on demand in the web process and kept: images as files under
 ``MEDIA_ROOT/var/page-images`` (bounded, least recently used first out: ``ingest.disk_cache``),
@@ -12,6 +15,8 @@ call holds ``PDFIUM_LOCK``.
 from __future__ import annotations
 
 import os
+import threading
+from collections import OrderedDict
 from pathlib import Path
 
 import pypdfium2 as pdfium
@@ -19,6 +24,7 @@ from django.conf import settings
 from django.db.models import F
 from django.db.models.functions import Substr
 
+from ingest import office_boxes, office_pdf
 from ingest.disk_cache import BoundedDirCache
 from ingest.memo import kept
 from ingest.models import Document, Page
@@ -33,22 +39,41 @@ RENDER_VERSION = 1  # part of an image's name and ETag: a change in drawing make
 BOXES_VERSION = 1  # part of the boxes' key: a change in mapping computes them again
 KEEP_SECONDS = 30 * 24 * 3600  # boxes and labels of a document's content never change
 IMAGE_CACHE_BYTES = 1 << 30  # default bound of the image folder (settings.PAGE_IMAGE_CACHE_BYTES)
+OFFICE_PDF_CACHE_BYTES = 256 << 20  # default bound of LibreOffice's PDFs (settings.OFFICE_PDF_CACHE_BYTES)
+OFFICE_BOXES_VERSION = 1  # part of an office span's key: a change in locating quotes computes it again
+LAYERS_KEPT = 8  # folded texts of this many documents (ours and LibreOffice's) kept in each process
 
 
 def has_page_images(document: Document) -> bool:
-    """Whether the document's original is a PDF we keep (its pages can be shown as drawn)."""
-    return document.kind == "pdf" and bool(document.file.name)
+    """Whether the document's pages can be shown as drawn: a PDF we keep, or an office original we keep
+    where LibreOffice is installed (without it, its pages stay estimated, as text)."""
+    if not document.file.name:
+        return False
+    if document.kind == "pdf":
+        return True
+    return is_office(document) and office_pdf.soffice() is not None
+
+
+def is_office(document: Document) -> bool:
+    """Whether the document's original is laid out by LibreOffice to be shown as pages."""
+    return document.kind in office_pdf.OFFICE_KINDS
 
 
 def image_etag(document: Document, number: int, width: int) -> str:
+    if is_office(document):  # which LibreOffice page shows ours follows our text too
+        lo = f"lo{office_pdf.CONVERT_VERSION}-o{OFFICE_BOXES_VERSION}"
+        return f'"{document_version(document)}-{number}-{width}-r{RENDER_VERSION}-{lo}"'
     return f'"{document.sha256[:16]}-{number}-{width}-r{RENDER_VERSION}"'
 
 
-def page_image(document: Document, number: int, width: int) -> Path:
+def page_image(document: Document, number: int, width: int, span: tuple[int, int] | None = None) -> Path:
     """The PNG of physical page ``number`` drawn ``width`` pixels wide (one of ``IMAGE_WIDTHS``), from
-    the folder or drawn now. Raises ``PageImageError``."""
+    the folder or drawn now; of an office original, the LibreOffice page that shows our page ``number``
+    (where the quote ``span`` is found on it, when given). Raises ``PageImageError``."""
     if width not in IMAGE_WIDTHS:
         raise ValueError(f"width {width} is not one of {IMAGE_WIDTHS}")
+    if is_office(document):
+        return _office_image(document, number, width, span)
     key = f"{document.pk}/{document.sha256[:16]}-r{RENDER_VERSION}-p{number}-w{width}.png"
     images = image_cache()
     path = images.get(key)
@@ -71,6 +96,11 @@ def span_boxes_json(document: Document, start: int, end: int) -> dict:
     (``ingest.pdf_boxes``), as JSON-ready data; computed once, then from the cache (keyed by the document's
     content and last change: a document converted again gets new boxes). Raises ``PageImageError`` when the
     original cannot be read."""
+    if is_office(document):
+        key = (
+            f"officeboxes:v{OFFICE_BOXES_VERSION}-{BOXES_VERSION}:{document_version(document)}:{start}:{end}"
+        )
+        return kept(key, lambda: _office_span(document, start, end), KEEP_SECONDS)
     key = f"pdfboxes:v{BOXES_VERSION}:{document_version(document)}:{start}:{end}"
     return kept(key, lambda: _span_boxes(document, start, end), KEEP_SECONDS)
 
@@ -101,8 +131,9 @@ def document_version(document: Document) -> str:
 
 def page_labels(document: Document) -> dict[int, str]:
     """The page labels the PDF defines ("iii", "A-2"), by physical page number; pages whose label is
-    their own number are left out. Empty when the PDF has none or cannot be read."""
-    if not has_page_images(document):
+    their own number are left out. Empty when the PDF has none or cannot be read, and for an office
+    original (LibreOffice's PDF labels nothing, and reading it would wait for its conversion)."""
+    if document.kind != "pdf" or not has_page_images(document):
         return {}
     return kept(
         f"pagelabels:v1:{document.pk}:{document.sha256[:16]}", lambda: _labels(document), KEEP_SECONDS
@@ -129,6 +160,7 @@ def _labels(document: Document) -> dict[int, str]:
 def remove_page_images(document_id: int) -> None:
     """Remove the drawn pages of a document (it was deleted: its pages leave the disk with it)."""
     image_cache().remove_folder(str(document_id))
+    office_cache().remove_folder(str(document_id))
 
 
 _caches: dict[tuple[str, int], BoundedDirCache] = {}
@@ -141,6 +173,136 @@ def image_cache() -> BoundedDirCache:
     if found is None:
         found = _caches[(str(root), bound)] = BoundedDirCache(root, bound)
     return found
+
+
+def office_cache() -> BoundedDirCache:
+    root = Path(settings.MEDIA_ROOT) / "var" / "office-pdfs"
+    bound = int(getattr(settings, "OFFICE_PDF_CACHE_BYTES", OFFICE_PDF_CACHE_BYTES))
+    found = _caches.get((str(root), bound))
+    if found is None:
+        found = _caches[(str(root), bound)] = BoundedDirCache(root, bound)
+    return found
+
+
+def profiles_dir() -> Path:
+    """Where LibreOffice's private profiles live (``settings.LIBREOFFICE_PROFILES``, else ``var/``)."""
+    default = Path(settings.BASE_DIR) / "var" / "libreoffice"
+    return Path(getattr(settings, "LIBREOFFICE_PROFILES", default))
+
+
+def office_pdf_path(document: Document) -> Path:
+    """The PDF LibreOffice laid out of the document's original: kept, or made now (seconds; one run per
+    content, a failure kept too). Raises ``PageImageError`` (``office_pdf.OfficeConversionError``)."""
+    key = f"{document.pk}/{document.sha256[:16]}-lo{office_pdf.CONVERT_VERSION}.pdf"
+    return office_pdf.kept_or_converted(
+        office_cache(), key, lambda: _original_bytes(document), document.kind, profiles_dir()
+    )
+
+
+def office_page_index(document: Document, number: int, span: tuple[int, int] | None = None) -> int:
+    """The 0-based LibreOffice page that shows our page ``number``: where the quote ``span`` is found on
+    it, else where its text starts."""
+    if span is not None:
+        for frame in span_boxes_json(document, *span)["pages"]:
+            if frame["number"] == number:
+                return frame["pdf_page"] - 1
+    key = f"officepage:v{OFFICE_BOXES_VERSION}:{document_version(document)}:{number}"
+    return kept(key, lambda: _office_page(document, number), KEEP_SECONDS)
+
+
+def _office_page(document: Document, number: int) -> int:
+    row = Page.objects.filter(document=document, number=number).values_list("char_start", "char_end").first()
+    layer, ours = _office_texts(document)
+    if row is None:
+        return 0
+    return office_boxes.page_for(layer, ours, office_boxes.OurPage(number, *row))
+
+
+def _office_image(document: Document, number: int, width: int, span: tuple[int, int] | None) -> Path:
+    index = office_page_index(document, number, span)
+    made = f"lo{office_pdf.CONVERT_VERSION}-r{RENDER_VERSION}"
+    key = f"{document.pk}/{document.sha256[:16]}-{made}-p{index + 1}-w{width}.png"
+    images = image_cache()
+    path = images.get(key)
+    if path is not None:
+        return path
+    source = office_pdf_path(document)
+    with PDFIUM_LOCK:
+        path = images.get(key)
+        if path is not None:
+            return path
+        pdf = _open_pdf(source)
+        try:
+            data = render_png(pdf, index, width)
+        finally:
+            pdf.close()
+    return images.put(key, data)
+
+
+def _office_span(document: Document, start: int, end: int) -> dict:
+    rows = (
+        Page.objects.filter(document=document, char_start__lt=max(end, start + 1), char_end__gt=start)
+        .order_by("number")
+        .values_list("number", "char_start", "char_end")
+    )
+    pages = [office_boxes.OurPage(*row) for row in rows]
+    layer, ours = _office_texts(document)
+    source = office_pdf_path(document)
+    with PDFIUM_LOCK:
+        pdf = _open_pdf(source)
+        try:
+            data = office_boxes.span_json(pdf, layer, ours, start, end, pages)
+        except pdfium.PdfiumError as exc:
+            raise PageImageError("LibreOffice's PDF of the original cannot be read for this quote.") from exc
+        finally:
+            pdf.close()
+    return {**data, "laid_out_by": "LibreOffice"}
+
+
+_layers: OrderedDict[str, tuple[office_boxes.Layer, office_boxes.Folded]] = OrderedDict()
+_layers_lock = threading.Lock()
+
+
+def _office_texts(document: Document) -> tuple[office_boxes.Layer, office_boxes.Folded]:
+    """LibreOffice's text layer and our text of the document, folded (``ingest.office_boxes``); kept in
+    the process for the last ``LAYERS_KEPT`` documents (a reviewer steps through one document's quotes)."""
+    key = f"{document_version(document)}-lo{office_pdf.CONVERT_VERSION}"
+    with _layers_lock:
+        found = _layers.get(key)
+        if found is not None:
+            _layers.move_to_end(key)
+            return found
+    source = office_pdf_path(document)
+    text = Document.objects.filter(pk=document.pk).values_list("text", flat=True).first() or ""
+    ours = office_boxes.fold(text)
+    with PDFIUM_LOCK:
+        pdf = _open_pdf(source)
+        try:
+            layer = office_boxes.read_layer(pdf)
+        except pdfium.PdfiumError as exc:
+            raise PageImageError("LibreOffice's PDF of the original cannot be read.") from exc
+        finally:
+            pdf.close()
+    with _layers_lock:
+        _layers[key] = (layer, ours)
+        while len(_layers) > LAYERS_KEPT:
+            _layers.popitem(last=False)
+    return layer, ours
+
+
+def _open_pdf(path: Path) -> pdfium.PdfDocument:
+    try:
+        return pdfium.PdfDocument(str(path))
+    except pdfium.PdfiumError as exc:
+        raise PageImageError("LibreOffice's PDF of the original cannot be opened.") from exc
+
+
+def _original_bytes(document: Document) -> bytes:
+    try:
+        with document.file.open("rb") as handle:
+            return handle.read()
+    except (OSError, ValueError) as exc:
+        raise PageImageError("The original file is missing.") from exc
 
 
 def _open(document: Document, *, forms: bool = True) -> pdfium.PdfDocument:

@@ -88,6 +88,11 @@ urlpatterns = [
     ),
     path(
         "documents/<int:document_id>/clauses/<int:extraction_id>/citations/<int:citation_id>/",
+    path(
+        "documents/<int:document_id>/citations/<int:citation_id>/pages/<int:number>/w<int:width>.png",
+        pages.citation_page_image,
+        name="citation-page-image",
+    ),
         review.citation,
         name="citation",
     ),

@@ -1,4 +1,6 @@
 """A PDF's pages as drawn: the image of a page, the glyph boxes of a citation, the original shown inline.
+An office original is shown through the PDF LibreOffice lays out of it (``ingest.page_view``): its page
+image at a citation names the citation, since the LibreOffice page shown is the one the quote is found on.
 
 Scoped like every page (a document outside the user's engagements is a 404). Images and boxes of a
 document's content never change, so they carry an ETag and ``Cache-Control: private, no-cache``: the
@@ -26,12 +28,34 @@ def page_image(request, document_id: int, number: int, width: int):
         raise Http404("No such page image.")
     if not 1 <= number <= doc.page_count:
         raise Http404("No such page.")
-    etag = page_view.image_etag(doc, number, width)
+    return _image(request, doc, number, width, page_view.image_etag(doc, number, width), None)
+
+
+def citation_page_image(request, document_id: int, citation_id: int, number: int, width: int):
+    """The PNG of page ``number`` as the review page shows it at a citation: of an office original, the
+    LibreOffice page the quote's part on page ``number`` is found on (the page its boxes are drawn over);
+    of a PDF, the page itself."""
+    citation = access.citation_for(request.user, document_id, citation_id)
+    doc = citation.extraction.document
+    if not page_view.has_page_images(doc) or width not in page_view.IMAGE_WIDTHS:
+        raise Http404("No such page image.")
+    if not 1 <= number <= doc.page_count:
+        raise Http404("No such page.")
+    if not page_view.is_office(doc):
+        return _image(request, doc, number, width, page_view.image_etag(doc, number, width), None)
+    etag = (
+        f'"{page_view.document_version(doc)}-c{citation.pk}-{citation.start}-{citation.end}-{number}-{width}'
+        f'-r{page_view.RENDER_VERSION}-o{page_view.OFFICE_BOXES_VERSION}"'
+    )
+    return _image(request, doc, number, width, etag, (citation.start, citation.end))
+
+
+def _image(request, doc, number: int, width: int, etag: str, span: tuple[int, int] | None):
     if _fresh(request, etag):
         return _not_modified(etag)
     for _attempt in range(2):  # the file may be swept away between finding it and opening it
         try:
-            path = page_view.page_image(doc, number, width)
+            path = page_view.page_image(doc, number, width, span)
             handle = open(path, "rb")  # noqa: SIM115  (FileResponse closes it)
         except PageImageError as exc:
             response = HttpResponse(str(exc), status=422, content_type="text/plain; charset=utf-8")
@@ -49,8 +73,11 @@ def citation_boxes(request, document_id: int, citation_id: int):
     ``{"document", "citation", "start", "end", "page", "pages": [{"number", "label", "width", "height",
     "rotation"}], "boxes": [{"page", "x0", "y0", "x1", "y1", "left", "top", "right", "bottom"}]}``;
     ``x0..y1`` in PDF points (user space, y up, before /Rotate), ``left..bottom`` fractions of the page as
-    shown (crop box and /Rotate applied, y down); see ``ingest.pdf_boxes``. 404 for a document that is
-    not a PDF we keep; 422 (with ``error``) when its original cannot be read."""
+    shown (crop box and /Rotate applied, y down); see ``ingest.pdf_boxes``. Of an office original, the
+    boxes are on the PDF LibreOffice laid out: each page also names ``pdf_page`` (its LibreOffice page shown
+    as our page ``number``), ``pdf_pages`` and ``located`` (the quote's words were found there), and
+    ``notes`` say what a reader should know (``ingest.office_boxes``). 404 for a document whose pages are
+    not drawn; 422 (with ``error``) when its original cannot be read or laid out."""
     citation = access.citation_for(request.user, document_id, citation_id)
     doc = citation.extraction.document
     if not page_view.has_page_images(doc):
@@ -76,10 +103,23 @@ def citation_boxes(request, document_id: int, citation_id: int):
 
 def original(request, document_id: int):
     """The uploaded PDF shown in the browser's own viewer (inline, not a download); the review page links
-    to it with ``#page=N``, which that viewer opens at."""
+    to it with ``#page=N``, which that viewer opens at. Of an office original, the PDF LibreOffice laid out
+    (the original itself is the "Original" download)."""
     doc = access.document_for(request.user, document_id)
     if not page_view.has_page_images(doc):
         raise Http404("This document is not a PDF.")
+    if page_view.is_office(doc):
+        try:
+            path = page_view.office_pdf_path(doc)
+            handle = open(path, "rb")  # noqa: SIM115  (FileResponse closes it)
+        except PageImageError as exc:
+            response = HttpResponse(str(exc), status=422, content_type="text/plain; charset=utf-8")
+            response["Cache-Control"] = "private, no-store"
+            return response
+        except FileNotFoundError:
+            raise Http404("The laid out PDF is missing.") from None
+        name = doc.original_name.rsplit(".", 1)[0] + " (LibreOffice).pdf"
+        return FileResponse(handle, content_type="application/pdf", filename=name)
     try:
         handle = doc.file.open("rb")
     except FileNotFoundError:

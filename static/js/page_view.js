@@ -1,4 +1,5 @@
-// Clause Review: the page view of a PDF original on the review page (templates/reviewer/_page_image.html).
+// Clause Review: the page view of a PDF original on the review page (templates/reviewer/_page_image.html);
+// an office original's pages are those LibreOffice laid out, and a note under each says which it shows.
 // Each shown page is drawn by the server (an image at one of a few widths) and the quote's glyph boxes,
 // fetched as JSON, are drawn over it as SVG rectangles (attributes, not inline styles: the CSP forbids
 // those). The text view stays one click (or "v") away; a page that cannot be drawn shows its text.
@@ -47,8 +48,10 @@
     v.classList.toggle("page-mode", view === "page");
     figures().forEach(function (figure) {
       var broken = figure.classList.contains("failed"), text = figure.parentNode.querySelector(".page-text");
+      var office = figure.parentNode.querySelector("[data-office-note]");
       figure.hidden = view !== "page" || broken;
       if (text) { text.hidden = view === "page" && !broken; }
+      if (office) { office.hidden = figure.hidden; }
     });
     Array.prototype.forEach.call(document.querySelectorAll("[data-view]"), function (button) {
       button.setAttribute("aria-pressed", button.getAttribute("data-view") === view ? "true" : "false");
@@ -123,6 +126,7 @@
   }
 
   function draw(v, data, current) {
+    if (current) { (data.pages || []).forEach(function (frame) { laidOut(v, frame); }); }
     data.boxes.forEach(function (box) {
       var figure = v.querySelector('[data-page-image="' + box.page + '"]');
       if (!figure) { return; }
@@ -136,6 +140,16 @@
       figure.querySelector("svg").appendChild(rect);
     });
     revealBox();
+  }
+
+  // An office original: which of LibreOffice's pages is shown as ours, and whether the quote was found on it.
+  function laidOut(v, frame) {
+    var figure = v.querySelector('[data-page-image="' + frame.number + '"]');
+    var note = figure && figure.parentNode.querySelector("[data-office-note]");
+    if (!note || !frame.pdf_page) { return; }
+    note.textContent = "Page " + frame.number + " as LibreOffice lays out the original: its page " + frame.pdf_page +
+      " of " + frame.pdf_pages + (frame.located ? ", where the quote is found" : "") + " (its pages can break elsewhere than ours)." +
+      (frame.note ? " " + frame.note : "");
   }
 
   // Scroll the viewer (not the window) so the quote's first box sits in its upper third, once the image

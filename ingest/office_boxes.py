@@ -1,0 +1,250 @@
+"""Where a span of an office original's converted text lies on the PDF LibreOffice laid out of it.
+
+Our text of a DOCX (PPTX, XLSX, EPUB, HTML) is Markdown made by our converter, and its pages are ours
+(estimated from length, or a slide or sheet each); LibreOffice's PDF has its own text layer and its own
+page breaks. Neither text's offsets lead to the other, so a quote is found by its words: both texts are
+*folded* (NFKC, case folded, letters and digits only: Markdown marks, table pipes, spaces and line
+breaks fall away, as do LibreOffice's hyphens and line ends) and the quote's folded text is searched in
+the PDF's. A quote found more than once is the occurrence nearest where it is expected: its folded
+offset in our text, scaled by the ratio of the two folded lengths (a header or page number repeated on
+every LibreOffice page stretches that text evenly). A quote whose words differ in the middle (a field,
+a footnote mark) is found by its head and tail when they stand the quote's length apart. A short quote
+found far from where it is expected, or not at all, is not located: the page is shown without a box
+rather than with a wrong one.
+
+The glyphs of the found characters are boxed as ``ingest.pdf_boxes`` boxes a PDF's: pdfium's loose
+character boxes merged along each line. A page of ours is shown as the LibreOffice page its part of the
+quote starts on; without a quote, as the page its own text starts on. pdfium calls are not thread-safe:
+callers hold ``ingest.pdf_pages.PDFIUM_LOCK``.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from bisect import bisect_left, bisect_right
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+import pypdfium2 as pdfium
+import pypdfium2.raw as pdfium_c
+
+from ingest.pdf_boxes import Box, _same_line, _utf16_offsets, page_frame
+
+ANCHOR = 40  # folded characters of a quote's head and tail, when the whole quote is not found as it is
+SHORT = 12  # a folded quote shorter than this is taken only near where it is expected
+NEAR = 3000  # folded characters either side of the expected place a short quote must lie within
+PAGE_PROBE = 64  # folded characters of a page's start that find its LibreOffice page
+
+
+@dataclass(frozen=True)
+class Folded:
+    """A text folded for matching, and the index in the original text of each folded character."""
+
+    text: str
+    origin: list[int]
+
+    def at(self, offset: int) -> int:
+        """The folded index of the first folded character at or after ``offset`` of the original text."""
+        return bisect_left(self.origin, offset)
+
+
+def fold(text: str) -> Folded:
+    out: list[str] = []
+    origin: list[int] = []
+    for i, ch in enumerate(text):
+        if ch.isascii():
+            if ch.isalnum():
+                out.append(ch.lower())
+                origin.append(i)
+            continue
+        for c in unicodedata.normalize("NFKC", ch).casefold():
+            if c.isalnum():
+                out.append(c)
+                origin.append(i)
+    return Folded("".join(out), origin)
+
+
+@dataclass(frozen=True)
+class Layer:
+    """The text layer of a PDF, folded: the pages' folded texts joined, where each page starts in it,
+    and each folded character's index in its page's raw text (``PdfTextPage.get_text_range``)."""
+
+    text: str
+    starts: list[int]  # folded index where each page (0-based) starts
+    raw: list[int]  # index into the page's raw text, per folded character
+    raws: list[str]  # each page's raw text
+
+    @property
+    def page_count(self) -> int:
+        return len(self.starts)
+
+    def page_at(self, index: int) -> int:
+        """The 0-based page of folded character ``index`` (clamped into the layer)."""
+        return max(0, bisect_right(self.starts, max(0, index)) - 1)
+
+
+def read_layer(pdf: pdfium.PdfDocument) -> Layer:
+    parts: list[str] = []
+    starts: list[int] = []
+    raw: list[int] = []
+    raws: list[str] = []
+    total = 0
+    for index in range(len(pdf)):
+        page = pdf[index]
+        try:
+            textpage = page.get_textpage()
+            try:
+                text = textpage.get_text_range()
+            finally:
+                textpage.close()
+        finally:
+            page.close()
+        folded = fold(text)
+        starts.append(total)
+        parts.append(folded.text)
+        raw.extend(folded.origin)
+        raws.append(text)
+        total += len(folded.text)
+    return Layer("".join(parts), starts, raw, raws)
+
+
+def locate(hay: str, needle: str, expected: float, *, limit: int = 5000) -> tuple[int, int] | None:
+    """``[a, b)`` of ``hay`` where ``needle`` is, the occurrence nearest ``expected``; by head and tail when
+    the whole is not there; None when not found (or, for a short needle, not near ``expected``)."""
+    if not needle:
+        return None
+    best = -1
+    at, seen = hay.find(needle), 0
+    while at >= 0 and seen < limit:
+        if best < 0 or abs(at - expected) < abs(best - expected):
+            best = at
+        at, seen = hay.find(needle, at + 1), seen + 1
+    if best >= 0:
+        if len(needle) < SHORT and abs(best - expected) > NEAR:
+            return None
+        return best, best + len(needle)
+    if len(needle) < 2 * ANCHOR:
+        return None
+    head, tail = needle[:ANCHOR], needle[-ANCHOR:]
+    heads: list[int] = []
+    at, seen = hay.find(head), 0
+    while at >= 0 and seen < limit:
+        heads.append(at)
+        at, seen = hay.find(head, at + 1), seen + 1
+    for h in sorted(heads, key=lambda i: abs(i - expected))[:20]:
+        t = hay.find(tail, h + ANCHOR)
+        if t >= 0 and 0.8 * len(needle) <= t + ANCHOR - h <= 1.25 * len(needle) + 10:
+            return h, t + ANCHOR
+    return None
+
+
+@dataclass(frozen=True)
+class OurPage:
+    """A page of our text: its number and where it lies in ``Document.text``."""
+
+    number: int
+    char_start: int
+    char_end: int
+
+
+def page_for(layer: Layer, ours: Folded, page: OurPage) -> int:
+    """The 0-based LibreOffice page that shows the start of our page ``page``."""
+    scale = len(layer.text) / max(1, len(ours.text))
+    a, b = ours.at(page.char_start), ours.at(page.char_end)
+    probe = ours.text[a : min(b, a + PAGE_PROBE)]
+    found = locate(layer.text, probe, a * scale) if len(probe) >= SHORT else None
+    return layer.page_at(found[0] if found else round(a * scale))
+
+
+def span_json(
+    pdf: pdfium.PdfDocument, layer: Layer, ours: Folded, start: int, end: int, pages: Sequence[OurPage]
+) -> dict:
+    """The LibreOffice page each of our pages touched by ``[start, end)`` is shown as, and the quote's
+    boxes on it, as JSON-ready data: ``{"pages": [frame + "pdf_page", "pdf_pages", "located", "note"],
+    "boxes": [...], "notes": [...]}`` (the pages' notes, for a reader). A box's ``page`` is our page's
+    number (the page image it is drawn over)."""
+    scale = len(layer.text) / max(1, len(ours.text))
+    frames: list[dict] = []
+    boxes: list[dict] = []
+    notes: list[str] = []
+    for page in pages:
+        a_off, b_off = max(start, page.char_start), min(end, page.char_end)
+        if a_off >= b_off and not (start == end and page.char_start <= start <= page.char_end):
+            continue
+        a, b = ours.at(a_off), ours.at(b_off)
+        found = locate(layer.text, ours.text[a:b], a * scale)
+        if found is None:
+            shown = page_for(layer, ours, page)
+            note = (
+                f"The quote's words on page {page.number} are not found on the pages LibreOffice laid out: "
+                f"its page {shown + 1}, where page {page.number} starts, is shown without a box."
+            )
+            frames.append(_frame(pdf, shown, page.number, layer, located=False, note=note))
+            notes.append(note)
+            continue
+        shown = layer.page_at(found[0])
+        last = layer.page_at(found[1] - 1)
+        note = (
+            f"The quote goes on from LibreOffice's page {shown + 1} to its page {last + 1}; "
+            f"page {shown + 1} is shown."
+            if last != shown
+            else ""
+        )
+        frames.append(_frame(pdf, shown, page.number, layer, located=True, note=note))
+        if note:
+            notes.append(note)
+        boxes.extend(_boxes(pdf, layer, found[0], min(found[1], _page_end(layer, shown)), shown, page.number))
+    return {"pages": frames, "boxes": boxes, "notes": notes}
+
+
+def _page_end(layer: Layer, index: int) -> int:
+    return layer.starts[index + 1] if index + 1 < layer.page_count else len(layer.text)
+
+
+def _frame(
+    pdf: pdfium.PdfDocument, index: int, ours: int, layer: Layer, *, located: bool, note: str = ""
+) -> dict:
+    page = pdf[index]
+    try:
+        frame = replace(page_frame(pdf, page, index + 1), number=ours, label="").as_json()
+    finally:
+        page.close()
+    return {**frame, "pdf_page": index + 1, "pdf_pages": layer.page_count, "located": located, "note": note}
+
+
+def _boxes(pdf: pdfium.PdfDocument, layer: Layer, a: int, b: int, index: int, ours: int) -> list[dict]:
+    """The line rectangles of folded characters ``[a, b)``, all on 0-based page ``index``."""
+    page = pdf[index]
+    try:
+        frame = page_frame(pdf, page, index + 1)
+        textpage = page.get_textpage()
+        try:
+            raw_text = layer.raws[index]
+            utf16 = _utf16_offsets(raw_text)
+            rects: list[list[float]] = []
+            last_raw, last_char = -1, -1
+            for k in range(a, b):
+                at = layer.raw[k]
+                char = pdfium_c.FPDFText_GetCharIndexFromTextIndex(textpage.raw, utf16[at] if utf16 else at)
+                if char < 0 or char == last_char:  # "ﬁ" folded to "fi": one glyph
+                    continue
+                try:
+                    box = textpage.get_charbox(char, loose=True)
+                except pdfium.PdfiumError:
+                    continue
+                if box[2] - box[0] <= 0 and box[3] - box[1] <= 0:
+                    continue
+                line_break = last_raw >= 0 and "\n" in raw_text[last_raw:at]
+                if rects and not line_break and _same_line(rects[-1], box):
+                    r = rects[-1]
+                    r[:] = min(r[0], box[0]), min(r[1], box[1]), max(r[2], box[2]), max(r[3], box[3])
+                else:
+                    rects.append(list(box))
+                last_raw, last_char = at, char
+        finally:
+            textpage.close()
+    finally:
+        page.close()
+    return [
+        Box(ours, r[0], r[1], r[2], r[3], *frame.fractions(r[0], r[1], r[2], r[3])).as_json() for r in rects
+    ]

@@ -1,0 +1,284 @@
+"""The page view of an office original (DOCX, XLSX) through the PDF LibreOffice lays out of it: the page
+image at a citation is the LibreOffice page the quote is found on and its boxes lie over the quote's own
+glyphs; a file LibreOffice cannot lay out shows the text with a note; scoped like a PDF's pages."""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import re
+from pathlib import Path
+
+import docx
+import openpyxl
+import pypdfium2 as pdfium
+import pytest
+from django.conf import settings
+from django.core.files.base import ContentFile
+from django.urls import reverse
+from PIL import Image
+
+from engagements.models import Engagement
+from ingest import office_pdf, page_view
+
+pytestmark = [
+    pytest.mark.django_db,
+    pytest.mark.skipif(office_pdf.soffice() is None, reason="LibreOffice is not installed (make office)"),
+]
+HX = {"HTTP_HX_REQUEST": "true"}
+FILLER = (
+    "The parties have negotiated this Agreement at arm's length and each has had the benefit of counsel "
+    "of its own choosing in doing so. "
+)
+CAP = (
+    "Each party's aggregate liability arising out of or relating to this Agreement shall not exceed "
+    "$247,830.00 in any contract year"
+)
+LAW = "governed by the laws of the State of Delaware"
+
+
+def contract_docx() -> bytes:
+    """A DOCX of some five LibreOffice pages, the cap clause on a later one, its repeated filler around."""
+    document = docx.Document()
+    document.add_heading("MASTER SERVICES AGREEMENT", 0)
+    for n in range(1, 13):
+        document.add_heading(f"{n}. Section {n}", 1)
+        document.add_paragraph(FILLER * 5)
+        if n == 9:
+            document.add_paragraph(f"9.2 Cap on Liability. {CAP}. " + FILLER)
+    document.add_paragraph(
+        f"18. Governing Law. This Agreement is {LAW}, without regard to its conflict rules."
+    )
+    out = io.BytesIO()
+    document.save(out)
+    return out.getvalue()
+
+
+def fees_xlsx() -> bytes:
+    book = openpyxl.Workbook()
+    sheet = book.active
+    sheet.title = "Fees"
+    sheet.append(["Service", "Monthly fee", "Notes"])
+    for n in range(1, 40):
+        sheet.append([f"Service line {n}", n * 100, f"Billed monthly in arrears, line {n}"])
+    sheet.append(["Termination fee", 98765, "Payable within thirty days of notice"])
+    out = io.BytesIO()
+    book.save(out)
+    return out.getvalue()
+
+
+def make_office_contract(engagement, data: bytes, kind: str, quotes: dict[str, str], title="Office MSA"):
+    """A reviewable document of ``kind`` converted by the real converter, each quote cited where it is."""
+    from extraction.models import Citation, Extraction, ExtractionRun
+    from ingest.chunker import chunk_document
+    from ingest.convert import convert_file
+    from ingest.models import Chunk, Document, Page
+    from ingest.pages import page_of
+    from tests.factories import ensure_clause_types
+
+    source = Path(settings.MEDIA_ROOT) / f"source-{hashlib.sha256(data).hexdigest()[:8]}.{kind}"
+    source.parent.mkdir(parents=True, exist_ok=True)
+    source.write_bytes(data)
+    converted = convert_file(source)
+    text, pages = converted.text, converted.pages
+    document = Document(
+        engagement=engagement,
+        original_name=f"{title}.{kind}",
+        sha256=hashlib.sha256(data).hexdigest(),
+        size_bytes=len(data),
+        title=title,
+        doc_type="MSA",
+        kind=kind,
+        status="ready",
+        progress=100,
+        text=text,
+        page_count=len(pages),
+        pages_estimated=converted.pages_estimated,
+    )
+    document.file.save(f"{title}.{kind}", ContentFile(data), save=False)
+    document.save()
+    Page.objects.bulk_create(
+        [
+            Page(document=document, number=p.number, char_start=p.char_start, char_end=p.char_end)
+            for p in pages
+        ]
+    )
+    chunks = Chunk.objects.bulk_create(
+        [
+            Chunk(
+                document=document,
+                chunk_id=c.chunk_id,
+                ordinal=c.ordinal,
+                text=c.text,
+                char_start=c.char_start,
+                char_end=c.char_end,
+                page_start=c.page_start,
+                page_end=c.page_end,
+                paragraph=c.paragraph,
+                section=c.section,
+            )
+            for c in chunk_document(text, pages)
+        ]
+    )
+    types = ensure_clause_types(list(quotes))
+    run = ExtractionRun.objects.create(engagement=engagement, engine="offline", status="done")
+    citations = {}
+    for name, words in quotes.items():
+        found = re.search(r"[\s|*]+".join(re.escape(w) for w in words.split()), text)
+        assert found, words
+        start, end = found.span()
+        chunk = next(c for c in chunks if c.char_start <= start < c.char_end)
+        extraction = Extraction.objects.create(
+            run=run,
+            document=document,
+            clause_type=types[name],
+            status="found",
+            engine="offline",
+            model="offline-bm25",
+            clause_text=words,
+            dedupe_key=chunk.chunk_id,
+        )
+        citations[name] = Citation.objects.create(
+            extraction=extraction,
+            chunk=chunk,
+            ordinal=0,
+            page=page_of(start, pages),
+            start=start,
+            end=end,
+            quote=text[start:end],
+        )
+    return document, citations
+
+
+@pytest.fixture
+def auditor(engagement, make_member):
+    return make_member(engagement, "auditor")
+
+
+@pytest.fixture
+def docx_contract(engagement):
+    return make_office_contract(
+        engagement, contract_docx(), "docx", {"Cap On Liability": CAP, "Governing Law": LAW}
+    )
+
+
+def boxes_url(citation):
+    return reverse("citation-boxes", args=[citation.extraction.document_id, citation.pk])
+
+
+def citation_image_url(citation, number=None, width=800):
+    doc_id = citation.extraction.document_id
+    return reverse("citation-page-image", args=[doc_id, citation.pk, number or citation.page, width])
+
+
+def folded(text: str) -> str:
+    return re.sub(r"\W+", "", text).lower()
+
+
+def test_a_docx_clause_shows_libreoffices_page_with_the_boxes_over_the_quotes_glyphs(
+    client, auditor, docx_contract
+):
+    doc, citations = docx_contract
+    citation = citations["Cap On Liability"]
+    client.force_login(auditor)
+    data = client.get(boxes_url(citation)).json()
+    assert data["laid_out_by"] == "LibreOffice"
+    [frame] = data["pages"]
+    assert frame["number"] == citation.page and frame["located"] and frame["pdf_pages"] >= 4
+    assert data["boxes"] and all(b["page"] == citation.page for b in data["boxes"])
+    # the independent check: what pdfium reads inside the boxes on LibreOffice's page is the quote
+    pdf = pdfium.PdfDocument(str(page_view.office_pdf_path(doc)))
+    textpage = pdf[frame["pdf_page"] - 1].get_textpage()
+    inside = " ".join(textpage.get_text_bounded(b["x0"], b["y0"], b["x1"], b["y1"]) for b in data["boxes"])
+    assert folded(inside).startswith(folded(CAP)), inside
+    for b in data["boxes"]:
+        assert 0 <= b["left"] < b["right"] <= 1 and 0 <= b["top"] < b["bottom"] <= 1
+    # the image at the citation is that LibreOffice page, drawn at the width asked and kept
+    response = client.get(citation_image_url(citation))
+    assert response.status_code == 200 and response["Content-Type"] == "image/png"
+    image = Image.open(io.BytesIO(b"".join(response.streaming_content)))
+    assert image.width == 800 and image.height > 1000
+    kept = Path(settings.MEDIA_ROOT) / "var" / "page-images" / str(doc.pk)
+    assert list(kept.glob(f"*-lo*-p{frame['pdf_page']}-w800.png"))
+    again = client.get(citation_image_url(citation), HTTP_IF_NONE_MATCH=response["ETag"])
+    assert again.status_code == 304
+    # the PDF is laid out once and kept beside the images
+    assert len(list((Path(settings.MEDIA_ROOT) / "var" / "office-pdfs" / str(doc.pk)).glob("*.pdf"))) == 1
+    # the review page draws it at the citation, with the boxes of the quote in hand and LibreOffice's note
+    ex = citation.extraction
+    html = client.get(reverse("clause", args=[doc.pk, ex.pk]), **HX).content.decode()
+    assert citation_image_url(citation) in html and f'data-boxes="{boxes_url(citation)} "' in html
+    assert "data-office-note" in html and "Open as laid out by LibreOffice" in html
+    assert "<mark" in html  # the text view stays
+    original = client.get(reverse("document-original", args=[doc.pk]))
+    assert original["Content-Type"] == "application/pdf" and original["Content-Disposition"].startswith(
+        "inline"
+    )
+    # a page read through (no citation): the LibreOffice page its text starts on
+    page = client.get(reverse("page-image", args=[doc.pk, 1, 800]))
+    assert page.status_code == 200
+
+
+def test_an_xlsx_cell_is_boxed_on_libreoffices_sheet_page(client, auditor, engagement):
+    doc, citations = make_office_contract(
+        engagement, fees_xlsx(), "xlsx", {"Termination": "Payable within thirty days of notice"}, "Fees"
+    )
+    citation = citations["Termination"]
+    client.force_login(auditor)
+    data = client.get(boxes_url(citation)).json()
+    assert data["pages"][0]["located"] and data["boxes"], data
+    pdf = pdfium.PdfDocument(str(page_view.office_pdf_path(doc)))
+    textpage = pdf[data["pages"][0]["pdf_page"] - 1].get_textpage()
+    inside = " ".join(textpage.get_text_bounded(b["x0"], b["y0"], b["x1"], b["y1"]) for b in data["boxes"])
+    assert folded(inside) == folded("Payable within thirty days of notice")
+    assert client.get(citation_image_url(citation)).status_code == 200
+
+
+def test_a_file_libreoffice_cannot_lay_out_shows_the_text_with_a_note(client, auditor, docx_contract):
+    doc, citations = docx_contract
+    citation = citations["Governing Law"]
+    Path(doc.file.path).write_bytes(b"PK\x03\x04 not a document LibreOffice can open" * 10)
+    client.force_login(auditor)
+    response = client.get(citation_image_url(citation))
+    assert response.status_code == 422 and "LibreOffice" in response.content.decode()
+    assert response["Cache-Control"] == "private, no-store"
+    boxes = client.get(boxes_url(citation))
+    assert boxes.status_code == 422 and "LibreOffice" in boxes.json()["error"]
+    # the failure is kept: asked again, LibreOffice does not run again
+    failed = list((Path(settings.MEDIA_ROOT) / "var" / "office-pdfs" / str(doc.pk)).glob("*.failed"))
+    assert len(failed) == 1
+    assert client.get(reverse("page-image", args=[doc.pk, 1, 800])).status_code == 422
+    # the review page still shows the quote in the text (the viewer shows it when the image fails)
+    html = client.get(reverse("clause", args=[doc.pk, citation.extraction.pk]), **HX).content.decode()
+    assert "<mark" in html and 'class="image-note small"' in html
+
+
+def test_without_libreoffice_the_pages_stay_estimated_text(client, auditor, docx_contract, monkeypatch):
+    doc, citations = docx_contract
+    monkeypatch.setattr(office_pdf, "soffice", lambda: None)
+    client.force_login(auditor)
+    assert client.get(citation_image_url(citations["Governing Law"])).status_code == 404
+    assert client.get(boxes_url(citations["Governing Law"])).status_code == 404
+    html = client.get(reverse("clause", args=[doc.pk, citations["Governing Law"].extraction.pk]), **HX)
+    text = html.content.decode()
+    assert "data-page-image" not in text and "estimated page" in text
+
+
+def test_a_conversion_out_of_time_is_killed_and_says_so(tmp_path):
+    with pytest.raises(office_pdf.OfficeConversionError, match="within"):
+        office_pdf.convert_to_pdf(contract_docx(), "docx", tmp_path / "profiles", timeout=0.05)
+
+
+def test_another_engagements_office_pages_are_404(client, make_member, docx_contract):
+    doc, citations = docx_contract
+    citation = citations["Cap On Liability"]
+    outsider = make_member(Engagement.objects.create(name="Globex audit", client="Globex"), "admin")
+    client.force_login(outsider)
+    for url in (
+        reverse("page-image", args=[doc.pk, 1, 800]),
+        citation_image_url(citation),
+        boxes_url(citation),
+        reverse("document-original", args=[doc.pk]),
+    ):
+        assert client.get(url).status_code == 404, url
+    assert not (Path(settings.MEDIA_ROOT) / "var" / "office-pdfs" / str(doc.pk)).exists()  # nothing laid out
