@@ -264,6 +264,9 @@ ANTHROPIC_API_KEY = os.environ.get("ANTHROPIC_API_KEY", "")
 EXTRACTION_ENGINE = os.environ.get("EXTRACTION_ENGINE", "auto")  # auto | anthropic | offline
 if EXTRACTION_ENGINE not in {"auto", "anthropic", "offline"}:
     raise RuntimeError(f"EXTRACTION_ENGINE must be auto, anthropic or offline, not {EXTRACTION_ENGINE!r}")
+# the clause finder fitted on cuad-train (extraction/finder/artifact): a ranked list in retrieval's fusion
+# for both engines, and presence and span choice in the offline engine
+CLAUSE_FINDER = env_bool("CLAUSE_FINDER", True)
 ANTHROPIC_MODEL = os.environ.get("ANTHROPIC_MODEL", "claude-sonnet-4-6")
 ANTHROPIC_BASE_URL = os.environ.get("ANTHROPIC_BASE_URL", "")  # empty: the SDK's default endpoint
 ANTHROPIC_MAX_RETRIES = int(os.environ.get("ANTHROPIC_MAX_RETRIES", "4"))  # 429/500/529, exponential backoff

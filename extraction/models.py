@@ -15,6 +15,10 @@ from engagements.models import Engagement
 from extraction.catalog import QUESTION_PREFIX, name_key
 from ingest.models import Chunk, Document
 
+# an answer the engine is less sure of than this is flagged to reviewers (docs/decisions.md,
+# extraction.models.UNSURE_BELOW)
+UNSURE_BELOW = 0.7
+
 
 class ClauseType(models.Model):
     class Source(models.TextChoices):
@@ -163,6 +167,9 @@ class Extraction(models.Model):
     # The answers the server refused before this one (``extraction.outcome.refused_attempt``): what each
     # said and cited, and why it was refused, so the audit trail keeps a retry's first try.
     refused_attempts = models.JSONField(default=list, blank=True)
+    # How sure the engine is of this answer, 0..1, when it says (the offline engine's clause finder: the
+    # probability that the clause is there for a found answer, that it is not for a not_found)
+    confidence = models.FloatField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -175,6 +182,15 @@ class Extraction(models.Model):
 
     def __str__(self):
         return f"{self.clause_type} · {self.status}"
+
+    @property
+    def unsure(self) -> bool:
+        """The engine said how sure it is, and it is less than ``UNSURE_BELOW``: a reviewer looks first."""
+        return self.confidence is not None and self.confidence < UNSURE_BELOW
+
+    @property
+    def confidence_percent(self) -> int | None:
+        return None if self.confidence is None else round(100 * self.confidence)
 
 
 class Citation(models.Model):

@@ -62,6 +62,7 @@ def save_outcome(
                 dedupe_key=key,
                 verification_errors=list(outcome.errors),
                 refused_attempts=list(outcome.refused_attempts),
+                confidence=outcome.detail.get("confidence"),
             )
             chunks = (
                 chunk_pks

@@ -31,12 +31,13 @@ from django.db.models import Count, Max
 
 from extraction.bm25 import Bm25Index
 from extraction.catalog import ClauseType
-from extraction.docview import ScoredChunk, chunk_view
+from extraction.docview import DocumentView, ScoredChunk, chunk_view, load_document
+from extraction.finder.runtime import active_finder, rank_chunks
 from extraction.lexical import terms
-from ingest.embeddings import content_hash, embed_query
-from ingest.embeddings import embed_texts as cached_embed
+from ingest.embeddings import embed_query
+from ingest.embeddings import text_vectors as embed_texts
 from ingest.fusion import RRF_K, rrf
-from ingest.models import Chunk
+from ingest.models import Chunk, Document
 from ingest.search import search, vector_candidates
 from ingest.sentences import evidence_sentences
 
@@ -65,6 +66,7 @@ class Strategy:
     sentence_weight: float = 3.0  # weight of the sentence ranking in the fusion (a vector list: 1)
     lexical_weight: float = 2.0  # weight of each full-text (BM25) list
     front_matter: bool = True
+    finder_weight: float = 6.0  # weight of the clause finder's chunk ranking (0: not fused)
 
 
 DEFAULT_STRATEGY = Strategy()
@@ -121,9 +123,15 @@ def retrieve(
 ) -> list[ScoredChunk]:
     """The context candidates for one clause question on one document, best first."""
     doc_ids = [document.pk]
-    lexical = lexical_index(document)
+    n_chunks, last_pk = chunk_stats(document.pk)
+    lexical = _build_lexical_index(document.pk, n_chunks, last_pk)
     lists: list[list[int]] = []
     weights: list[float] = []
+    finder = active_finder() if strategy.finder_weight else None
+    if finder is not None and finder.knows(clause.name):
+        view = _document_view(document.pk, n_chunks, last_pk)
+        lists.append([view.chunk_pks[cid] for cid in rank_chunks(view, clause, finder)[: strategy.depth]])
+        weights.append(strategy.finder_weight)
     main_vec = _query_vector(clause_query(clause))
     for variant in strategy.variants:
         q = query_text(clause, variant)
@@ -159,8 +167,18 @@ def retrieve(
 
 def lexical_index(document) -> Bm25Index:
     """The document's BM25 index, built once per process and rebuilt when its chunks change."""
-    stats = Chunk.objects.filter(document_id=document.pk).aggregate(n=Count("pk"), last=Max("pk"))
-    return _build_lexical_index(document.pk, stats["n"], stats["last"])
+    return _build_lexical_index(document.pk, *chunk_stats(document.pk))
+
+
+def chunk_stats(document_pk: int) -> tuple[int, int | None]:
+    """(chunks, last chunk pk) of a document: a cache key that changes when its chunks do."""
+    stats = Chunk.objects.filter(document_id=document_pk).aggregate(n=Count("pk"), last=Max("pk"))
+    return stats["n"], stats["last"]
+
+
+@functools.lru_cache(maxsize=4)
+def _document_view(document_pk: int, n_chunks: int, last_pk: int | None) -> DocumentView:
+    return load_document(Document.objects.get(pk=document_pk))
 
 
 @functools.lru_cache(maxsize=16)
@@ -206,11 +224,3 @@ def task_chunks(
 def searcher(document) -> Callable[[str, int], list[ScoredChunk]]:
     """The agent's ``search_document`` backend for one document."""
     return lambda query, k: search_chunks(document, query, k)
-
-
-def embed_texts(texts: list[str]) -> np.ndarray:
-    """Vectors for ``texts`` (n x 384), through the ingest embedding cache."""
-    if not texts:
-        return np.zeros((0, 384), dtype=np.float32)
-    vectors, _ = cached_embed(texts)
-    return np.asarray([vectors[content_hash(t)] for t in texts], dtype=np.float32)

@@ -412,3 +412,11 @@ def embed_texts(
 def embed_query(text: str, *, embedder: Embedder | None = None) -> list[float]:
     """The vector of a search query (not cached: queries are cheap and varied)."""
     return (embedder or get_embedder()).encode([text])[0].tolist()
+
+
+def text_vectors(texts: Sequence[str]) -> np.ndarray:
+    """Vectors for ``texts`` (n x 384) in their order, through the cache (:func:`embed_texts`)."""
+    if not texts:
+        return np.zeros((0, DIMENSIONS), dtype=np.float32)
+    vectors, _ = embed_texts(texts)
+    return np.asarray([vectors[content_hash(t)] for t in texts], dtype=np.float32)

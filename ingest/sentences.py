@@ -297,6 +297,9 @@ _UNIT_ABBREV = re.compile(
 _UNIT_ENUMERATOR = re.compile(r"(?:#{1,6}\s*)?\(?(?:\d{1,3}(?:\.\d{1,3})*|[ivxlcIVXLC]{1,6}|[A-Za-z])\)?")
 
 
+_TABLE_ROW = re.compile(r"^[ \t]*\|.*\|[ \t]*$", re.M)  # a Markdown table row: "| Fee | $1,950.00 |"
+
+
 def evidence_sentences(text: str) -> list[tuple[int, int]]:
     """(start, end) of each sentence of ``text`` as a reader scores it, whitespace trimmed, in order.
 
@@ -304,7 +307,8 @@ def evidence_sentences(text: str) -> list[tuple[int, int]]:
     are units of evidence: fragments without a word character are dropped.
 
     Breaks at ``.!?`` followed by space and a capital/digit/quote/bracket (not after
-    common abbreviations or initials), at blank lines and page breaks, and cuts
+    common abbreviations or initials), at blank lines and page breaks, around each Markdown table
+    row (a sheet's row is the answer to a question about its cells, never the whole sheet), and cuts
     sentences longer than ``MAX_SENTENCE_CHARS`` at ``; ``.
     """
     cuts = {0, len(text)}
@@ -315,6 +319,9 @@ def evidence_sentences(text: str) -> list[tuple[int, int]]:
         ) and not _UNIT_ENUMERATOR.fullmatch(text[line_start : m.start()].strip()):
             cuts.add(m.end())
     for m in re.finditer(r"\n[ \t]*\n|\f", text):
+        cuts.add(m.start())
+        cuts.add(m.end())
+    for m in _TABLE_ROW.finditer(text):  # a row of a sheet or table is one fact: a unit of its own
         cuts.add(m.start())
         cuts.add(m.end())
     spans = []

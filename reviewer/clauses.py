@@ -80,7 +80,16 @@ def fold_repeats(items: list) -> list:
     return shown
 
 
-_FIELDS = ("id", "document_id", "status", "engine", "clause_text", "version", "clause_type__name")
+_FIELDS = (
+    "id",
+    "document_id",
+    "status",
+    "engine",
+    "clause_text",
+    "version",
+    "confidence",
+    "clause_type__name",
+)
 
 
 def _rows(extractions: QuerySet) -> list[Extraction]:

@@ -12,6 +12,7 @@ import pytest
 from tests.worker import WorkerProcess
 
 CUAD_DIR = Path(__file__).resolve().parent.parent.parent / "shared" / "eval" / "cuad-dev"
+CUAD_TRAIN_DIR = CUAD_DIR.parent / "cuad-train"
 TEST_ROOT = Path(__file__).resolve().parent.parent / "var" / "test"
 
 
@@ -81,6 +82,13 @@ def cuad_dir() -> Path:
     if not CUAD_DIR.exists():
         pytest.skip("../shared/eval/cuad-dev is absent (only CI and developer machines have it)")
     return CUAD_DIR
+
+
+@pytest.fixture
+def cuad_train_dir() -> Path:
+    if not CUAD_TRAIN_DIR.exists():
+        pytest.skip("../shared/eval/cuad-train is absent (only CI and developer machines have it)")
+    return CUAD_TRAIN_DIR
 
 
 @pytest.fixture

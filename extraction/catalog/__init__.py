@@ -75,7 +75,7 @@ _SEED = [
         TEXT,
         """The money terms: what is paid, by whom, how much, when and how - fees, prices, invoicing, due
      dates, currency, late-payment interest, taxes and expense reimbursement.""",
-        """fees payable invoice payment due within days of receipt price amount currency late payment interest
+        """shall pay a fee price amount per month payable invoice payment due within days of receipt currency
      taxes reimbursement of expenses""",
     ),
     (

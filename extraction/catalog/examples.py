@@ -17,8 +17,8 @@ EXAMPLES: dict[str, str] = {
         "insolvent."
     ),
     "Payment": (
-        "Customer shall pay each invoice within thirty (30) days of receipt, in U.S. dollars; overdue amounts"
-        " bear interest at one percent per month."
+        "Customer shall pay Supplier a fee of $4,500.00 per month for the Services, invoiced monthly and"
+        " payable within thirty (30) days of receipt of each invoice."
     ),
     "IP": (
         "Each party retains all right, title and interest in its pre-existing intellectual property, and "

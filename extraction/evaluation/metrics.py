@@ -88,7 +88,8 @@ class PairRecord:
     citations: list[dict] = field(default_factory=list)  # {page, quote, ...}
     citation_valid: list[bool] = field(default_factory=list)
     latency_ms: dict = field(default_factory=dict)  # {"retrieval": ms, "extraction": ms}
-    score: float | None = None  # the engine's confidence, when it has one
+    score: float | None = None  # the offline engine's best sentence score, when it has one
+    confidence: float | None = None  # the engine's probability that the clause is there, when it gives one
     features: dict = field(default_factory=dict)  # the engine's decision signals (offline)
     pdf_pages: dict[int, str] = field(default_factory=dict)  # page number -> normalised PDF text layer
 
@@ -253,6 +254,45 @@ def metrics(records: Iterable[PairRecord]) -> dict:
     }
 
 
+def precision_recall(records: Iterable[PairRecord], recall_for_precision: float = 0.8) -> dict:
+    """The precision-recall curve of found answers ranked by the engine's confidence, as the CUAD paper
+    reports its models (precision: hits among the answers kept; recall: hits over present pairs); its
+    area (AUPR, step-wise: each hit adds its precision times its share of recall) and the precision at
+    ``recall_for_precision`` (None when the answers never reach that recall). Answers without a
+    confidence rank last, so an engine that gives none is scored as if it ranked at random."""
+    recs = list(records)
+    present = sum(1 for r in recs if r.present)
+    found = [r for r in recs if r.status == "found"]
+    found.sort(key=lambda r: -(r.confidence if r.confidence is not None else -1.0))
+    hits = area = 0.0
+    curve: list[dict] = []
+    precision_at = None
+    for i, r in enumerate(found, 1):
+        if not is_hit(r):
+            continue
+        hits += 1
+        precision = hits / i
+        area += precision / present if present else 0.0
+        recall = hits / present if present else 0.0
+        if precision_at is None and recall >= recall_for_precision:
+            precision_at = round(precision, 4)
+        if not curve or recall - curve[-1]["recall"] >= 0.05:
+            curve.append(
+                {
+                    "recall": round(recall, 4),
+                    "precision": round(precision, 4),
+                    "confidence": r.confidence,
+                }
+            )
+    return {
+        "aupr": round(area, 4),
+        f"precision_at_{round(recall_for_precision * 100)}_recall": precision_at,
+        "answers": len(found),
+        "with_confidence": sum(1 for r in found if r.confidence is not None),
+        "curve": curve,
+    }
+
+
 def timings(records: Sequence[PairRecord]) -> dict:
     return {
         "retrieval": latency_stats([r.latency_ms.get("retrieval") for r in records]),
@@ -268,6 +308,7 @@ def summarise(records: Iterable[PairRecord]) -> dict:
         by_type.setdefault(r.clause_type, []).append(r)
     return {
         "overall": metrics(recs),
+        "precision_recall": precision_recall(recs),
         "timings_ms": timings(recs),
         "per_clause_type": {
             name: {**metrics(rows), "timings_ms": timings(rows)} for name, rows in sorted(by_type.items())
@@ -307,7 +348,9 @@ def calibrate_threshold(records: Sequence[PairRecord], candidates: Sequence[floa
                 "objective": round(hr + ss, 4),
             }
         )
-    best = max(curve, key=lambda c: (c["objective"], c["silent_source_rate"]))
+    # on a tie the lower threshold: a clause missed ends an auditor's search, a wrong answer is seen and
+    # rejected (the curve runs from the lowest threshold, and max keeps the first of equals)
+    best = max(curve, key=lambda c: c["objective"])
     return {
         "threshold": best["threshold"],
         "objective": "hit_rate + silent_source_rate",

@@ -22,6 +22,7 @@ from pathlib import Path
 
 import pypdfium2 as pdfium
 from django.conf import settings
+from django.test.utils import override_settings
 
 from engagements.models import Engagement
 from extraction import launch, pipeline, run_status
@@ -162,6 +163,7 @@ def _prediction(
         citation_valid=[_valid(c, document, layouts) for c in cits],
         latency_ms=pred["latency_ms"],
         score=(outcome.detail.get("best_score") if outcome is not None else None),
+        confidence=(outcome.detail.get("presence") if outcome is not None else None),
         features=(
             presence.features(outcome.detail, [sc.cosine for sc in (event or {}).get("retrieved") or []])
             if outcome is not None and "best_score" in outcome.detail
@@ -321,7 +323,9 @@ def calibrate(
     path: Path = CALIBRATION_FILE,
     options: dict | None = None,
 ) -> dict:
-    """Fit the offline engine's not_found decision on the first half of the corpus and save it.
+    """Fit the offline engine's not_found decision on the first half of the corpus and save it: the
+    decision for the types the clause finder does not know (the seed types, an admin's own), so it is
+    fitted with the finder off. Fit on cuad-train: ``evaluate`` refuses to calibrate on cuad-dev.
 
     One pass with no threshold gives every pair its best answer and its signals; on those a
     logistic presence model is fitted (label: the clause is present) and its probability
@@ -330,9 +334,12 @@ def calibrate(
     """
     fit_docs, _ = corpus.halves()
     options = dict(options or {})
-    engine = OfflineEngine(calibration={"threshold": 0.0, "version": "uncalibrated", "options": options})
+    engine = OfflineEngine(
+        calibration={"threshold": 0.0, "version": "uncalibrated", "options": options}, finder=False
+    )
     say(f"calibrating the offline engine on {len(fit_docs)} documents (first half of documents.jsonl)")
-    _, _, recs = run_pairs(corpus, engagement, documents, engine=engine, k=k, say=say, doc_names=fit_docs)
+    with override_settings(CLAUSE_FINDER=False):  # what the types the finder does not know get
+        _, _, recs = run_pairs(corpus, engagement, documents, engine=engine, k=k, say=say, doc_names=fit_docs)
     usable = [r for r in recs if r.features]
     needs_both_kinds(
         [r.present for r in usable],
@@ -416,6 +423,7 @@ def evaluate(
     engine_name: str | None = None,
     do_calibrate: bool = False,
     engagement_name: str | None = None,
+    without_finder: bool = False,
     say: Say = print,
 ) -> dict:
     started = time.perf_counter()
@@ -429,6 +437,8 @@ def evaluate(
     name = resolve_engine_name(engine_name)  # refused here, before ingest: not after an hour of it
     if name == "anthropic" and not settings.ANTHROPIC_API_KEY:
         raise ValueError("the anthropic engine needs ANTHROPIC_API_KEY; set it, or use --engine offline")
+    if do_calibrate and Path(folder).resolve().name == "cuad-dev":
+        raise ValueError("cuad-dev chooses between methods and reports figures; calibrate on cuad-train")
     if do_calibrate and name != "offline":
         raise ValueError("--calibrate fits the offline engine's threshold; use --engine offline")
     if do_calibrate:
@@ -454,6 +464,18 @@ def evaluate(
     run, preds, recs = run_pairs(corpus, engagement, rep.documents, engine=engine, k=k, say=say)
 
     summary = evaluation.summarise(recs)
+    baseline = None
+    if without_finder:  # the same pairs again, the clause finder off in retrieval and in the engine
+        with override_settings(CLAUSE_FINDER=False):
+            _, _, base_recs = run_pairs(
+                corpus, engagement, rep.documents, engine=engine_for(name, k=k), k=k, say=say
+            )
+        base = evaluation.summarise(base_recs)
+        baseline = {
+            "overall": base["overall"],
+            "precision_recall": {key: v for key, v in base["precision_recall"].items() if key != "curve"},
+            "timings_ms": base["timings_ms"],
+        }
     fit, held = corpus.halves()
     cal = getattr(engine, "calibration", None) or {}
     metrics = {
@@ -498,6 +520,8 @@ def evaluate(
             else None
         ),
     }
+    if baseline is not None:
+        metrics["without_finder"] = baseline
     metrics["timings_ms"]["ingest_s"] = rep.seconds
     metrics["timings_ms"]["wall_s"] = round(time.perf_counter() - started, 1)
     # Everything is computed before anything is written, and metrics.json comes last: a run that fails (or is
@@ -514,6 +538,7 @@ def evaluate(
                     "present": r.present,
                     "status": r.status,
                     "score": r.score,
+                    "confidence": r.confidence,
                     "hit": evaluation.is_hit(r),
                     "features": r.features,
                 }

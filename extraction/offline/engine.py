@@ -38,6 +38,8 @@ import numpy as np
 from extraction import catalog
 from extraction.catalog import ClauseType
 from extraction.docview import DocumentView, ScoredChunk
+from extraction.finder.model import ClauseFinder
+from extraction.finder.runtime import Assessment, active_finder, assess
 from extraction.offline.presence import PresenceModel, features, type_margin
 from extraction.offline.reader import (
     DEFAULT_THRESHOLD,
@@ -51,6 +53,9 @@ from extraction.retrieval import clause_query, embed_texts
 from extraction.usage import Usage
 from extraction.verify import verify_extraction
 
+# share of a sentence's score that is the clause finder's probability (docs/decisions.md,
+# extraction.offline.engine.LEARNED_WEIGHT)
+LEARNED_WEIGHT = 0.5
 QUESTION_THRESHOLD = 0.45  # a free question's best-passage score to be answered (see the module docstring)
 CALIBRATION_FILE = Path(__file__).resolve().parent / "calibration.json"
 
@@ -89,7 +94,9 @@ class OfflineSession:
         self.document = document
         self.usage = Usage()
 
-    def _pick(self, clause: ClauseType, clause_id: str, retrieved: Sequence[ScoredChunk], threshold: float):
+    def _pick(
+        self, clause: ClauseType, clause_id: str, retrieved: Sequence[ScoredChunk], threshold: float, **more
+    ):
         kwargs = dict(
             pages=self.document.pages,
             embed=self.engine.embed,
@@ -97,6 +104,7 @@ class OfflineSession:
             clause_id=clause_id,
             furniture=self.document.furniture,
             **self.engine.options,
+            **more,
         )
         try:
             return extract_offline(clause, retrieved, **kwargs)
@@ -104,6 +112,11 @@ class OfflineSession:
             return extract_offline(clause, retrieved, **{**kwargs, "max_window": 1})
 
     def extract(self, clause: ClauseType, clause_id: str, retrieved: Sequence[ScoredChunk]) -> ClauseOutcome:
+        finder = self.engine.finder
+        seen = [sc.chunk.chunk_id for sc in retrieved]
+        assessment = assess(self.document, clause, seen, finder) if finder is not None else None
+        if assessment is not None:
+            return self._extract_found_by_finder(clause, clause_id, retrieved, assessment)
         doc = self.document
         model = self.engine.presence if catalog.is_built_in(clause) else None
         threshold = 0.0 if model is not None else self.engine.threshold(clause)
@@ -134,6 +147,41 @@ class OfflineSession:
         )
         return outcome_from_verification(clause, clause_id, tool_input, verified, turns=0, detail=detail)
 
+    def _extract_found_by_finder(
+        self, clause: ClauseType, clause_id: str, retrieved: Sequence[ScoredChunk], assessment: Assessment
+    ) -> ClauseOutcome:
+        """The clause finder decides presence; the sentences it and retrieval found are read with its
+        probabilities blended into the sentence scores (``LEARNED_WEIGHT``)."""
+        doc = self.document
+        seen = {sc.chunk.chunk_id for sc in retrieved}
+        reading = list(retrieved) + [
+            ScoredChunk(doc.by_id[c]) for c in assessment.top_chunks if c not in seen
+        ]
+        result = self._pick(
+            clause, clause_id, reading, 0.0, learned=assessment.sentences, learned_weight=LEARNED_WEIGHT
+        )
+        detail = _detail(result, 0.0)
+        p = assessment.probability
+        detail.update(
+            presence=round(p, 4),
+            presence_threshold=assessment.threshold,
+            confidence=round(p if assessment.found else 1.0 - p, 4),
+            finder={k: round(v, 4) for k, v in assessment.row.items()},
+        )
+        tool_input = result.tool_input
+        if not assessment.found:
+            tool_input = {**tool_input, "clause_text": NOT_FOUND, "citations": []}
+        verified = verify_extraction(
+            tool_input["citations"],
+            doc.by_id,
+            doc.pages,
+            tool_input["clause_text"],
+            document_text=doc.text,
+            offsets=result.offsets,
+            furniture=doc.furniture,
+        )
+        return outcome_from_verification(clause, clause_id, tool_input, verified, turns=0, detail=detail)
+
     def snapshot(self) -> dict:
         return {"history": [], "position": {}}
 
@@ -142,8 +190,16 @@ class OfflineEngine:
     name = "offline"
 
     def __init__(
-        self, *, embed: Callable | None = None, calibration: dict | None = None, use_embeddings=True
+        self,
+        *,
+        embed: Callable | None = None,
+        calibration: dict | None = None,
+        use_embeddings=True,
+        finder: ClauseFinder | None | bool = True,
     ):
+        # the clause finder (``extraction.finder``): True takes the committed artifact unless
+        # settings.CLAUSE_FINDER is off; None or False reads without it
+        self.finder = active_finder() if finder is True else (finder or None)
         self.calibration = calibration if calibration is not None else load_calibration()
         self.options = dict(self.calibration.get("options") or {})  # extract_offline keyword arguments
         presence = self.calibration.get("presence") if self.calibration.get("mode") == "presence" else None

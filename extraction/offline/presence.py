@@ -110,10 +110,11 @@ def fit(
     l2: float = 1.0,
     type_l2: float = 1.0,
     iterations: int = 50,
+    names: Sequence[str] = FEATURES,
 ) -> PresenceModel:
-    """Fit on ``(features, clause_type, label)`` rows. ``type_l2`` shrinks the per-type biases
-    towards the shared bias, so a type seen a few times stays close to the average."""
-    names = list(FEATURES)
+    """Fit on ``(features, clause_type, label)`` rows over the features ``names``. ``type_l2`` shrinks
+    the per-type biases towards the shared bias, so a type seen a few times stays close to the average."""
+    names = list(names)
     types = sorted({t for _, t, _ in rows})
     x = np.array([[f.get(n, 0.0) for n in names] for f, _, _ in rows], dtype=float)
     means, scales = x.mean(axis=0), x.std(axis=0)

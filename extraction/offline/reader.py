@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -232,6 +232,8 @@ def score_sentences(
     *,
     embed: Embed | None = None,
     furniture: Spans = (),
+    learned: Mapping[tuple[int, int], float] | None = None,
+    learned_weight: float = 0.0,
 ) -> list[Candidate]:
     """Every sentence of the retrieved chunks, scored; best first (deterministic ties).
 
@@ -245,6 +247,8 @@ def score_sentences(
     ``DEFINITION_DISCOUNT`` of its score; a sentence of a text clause with no operative word keeps
     ``OPERATIVE_DISCOUNT``. A sentence's embedding similarity is its best cosine to the clause's
     query or its example clause. Why: docs/decisions.md, extraction.offline.reader.score_sentences.
+    ``learned``: the clause finder's probability per sentence span (``extraction.finder``); the score
+    is then ``learned_weight`` of it and the rest of the score above, before the discounts.
     """
     scored = [r if isinstance(r, ScoredChunk) else ScoredChunk(r) for r in retrieved]
     q_terms = terms(f"{clause.name} {clause.query}")
@@ -283,6 +287,8 @@ def score_sentences(
             parts.append((W_CHUNK, max(0.0, sc.cosine)))
         parts.append((W_RANK, (1.0 + rank) ** -0.5))
         score = sum(w * v for w, v in parts) / sum(w for w, _ in parts)
+        if learned is not None:
+            score = (1.0 - learned_weight) * score + learned_weight * learned.get((s, e), 0.0)
         if narrow is not None and not narrow.search(text):
             score *= 0.5
         if narrow is None and DEFINITION.match(text):
@@ -339,6 +345,8 @@ def extract_offline(
     relative_cutoff: float = 0.95,
     max_window: int = 2,
     furniture: Spans = (),
+    learned: Mapping[tuple[int, int], float] | None = None,
+    learned_weight: float = 0.0,
 ) -> OfflineResult:
     """Pick verbatim passage(s) for ``clause`` from ``retrieved`` chunks, or not_found.
 
@@ -359,7 +367,9 @@ def extract_offline(
     extraction.offline.reader.W_LEX); further passages are not filtered by ``type_margin``
     (docs/decisions.md, extraction.offline.reader.extract_offline).
     """
-    cands = score_sentences(clause, retrieved, embed=embed, furniture=furniture)
+    cands = score_sentences(
+        clause, retrieved, embed=embed, furniture=furniture, learned=learned, learned_weight=learned_weight
+    )
     if threshold is None:
         threshold = default_threshold(retrieved, embed)
     cid = clause_id or clause.slug

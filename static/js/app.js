@@ -12,13 +12,14 @@
   function shown(el) { return !el.closest("[hidden]"); }
   function clauseLinks() { return allClauseLinks().filter(shown); }
 
-  // Clause filter (All / Found / Flagged / Not reviewed): hides list items in the browser; the choice
+  // Clause filter (All / Found / Flagged / Not reviewed / Less sure): hides list items in the browser; the choice
   // is kept for the tab's session, and the counts follow each decision.
   var FILTERS = {
     all: function () { return true; },
     found: function (li) { return li.getAttribute("data-status") === "found"; },
     unverified: function (li) { return li.getAttribute("data-status") === "unverified"; },
-    pending: function (li) { return li.getAttribute("data-review") === "pending"; }
+    pending: function (li) { return li.getAttribute("data-review") === "pending"; },
+    unsure: function (li) { return li.getAttribute("data-unsure") === "1"; }
   };
   function currentFilter() {
     var saved = null;

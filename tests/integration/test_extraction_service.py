@@ -148,13 +148,14 @@ def test_offline_engine_says_not_found_for_an_absent_clause(ingested, make_membe
 
 
 def test_offline_engine_records_its_presence_signals_even_before_calibration(ingested):
-    """``evaluate --calibrate`` fits the presence model on what an uncalibrated engine records."""
+    """``evaluate --calibrate`` fits the presence model (for the types the clause finder does not know)
+    on what an uncalibrated engine without the finder records."""
     from extraction.catalog import get
     from extraction.docview import load_document
     from extraction.offline.engine import OfflineEngine
     from extraction.retrieval import retrieve
 
-    engine = OfflineEngine(calibration={"threshold": 0.0, "version": "uncalibrated"})
+    engine = OfflineEngine(calibration={"threshold": 0.0, "version": "uncalibrated"}, finder=False)
     session = engine.open_session(load_document(ingested))
     law, insurance = get("Governing Law"), get("Insurance")
     about_law = session.extract(law, "law", retrieve(ingested, law, 5)).detail

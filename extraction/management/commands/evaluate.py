@@ -1,4 +1,4 @@
-"""``manage.py evaluate CORPUS_DIR --out DIR [--limit N] [--k 5] [--engine offline|anthropic] [--calibrate]``
+"""``manage.py evaluate CORPUS_DIR --out DIR [--limit N] [--k 5] [--engine E] [--without-finder]``
 
 Ingests the corpus's PDFs (reusing documents already ingested), runs retrieval and extraction
 on every (doc, clause_type) line of gold.jsonl, and writes DIR/predictions.jsonl and
@@ -42,6 +42,11 @@ class Command(DataCommand):
             help='engagement holding the ingested corpus (default "evaluate: <folder name>")',
         )
         parser.add_argument(
+            "--without-finder",
+            action="store_true",
+            help="also run every pair with the clause finder off and report those figures beside",
+        )
+        parser.add_argument(
             "--calibrate",
             action="store_true",
             help="fit the offline not_found threshold on the first half of the corpus first",
@@ -66,6 +71,7 @@ class Command(DataCommand):
                 engine_name=options["engine"],
                 do_calibrate=options["calibrate"],
                 engagement_name=options["engagement"],
+                without_finder=options["without_finder"],
                 say=lambda s: self.stdout.write(s),
             )
         except ValueError as exc:
@@ -77,6 +83,20 @@ class Command(DataCommand):
             f"false not_found {o['false_not_found_rate']}, citation validity {o['citation_validity']}, "
             f"page accuracy {o['citation_page_accuracy']}"
         )
+        weakest = sorted(
+            ((name, t["hit_rate"]) for name, t in m["per_clause_type"].items() if t["present"]),
+            key=lambda nt: (nt[1], nt[0]),
+        )[:10]
+        self.stdout.write("weakest clause types by hit rate: " + ", ".join(f"{n} {h}" for n, h in weakest))
+        pr = m["precision_recall"]
+        self.stdout.write(f"AUPR {pr['aupr']}, precision at 80% recall {pr['precision_at_80_recall']}")
+        if "without_finder" in m:
+            b = m["without_finder"]["overall"]
+            self.stdout.write(
+                f"without the clause finder: recall@k {b['recall_at_k']}, hit rate {b['hit_rate']}, "
+                f"silent-source {b['silent_source_rate']}, false not_found {b['false_not_found_rate']}, "
+                f"AUPR {m['without_finder']['precision_recall']['aupr']}"
+            )
         credit = f" ({m['credit']})" if m["credit"] else ""
         self.stdout.write(f"wrote {options['out']}/predictions.jsonl and metrics.json{credit}")
         if o["pairs"] and o["failed"] == o["pairs"]:

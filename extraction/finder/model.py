@@ -1,0 +1,138 @@
+"""The clause finder's weights and what they compute: plain numpy over plain arrays.
+
+Two linear scorers share one form (``Scorer``), one column per clause type:
+
+* the **sentence scorer** reads a sentence's embedding, its chunk's embedding (the context: a heading
+  above it, the clause it belongs to), the sentence's cues and its relation to each type's wordings;
+* the **chunk scorer** reads a chunk's embedding, cues and relation to each type's wordings; it ranks a
+  whole document's chunks for retrieval's fusion without embedding a single sentence.
+
+``logit = x·W[:, t] + h_t·U[:, t] + b[t]`` with ``x`` the standardised shared row (embeddings and cues)
+and ``h_t`` the passage's ``TYPE_FEATURES`` against type ``t``; ``extraction.finder.training.fit_scorer``
+learns them, every type at once (a sentence may hold two clauses: the preamble names the parties and
+the date, so each type is its own yes/no).
+
+Whether a clause is in a document at all is a second, small model (``extraction.offline.presence``)
+over the scorers' best logits; ``ClauseFinder`` bundles the three with the decision threshold and the
+reader's options, as the artifact stores them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from extraction.offline.presence import PresenceModel
+
+PRESENCE_FEATURES = ("sentence_best", "sentence_margin", "chunk_best")
+
+
+@dataclass
+class Scorer:
+    types: tuple[str, ...]
+    mean: np.ndarray  # (D,) of the shared row
+    scale: np.ndarray  # (D,)
+    w: np.ndarray  # (D, T)
+    u: np.ndarray  # (H, T)
+    b: np.ndarray  # (T,)
+
+    def column(self, name: str) -> int | None:
+        try:
+            return self.types.index(name)
+        except ValueError:
+            return None
+
+    def logits(self, x: np.ndarray, h: np.ndarray, columns: Sequence[int] | None = None) -> np.ndarray:
+        """(passages x types) logits; ``h`` is (passages x types x H) for the same ``columns``."""
+        cols = list(range(len(self.types))) if columns is None else list(columns)
+        xs = (np.asarray(x, dtype=np.float32) - self.mean) / self.scale
+        out = xs @ self.w[:, cols] + self.b[cols]
+        return out + np.einsum("nth,ht->nt", h, self.u[:, cols])
+
+    def arrays(self, prefix: str) -> dict[str, np.ndarray]:
+        return {
+            f"{prefix}_mean": self.mean,
+            f"{prefix}_scale": self.scale,
+            f"{prefix}_w": self.w,
+            f"{prefix}_u": self.u,
+            f"{prefix}_b": self.b,
+        }
+
+    @classmethod
+    def from_arrays(cls, types: Sequence[str], arrays, prefix: str) -> Scorer:
+        return cls(
+            tuple(types),
+            *(
+                np.asarray(arrays[f"{prefix}_{k}"], dtype=np.float32)
+                for k in ("mean", "scale", "w", "u", "b")
+            ),
+        )
+
+
+def presence_row(
+    sentence_logits: Sequence[float] | np.ndarray, chunk_logits: Sequence[float] | np.ndarray
+) -> dict[str, float]:
+    """The presence model's features of one (document, type) pair: the best sentence logit among the
+    sentences read, its lead over the runner-up, and the best chunk logit of the whole document."""
+    s = sorted(sentence_logits, reverse=True)
+    best = s[0] if s else -30.0
+    second = s[1] if len(s) > 1 else best - 1.0
+    return {
+        "sentence_best": float(best),
+        "sentence_margin": float(best - second),
+        "chunk_best": float(max(chunk_logits)) if len(chunk_logits) else -30.0,
+    }
+
+
+@dataclass
+@dataclass(frozen=True)
+class Reading:
+    """What the finder reads passages of one type with: its sentence and chunk scorers and the type's
+    column in them, the presence model and the decision threshold."""
+
+    sentence: Scorer
+    chunk: Scorer
+    column: int
+    presence: PresenceModel
+    clause_type: str
+    threshold: float
+
+
+class ClauseFinder:
+    """Everything the artifact holds: the scorers, the presence model and its threshold, how many of a
+    document's best chunks the finder reads per type, the reader's options and the artifact's facts."""
+
+    def __init__(
+        self,
+        sentence: Scorer,
+        chunk: Scorer,
+        presence: PresenceModel,
+        threshold: float,
+        top_chunks: int,
+        options: dict | None = None,
+        meta: dict | None = None,
+    ):
+        self.sentence = sentence
+        self.chunk = chunk
+        self.presence = presence
+        self.threshold = threshold
+        self.top_chunks = top_chunks
+        self.options = dict(options or {})
+        self.meta = dict(meta or {})
+
+    @property
+    def types(self) -> tuple[str, ...]:
+        return self.sentence.types
+
+    def knows(self, clause_type: str) -> bool:
+        """Fitted on labelled examples of ``clause_type``."""
+        return self.sentence.column(clause_type) is not None
+
+    def reading(self, clause_type: str) -> Reading | None:
+        """How the finder reads ``clause_type``; None for a type it was not fitted on."""
+        column = self.sentence.column(clause_type)
+        if column is None:
+            return None
+        return Reading(self.sentence, self.chunk, column, self.presence, clause_type, self.threshold)

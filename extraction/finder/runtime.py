@@ -1,0 +1,174 @@
+"""The clause finder at run time: the committed artifact, loaded once, applied to one document.
+
+* ``rank_chunks``: a document's chunks ranked for a clause type by the chunk scorer, one of the lists
+  retrieval fuses (``extraction.retrieval``), so Claude's context improves as well as the offline
+  engine's.
+* ``assess``: for the offline engine, the probability that the type is in the document (the presence
+  model over the scorers' best logits), the chunks the finder reads (its ``top_chunks`` best), and a
+  probability per sentence of those chunks and of the chunks retrieval found.
+
+A type the artifact was not fitted on (a seed type, an admin's own, a free question) gets nothing from
+the finder: the offline engine reads it with its own scores and calibrated thresholds (why:
+docs/decisions.md, extraction.finder.runtime.assess). ``CLAUSE_FINDER = False`` turns the finder off
+everywhere (``evaluate --without-finder`` does, to report the figures without it).
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections import OrderedDict
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+from django.conf import settings
+
+from extraction.catalog import ClauseType
+from extraction.docview import DocumentView
+from extraction.finder.features import Sentence, cue_vector, document_sentences, type_vectors
+from extraction.finder.model import ClauseFinder, Reading, Scorer, presence_row
+from extraction.finder.rows import chunk_vectors, wording
+from extraction.offline.presence import PresenceModel
+from extraction.offline.reader import unit_rows
+from ingest.embeddings import text_vectors as embed_texts
+
+ARTIFACT_DIR = Path(__file__).resolve().parent / "artifact"
+TABLES_KEPT = 8  # documents whose chunk rows stay in memory (a worker reads one document at a time)
+
+
+@functools.lru_cache(maxsize=4)
+def load_finder(folder: Path = ARTIFACT_DIR) -> ClauseFinder | None:
+    """The artifact in ``folder``; None when there is none (the engines then use their own scores)."""
+    info, weights = folder / "clause_finder.json", folder / "clause_finder.npz"
+    if not info.is_file() or not weights.is_file():
+        return None
+    facts = json.loads(info.read_text())
+    with np.load(weights) as arrays:
+        sentence = Scorer.from_arrays(facts["types"], arrays, "sentence")
+        chunk = Scorer.from_arrays(facts["types"], arrays, "chunk")
+    return ClauseFinder(
+        sentence,
+        chunk,
+        PresenceModel.from_dict(facts["presence"]),
+        float(facts["threshold"]),
+        int(facts["top_chunks"]),
+        facts.get("options"),
+        facts,
+    )
+
+
+def active_finder() -> ClauseFinder | None:
+    return load_finder() if getattr(settings, "CLAUSE_FINDER", True) else None
+
+
+@dataclass(frozen=True)
+class _Table:
+    chunk_x: np.ndarray
+    chunk_vecs: np.ndarray
+    sentences: tuple[Sentence, ...]
+
+
+_TABLES: OrderedDict[tuple, _Table] = OrderedDict()
+
+
+def _table(view: DocumentView) -> _Table:
+    key = (view.id, len(view.chunks), view.chunks[-1].chunk_id if view.chunks else "")
+    if key in _TABLES:
+        _TABLES.move_to_end(key)
+        return _TABLES[key]
+    chunks, chars = view.chunks, len(view.text)
+    vecs = chunk_vectors(view.id, [c.chunk_id for c in chunks])
+    cues = np.array(
+        [cue_vector(c.text, start=c.char_start, doc_chars=chars, opening=c.ordinal == 0) for c in chunks],
+        dtype=np.float32,
+    ).reshape(len(chunks), -1)
+    table = _Table(np.hstack([vecs, cues]), vecs, tuple(document_sentences(chunks, view.furniture)))
+    _TABLES[key] = table
+    while len(_TABLES) > TABLES_KEPT:
+        _TABLES.popitem(last=False)
+    return table
+
+
+def chunk_logits(view: DocumentView, clause: ClauseType, reading: Reading) -> np.ndarray:
+    """The chunk scorer's logit of every chunk of ``view`` for ``clause`` (chunk order)."""
+    if not view.chunks:
+        return np.zeros(0, dtype=np.float32)
+    table = _table(view)
+    chunks = view.chunks
+    h = type_vectors(
+        [c.text for c in chunks], [c.section for c in chunks], table.chunk_vecs, [wording(clause)]
+    )
+    return reading.chunk.logits(table.chunk_x, h, [reading.column])[:, 0]
+
+
+def rank_chunks(view: DocumentView, clause: ClauseType, finder: ClauseFinder | None = None) -> list[str]:
+    """Chunk ids of ``view`` best first for ``clause``; [] when the finder does not know the type."""
+    finder = finder or active_finder()
+    reading = finder.reading(clause.name) if finder is not None else None
+    if reading is None:
+        return []
+    logits = chunk_logits(view, clause, reading)
+    return [view.chunks[i].chunk_id for i in np.argsort(-logits, kind="stable")]
+
+
+@dataclass(frozen=True)
+class Assessment:
+    probability: float  # that the clause is in the document
+    threshold: float  # the finder's decision threshold on it
+    top_chunks: tuple[str, ...]  # chunk ids the finder reads, best first
+    sentences: dict[tuple[int, int], float]  # (start, end) -> probability the sentence is the clause
+    row: dict[str, float]  # the presence model's features
+
+    @property
+    def found(self) -> bool:
+        return self.probability >= self.threshold
+
+
+def assess(
+    view: DocumentView, clause: ClauseType, also: Iterable[str] = (), finder: ClauseFinder | None = None
+) -> Assessment | None:
+    """The finder's view of ``clause`` in ``view``; ``also``: more chunk ids whose sentences it scores
+    (what retrieval found). None when the finder does not know the type (or the document has no chunk)."""
+    finder = finder or active_finder()
+    reading = finder.reading(clause.name) if finder is not None else None
+    if finder is None or reading is None or not view.chunks:
+        return None
+    logits = chunk_logits(view, clause, reading)
+    order = np.argsort(-logits, kind="stable")
+    top = [int(i) for i in order[: finder.top_chunks]]
+    index = {c.chunk_id: i for i, c in enumerate(view.chunks)}
+    wanted = top + [index[cid] for cid in also if cid in index and index[cid] not in top]
+    table = _table(view)
+    spans = [(view.chunks[i].char_start, view.chunks[i].char_end) for i in wanted]
+    top_spans = spans[: len(top)]
+    picked = [s for s in table.sentences if any(a <= s.start and s.end <= b for a, b in spans)]
+    probs: dict[tuple[int, int], float] = {}
+    read: list[float] = []
+    if picked:
+        vecs = unit_rows(embed_texts([s.text for s in picked])).astype(np.float32)
+        chars = len(view.text)
+        cues = np.array(
+            [
+                cue_vector(s.text, start=s.start, doc_chars=chars, opening=view.chunks[s.chunk].ordinal == 0)
+                for s in picked
+            ],
+            dtype=np.float32,
+        )
+        x = np.hstack([vecs, table.chunk_vecs[[s.chunk for s in picked]], cues])
+        sections = [view.chunks[s.chunk].section for s in picked]
+        h = type_vectors([s.text for s in picked], sections, vecs, [wording(clause)])
+        z = reading.sentence.logits(x, h, [reading.column])[:, 0]
+        for s, value in zip(picked, z.tolist()):
+            probs[(s.start, s.end)] = 1.0 / (1.0 + float(np.exp(-np.clip(value, -30, 30))))
+            if any(a <= s.start and s.end <= b for a, b in top_spans):
+                read.append(value)
+    row = presence_row(read, logits)
+    return Assessment(
+        reading.presence.probability(row, reading.clause_type),
+        reading.threshold,
+        tuple(view.chunks[i].chunk_id for i in top),
+        probs,
+        row,
+    )

@@ -1,0 +1,188 @@
+"""Clauses asked for as users ask for them, in small contracts of the kinds they upload (DOCX, XLSX),
+through the real pipeline and the offline engine with the clause finder fitted on cuad-train."""
+
+from __future__ import annotations
+
+import docx
+import openpyxl
+import pytest
+from django.urls import reverse
+
+from extraction.finder.runtime import active_finder
+from extraction.models import UNSURE_BELOW
+from extraction.service import find_clause
+from ingest.intake import intake_file
+from ingest.pipeline import run_pipeline
+
+pytestmark = pytest.mark.django_db
+
+CONVENIENCE = (
+    "Either party may terminate this Agreement for convenience upon ninety (90) days' prior written notice "
+    "to the other party."
+)
+FEE = "The Customer shall pay the Provider a fee of $247.83 per month for the Services."
+LATE = (
+    "Any amount not paid when due shall bear interest at the rate of one percent (1%) per month until paid."
+)
+ROYALTY = "Licensee shall pay Licensor a royalty of seven percent (7%) of Net Sales of each Licensed Product."
+SERVICE_AGREEMENT = [
+    ("MASTER SERVICES AGREEMENT", True),
+    (
+        "This Master Services Agreement is entered into as of March 3, 2025 by and between Northwind Traders "
+        'Inc. (the "Customer") and Contoso Services LLC (the "Provider").',
+        False,
+    ),
+    ("1. Services", True),
+    ("The Provider shall provide the hosting and support services described in Schedule A.", False),
+    ("2. Fees", True),
+    (f"{FEE} {LATE}", False),
+    ("3. Royalties", True),
+    (
+        f"{ROYALTY} Royalties are payable within thirty (30) days after the end of each calendar quarter.",
+        False,
+    ),
+    ("4. Term and Termination", True),
+    (
+        "This Agreement commences on the Effective Date and continues for two (2) years. "
+        f"{CONVENIENCE} Either party may terminate this Agreement upon written notice if the other party "
+        "materially breaches it and fails to cure the breach within thirty (30) days.",
+        False,
+    ),
+    ("5. Governing Law", True),
+    ("This Agreement is governed by the laws of the State of New York.", False),
+]
+
+
+def _ingest(engagement, path):
+    doc = intake_file(engagement, path, filename=path.name, enqueue=False).document
+    assert run_pipeline(doc.pk), doc.error
+    doc.refresh_from_db()
+    assert doc.status == "ready", doc.error
+    return doc
+
+
+@pytest.fixture
+def service_agreement(engagement, tmp_path):
+    document = docx.Document()
+    for text, heading in SERVICE_AGREEMENT:
+        if heading:
+            document.add_heading(text, level=1)
+        else:
+            document.add_paragraph(text)
+    path = tmp_path / "services.docx"
+    document.save(path)
+    return _ingest(engagement, path)
+
+
+def _flat(text: str) -> str:
+    return " ".join(text.split())
+
+
+def test_the_committed_finder_is_loaded_with_its_credit():
+    finder = active_finder()
+    assert finder is not None and finder.knows("Termination For Convenience")
+    assert "CUAD v1, The Atticus Project" in finder.meta["credit"]
+
+
+def test_termination_for_convenience_is_the_ninety_days_notice_sentence(service_agreement, make_member):
+    ex = find_clause(
+        service_agreement,
+        user=make_member(service_agreement.engagement, "auditor"),
+        clause_type="Termination For Convenience",
+        engine="offline",
+    )
+    assert ex.status == "found", ex.clause_text
+    assert CONVENIENCE in _flat(ex.clause_text)
+    assert "materially breaches" not in ex.clause_text
+
+
+def test_the_payment_clause_is_the_fee_sentence_not_the_late_interest_after_it(
+    service_agreement, make_member
+):
+    ex = find_clause(
+        service_agreement,
+        user=make_member(service_agreement.engagement, "auditor"),
+        clause_type="Payment",
+        engine="offline",
+    )
+    assert ex.status == "found", ex.clause_text
+    assert FEE in _flat(ex.clause_text)
+    assert "$247.83" in ex.clause_text  # never paraphrased
+    assert "bear interest" not in ex.clause_text
+
+
+def test_the_royalty_percentage_question_cites_the_sentence_with_the_percentage(
+    service_agreement, make_member
+):
+    ex = find_clause(
+        service_agreement,
+        user=make_member(service_agreement.engagement, "auditor"),
+        question="What is the royalty percentage?",
+        engine="offline",
+    )
+    assert ex.status == "found", ex.clause_text
+    assert "seven percent (7%)" in ex.clause_text
+    assert all("7%" in c.quote or "seven percent" in c.quote for c in ex.citations.all())
+
+
+@pytest.fixture
+def fee_sheet(engagement, tmp_path):
+    book = openpyxl.Workbook()
+    prices = book.active
+    prices.title = "Prices"
+    prices.append(["Item", "Unit", "Fee"])
+    for i in range(1, 41):
+        prices.append([f"Pallet storage tier {i}", "pallet/month", f"${10 + i}.00"])
+    prices.append(["Onboarding fee", "one-off", "$1,950.00"])
+    terms = book.create_sheet("Terms")
+    terms.append(["Clause", "Text"])
+    terms.append(["Term", "The agreement runs for three years from signature."])
+    terms.append(["Governing Law", "This agreement is governed by the laws of England and Wales."])
+    terms.append(["Notices", "Notices are given in writing to the addresses above."])
+    path = tmp_path / "rate-card.xlsx"
+    book.save(path)
+    return _ingest(engagement, path)
+
+
+def test_governing_law_on_a_sheet_named_terms_is_found(fee_sheet, make_member):
+    ex = find_clause(
+        fee_sheet,
+        user=make_member(fee_sheet.engagement, "auditor"),
+        clause_type="Governing Law",
+        engine="offline",
+    )
+    assert ex.status == "found", ex.clause_text
+    assert "England and Wales" in ex.clause_text
+
+
+def test_a_question_about_a_fee_on_a_sheet_answers_with_the_cells_row(fee_sheet, make_member):
+    ex = find_clause(
+        fee_sheet,
+        user=make_member(fee_sheet.engagement, "auditor"),
+        question="What is the onboarding fee?",
+        engine="offline",
+    )
+    assert ex.status == "found", ex.clause_text
+    assert "$1,950.00" in ex.clause_text
+    assert ex.clause_text.count("\n") <= 1, ex.clause_text  # the row, never the whole sheet
+    assert "Pallet storage tier" not in ex.clause_text
+
+
+def test_each_answer_says_how_sure_the_engine_is_and_the_unsure_ones_are_flagged(
+    service_agreement, make_member, client
+):
+    auditor = make_member(service_agreement.engagement, "auditor")
+    found = find_clause(
+        service_agreement, user=auditor, clause_type="Termination For Convenience", engine="offline"
+    )
+    absent = find_clause(service_agreement, user=auditor, clause_type="Source Code Escrow", engine="offline")
+    assert absent.status == "not_found"
+    for ex in (found, absent):
+        assert ex.confidence is not None and 0.0 <= ex.confidence <= 1.0
+        assert ex.unsure == (ex.confidence < UNSURE_BELOW)
+    client.force_login(auditor)
+    page = client.get(reverse("clause", args=[service_agreement.pk, absent.pk])).content.decode()
+    assert f"{absent.confidence_percent}% sure this clause is not in the contract" in page
+    listed = client.get(reverse("clause", args=[service_agreement.pk, found.pk])).content.decode()
+    assert f"{found.confidence_percent}% sure</span>" in listed  # the chip in the clause list
+    assert 'data-show="unsure"' in listed
