@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from django import forms
 
+from extraction.catalog import scope
 from extraction.models import ClauseType
 from ingest.models import Document
 
@@ -30,7 +31,7 @@ class BulkExtractForm(forms.Form):
 
     def __init__(self, *args, engagement, **kwargs):
         super().__init__(*args, **kwargs)
-        types = ClauseType.objects.filter(active=True).order_by("name")
+        types = scope.active_types(engagement).order_by("name")
         self.fields["clause_types"].queryset = types
         self.fields["clause_types"].initial = list(types)
         self.fields["documents"].queryset = (

@@ -24,6 +24,7 @@ from bulk.models import BatchItem
 from config.params import id_param
 from engagements.models import Engagement
 from extraction import launch
+from extraction.catalog import scope
 from extraction.engines import resolve_engine_name
 from extraction.models import ClauseTask, ClauseType, ExtractionRun
 from ingest.models import Document
@@ -50,17 +51,22 @@ def _resolve(values: Iterable, find: Callable, missing_message: str) -> list:
     return out
 
 
-def resolve_clause_types(values: Iterable[str | ClauseType]) -> list[ClauseType]:
-    """Clause types by row, name (exact, then case-insensitive) or slug; BulkError for unknown ones."""
+def resolve_clause_types(
+    values: Iterable[str | ClauseType], engagement: Engagement | None = None
+) -> list[ClauseType]:
+    """Clause types by row, name (exact, then case-insensitive) or slug, among those ``engagement`` sees (the
+    global catalog and its own types: another engagement's own type is unknown here); BulkError for unknown
+    ones."""
+    known = scope.visible(engagement)
 
     def find(value):
         if isinstance(value, ClauseType):
-            return value
+            return value if known.filter(pk=value.pk).exists() else None
         text = str(value).strip()
         return (
-            ClauseType.objects.filter(name=text).first()
-            or ClauseType.objects.filter(name__iexact=text).first()
-            or ClauseType.objects.filter(slug=text).first()
+            known.filter(name=text).first()
+            or known.filter(name__iexact=text).first()
+            or known.filter(slug=text).first()
         )
 
     out = _resolve(values, find, "unknown clause type(s)")
@@ -118,7 +124,7 @@ def start_bulk(
     enqueue: bool = True,
 ) -> ExtractionRun:
     """Create the bulk run; with ``enqueue`` its work starts when the transaction commits."""
-    types = resolve_clause_types(clause_types)
+    types = resolve_clause_types(clause_types, engagement)
     docs = resolve_documents(engagement, documents)
     name = resolve_engine_name(engine)
     if name == "offline":

@@ -24,6 +24,7 @@ from django.dispatch import Signal
 
 from engagements.models import Engagement
 from extraction import catalog
+from extraction.catalog import scope
 from extraction.catalog.sync import as_plain, catalog_order, ensure_catalog
 from extraction.engines import resolve_engine_name
 from extraction.models import ClauseTask, ClauseType, ExtractionRun
@@ -43,10 +44,11 @@ def engine_model(engine: str) -> str:
     return OfflineEngine(use_embeddings=False).model
 
 
-def active_types() -> list[ClauseType]:
+def active_types(engagement: Engagement | None = None) -> list[ClauseType]:
+    """The types a run of ``engagement`` extracts (``extraction.catalog.scope``; None: the global catalog)."""
     if not ClauseType.objects.exists():
         ensure_catalog()
-    return list(ClauseType.objects.filter(active=True))
+    return list(scope.active_types(engagement))
 
 
 def create_run(
@@ -61,14 +63,14 @@ def create_run(
     mode: str = ExtractionRun.Mode.SYNC,
 ) -> ExtractionRun:
     """A run over ``documents`` (default: the engagement's ready documents) x ``clause_types``
-    (default: every active type), queued for the workers when the transaction commits."""
+    (default: every type active in the engagement), queued for the workers when the transaction commits."""
     name = resolve_engine_name(engine)
     docs = (
         list(documents)
         if documents is not None
         else list(engagement.documents.filter(status=Document.Status.READY))
     )
-    types = list(clause_types) if clause_types is not None else active_types()
+    types = list(clause_types) if clause_types is not None else active_types(engagement)
     with transaction.atomic():
         run = ExtractionRun.objects.create(
             engagement=engagement, created_by=user, engine=name, model=engine_model(name), mode=mode
@@ -117,7 +119,8 @@ def extract_on_upload(document: Document, *, user_id: int | None) -> str:
 
 
 def types_for(run: ExtractionRun) -> list[catalog.ClauseType]:
-    """Plain clause types the run's prompts know: the active catalog plus the run's own types."""
-    rows = {t.pk: t for t in ClauseType.objects.filter(active=True)}
+    """Plain clause types the run's prompts know: the types active in the run's engagement plus the run's
+    own types."""
+    rows = {t.pk: t for t in scope.active_types(run.engagement)}
     rows.update({t.pk: t for t in ClauseType.objects.filter(clausetask__run=run).distinct()})
     return [as_plain(t) for t in sorted(rows.values(), key=lambda t: (catalog_order(t.name), t.name))]

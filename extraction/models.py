@@ -37,7 +37,12 @@ class ClauseType(models.Model):
     )
     kind = models.CharField(max_length=16, default="text")  # text | value
     source = models.CharField(max_length=16, choices=Source.choices, default=Source.CUSTOM)
-    active = models.BooleanField(default=True)
+    active = models.BooleanField(default=True)  # global: a superuser retires a type for every engagement
+    # An engagement admin's own type belongs to that engagement alone; built-in and global types have none.
+    # Which types an engagement extracts is ``extraction.catalog.scope.active_types``.
+    engagement = models.ForeignKey(
+        Engagement, null=True, blank=True, on_delete=models.CASCADE, related_name="own_clause_types"
+    )
 
     class Meta:
         ordering = ["name"]
@@ -60,6 +65,9 @@ class ClauseType(models.Model):
             ),
             None,
         )
+        if twin is not None and _foreign_twin(twin, self.engagement_id):
+            # another engagement's own type: its name is not told (names are unique across the catalog)
+            raise ValidationError({"name": "This name is taken in the catalog; choose another."})
         if twin is not None:
             raise ValidationError(
                 {
@@ -68,6 +76,41 @@ class ClauseType(models.Model):
                     "reactivate it instead."
                 }
             )
+
+
+def _foreign_twin(name: str, engagement_id: int | None) -> bool:
+    """Whether the type named ``name`` is another engagement's own type than ``engagement_id``'s."""
+    owner = ClauseType.objects.filter(name=name).values_list("engagement_id", flat=True).first()
+    return owner is not None and owner != engagement_id
+
+
+class ClauseTypeRetirement(models.Model):
+    """An engagement admin retired a clause type for that engagement alone (``retired``), or reactivated it
+    there (not ``retired``). Append-only: the latest row of an (engagement, type) is its state there, and
+    every row keeps who and when. Other engagements never read these rows."""
+
+    ENGAGEMENT_PATH = "engagement"
+
+    engagement = models.ForeignKey(Engagement, on_delete=models.CASCADE, related_name="clause_retirements")
+    clause_type = models.ForeignKey(ClauseType, on_delete=models.CASCADE, related_name="retirements")
+    retired = models.BooleanField()
+    by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
+    at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["engagement", "clause_type", "-at", "-id"]
+        indexes = [models.Index(fields=["engagement", "clause_type", "-id"], name="retirement_latest")]
+
+    def __str__(self):
+        return f"{self.engagement_id} {self.clause_type_id} {'retired' if self.retired else 'active'}"
+
+    def save(self, *args, **kwargs):
+        if self.pk is not None:
+            raise ValueError("Clause type retirements are append-only: record a new one.")
+        super().save(*args, **kwargs)
+
+    def delete(self, *args, **kwargs):
+        raise ValueError("Clause type retirements are append-only and cannot be deleted.")
 
 
 def questions(path: str = "") -> models.Q:

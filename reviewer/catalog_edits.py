@@ -1,13 +1,17 @@
-"""An admin's edit of a catalog type (its wording, and the name of an admin's own type), and its retiring
-and reactivating, kept as a ``ClauseTypeChange`` beside what it replaced. New runs use the new wording
-(and leave a retired type out); clauses already found keep their text, citations and reviews."""
+"""An edit of a catalog type (its wording, and the name of an admin's own type), and its retiring and
+reactivating, kept as a ``ClauseTypeChange`` beside what it replaced; an engagement's retiring and
+reactivating of a type for itself alone, kept as a ``ClauseTypeRetirement`` row (who, when). New runs use
+the new wording (and leave a retired type out); clauses already found keep their text, citations and
+reviews."""
 
 from __future__ import annotations
 
 from django.contrib.auth.models import User
 from django.db import transaction
 
-from extraction.models import ClauseType
+from engagements.models import Engagement
+from extraction.catalog import scope
+from extraction.models import ClauseType, ClauseTypeRetirement
 from reviewer.models import ClauseTypeChange
 
 EDITABLE = ("name", "description", "query", "example", "kind")
@@ -47,4 +51,19 @@ def set_active(clause_type: ClauseType, active: bool, user: User) -> ClauseTypeC
         row.save(update_fields=["active"])
         return ClauseTypeChange.objects.create(
             clause_type=row, changed_by=user, before={"active": not active}, after={"active": active}
+        )
+
+
+def set_retired(
+    engagement: Engagement, clause_type: ClauseType, retired: bool, user: User
+) -> ClauseTypeRetirement | None:
+    """Retire (``retired``) or reactivate ``clause_type`` for ``engagement`` alone, as ``user``; None when it
+    already was (set, not flipped, like ``set_active``). Other engagements, and the global flag, stay as
+    they are."""
+    with transaction.atomic():
+        ClauseType.objects.select_for_update().get(pk=clause_type.pk)  # two admins at once: one row
+        if scope.is_retired(engagement, clause_type) == retired:
+            return None
+        return ClauseTypeRetirement.objects.create(
+            engagement=engagement, clause_type=clause_type, retired=retired, by=user
         )

@@ -6,8 +6,8 @@ from django import forms
 from django.conf import settings
 from django.contrib.auth import get_user_model
 
-from engagements.models import Role
-from extraction.catalog import QUESTION_PREFIX, is_built_in
+from engagements.models import Engagement, Role
+from extraction.catalog import QUESTION_PREFIX, is_built_in, scope
 from extraction.models import ClauseType
 from reviewer.decisions import POSTED_DECISIONS
 
@@ -79,7 +79,7 @@ class UploadForm(forms.Form):
 
 class FindForm(forms.Form):
     clause_type = forms.ModelChoiceField(
-        queryset=ClauseType.objects.filter(active=True).order_by("name"),
+        queryset=ClauseType.objects.none(),  # the engagement's active types, set in __init__
         required=False,
         empty_label="— a catalog clause type —",
     )
@@ -90,6 +90,10 @@ class FindForm(forms.Form):
             "max_length": "A question has at most %(limit_value)s characters (this one has %(show_value)s)."
         },
     )
+
+    def __init__(self, *args, engagement, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["clause_type"].queryset = scope.active_types(engagement).order_by("name")
 
     def clean(self):
         data = super().clean()
@@ -161,3 +165,39 @@ class ClauseTypeEditForm(ClauseTypeForm):
         if is_built_in(self.instance):
             self.fields["name"].disabled = True
             self.fields["name"].help_text = "A built-in type keeps its exact name."
+
+
+class RetireForm(forms.Form):
+    """Retiring a catalog type asks for an explicit yes: new runs leave the type out from then on."""
+
+    confirm = forms.BooleanField(
+        required=True,
+        label="Yes, retire this type",
+        error_messages={"required": "Tick “Yes, retire this type” to retire it."},
+    )
+
+
+class EngagementForm(forms.ModelForm):
+    """A new engagement: its name (unique) and client; its creator becomes its first admin."""
+
+    class Meta:
+        model = Engagement
+        fields = ["name", "client"]
+
+
+class InviteForm(forms.Form):
+    """Someone without an account yet: the account is made without a password, and a one-time link lets
+    them choose theirs."""
+
+    username = forms.CharField(max_length=150)
+    email = forms.EmailField(required=False)
+    role = forms.ChoiceField(choices=Role.choices, initial=Role.AUDITOR)
+
+    def clean_username(self):
+        name = self.cleaned_data["username"].strip()
+        if get_user_model().objects.filter(username__iexact=name).exists():
+            raise forms.ValidationError(f"“{name}” has an account already: add them by username.")
+        field = get_user_model()._meta.get_field("username")
+        for validator in field.validators:
+            validator(name)
+        return name

@@ -35,7 +35,7 @@ from django.db.models import (
 )
 from django.db.models.functions import Coalesce, Left, Lower
 
-from extraction.catalog import VALUE
+from extraction.catalog import VALUE, scope
 from extraction.evaluation.stratify import NOT_FOUND
 from extraction.models import Citation, ClauseType, Extraction, questions
 from extraction.verify.values import exact_values
@@ -287,13 +287,11 @@ class GridQuery:
         )
 
 
-def catalog_types() -> list[ClauseType]:
-    """The grid's possible columns: the catalog's active types, by name (free questions are not types)."""
+def catalog_types(engagement) -> list[ClauseType]:
+    """The grid's possible columns: the types active in ``engagement`` (``extraction.catalog.scope``), by
+    name (free questions are not types)."""
     return list(
-        ClauseType.objects.filter(active=True)
-        .exclude(questions())
-        .only("id", "name", "kind")
-        .order_by("name")
+        scope.active_types(engagement).exclude(questions()).only("id", "name", "kind").order_by("name")
     )
 
 

@@ -1,5 +1,5 @@
 """Reviewers' records, append-only: the current state of a clause is derived from its latest review,
-a document's type changes are kept beside the type they replaced, and edits of the clause catalog
+a document's type and title changes are kept beside what they replaced, and edits of the clause catalog
 beside the wording they replaced. Also the sign-in throttle's failed attempts (``LoginFailure``), which are
 not a record: each is kept for the throttle's window only."""
 
@@ -83,6 +83,26 @@ class DocumentTypeChange(AppendOnly):
 
     def __str__(self):
         return f"{self.document_id}: {self.old_type or '(none)'} -> {self.new_type}"
+
+
+class DocumentTitleChange(AppendOnly):
+    """An admin renamed a document (its title; the uploaded file's name stays as ``original_name``)."""
+
+    ENGAGEMENT_PATH = "document__engagement"
+
+    document = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="title_changes")
+    old_title = models.CharField(max_length=300)
+    new_title = models.CharField(max_length=300)
+    changed_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="title_changes"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["document", "-created_at", "-id"]
+
+    def __str__(self):
+        return f"{self.document_id}: {self.old_title} -> {self.new_title}"
 
 
 class ClauseTypeChange(AppendOnly):

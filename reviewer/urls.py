@@ -4,13 +4,16 @@ from reviewer.views import (
     catalog,
     compare,
     deletion,
+    doc_title,
     doc_type,
+    engagement_catalog,
     engagements,
     exports,
     find,
     grid,
     members,
     pages,
+    progress,
     review,
     search,
     summary,
@@ -34,6 +37,8 @@ urlpatterns = [
     path("", engagements.home, name="home"),
     path("catalog/", catalog.catalog, name="catalog"),
     path("catalog/<int:type_id>/edit/", catalog.edit, name="catalog-edit"),
+    path("catalog/<int:type_id>/retire/", catalog.retire, name="catalog-retire"),
+    path("engagements/new/", engagements.new_engagement, name="engagement-new"),
     path("engagements/<int:engagement_id>/", engagements.engagement_detail, name="engagement"),
     path(
         "engagements/<int:engagement_id>/documents/",
@@ -56,6 +61,18 @@ urlpatterns = [
     ),
     path("engagements/<int:engagement_id>/search/", search.search_page, name="engagement-search"),
     path("engagements/<int:engagement_id>/members/", members.members, name="engagement-members"),
+    path("engagements/<int:engagement_id>/progress/", progress.progress, name="engagement-progress"),
+    path("engagements/<int:engagement_id>/catalog/", engagement_catalog.catalog, name="engagement-catalog"),
+    path(
+        "engagements/<int:engagement_id>/catalog/<int:type_id>/edit/",
+        engagement_catalog.edit,
+        name="engagement-catalog-edit",
+    ),
+    path(
+        "engagements/<int:engagement_id>/catalog/<int:type_id>/retire/",
+        engagement_catalog.retire,
+        name="engagement-catalog-retire",
+    ),
     path(
         "engagements/<int:engagement_id>/export.<fmt:fmt>",
         exports.engagement_export,
@@ -64,11 +81,17 @@ urlpatterns = [
     path("documents/<int:document_id>/", review.document, name="document"),
     path("documents/<int:document_id>/delete/", deletion.delete, name="document-delete"),
     path("documents/<int:document_id>/type/", doc_type.change_type, name="document-type"),
+    path("documents/<int:document_id>/title/", doc_title.rename, name="document-title"),
     path("documents/<int:document_id>/file", engagements.document_file, name="document-file"),
     path("documents/<int:document_id>/clauses/", review.document_clauses, name="document-clauses"),
     path("documents/<int:document_id>/pages/<int:number>/", review.document_page, name="document-page"),
     path(
         "documents/<int:document_id>/pages/<int:number>/w<int:width>.png", pages.page_image, name="page-image"
+    ),
+    path(
+        "documents/<int:document_id>/citations/<int:citation_id>/pages/<int:number>/w<int:width>.png",
+        pages.citation_page_image,
+        name="citation-page-image",
     ),
     path(
         "documents/<int:document_id>/citations/<int:citation_id>/boxes.json",
@@ -88,11 +111,6 @@ urlpatterns = [
     ),
     path(
         "documents/<int:document_id>/clauses/<int:extraction_id>/citations/<int:citation_id>/",
-    path(
-        "documents/<int:document_id>/citations/<int:citation_id>/pages/<int:number>/w<int:width>.png",
-        pages.citation_page_image,
-        name="citation-page-image",
-    ),
         review.citation,
         name="citation",
     ),

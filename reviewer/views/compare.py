@@ -18,8 +18,8 @@ from reviewer.posting import post_only
 from reviewer.timing import server_timing
 
 
-def _clause_type(type_id: int) -> ClauseType:
-    found = next((t for t in grid_core.catalog_types() if t.pk == type_id), None)
+def _clause_type(engagement, type_id: int) -> ClauseType:
+    found = next((t for t in grid_core.catalog_types(engagement) if t.pk == type_id), None)
     if found is None:
         raise Http404("No such clause type.")
     return found
@@ -32,7 +32,7 @@ def compare_page(request, engagement_id: int, type_id: int | None = None):
     raw = request.GET.get("type", "")
     if type_id is None and raw.isascii() and raw.isdigit():
         return redirect(_url(engagement.pk, int(raw), request.GET.get("dt", "")))
-    types = grid_core.catalog_types()
+    types = grid_core.catalog_types(engagement)
     dts = grid_core.doc_types(engagement)
     doc_type = request.GET.get("dt", "") if request.GET.get("dt", "") in dts else ""
     context = {
@@ -45,7 +45,7 @@ def compare_page(request, engagement_id: int, type_id: int | None = None):
         "comparison": None,
     }
     if type_id is not None:
-        clause_type = _clause_type(type_id)
+        clause_type = _clause_type(engagement, type_id)
         context["clause_type"] = clause_type
         context["comparison"] = compare.comparison(engagement, clause_type, doc_type)
         context["show_value"] = clause_type.kind != VALUE  # a value type's wording is its value
@@ -60,7 +60,7 @@ def _url(engagement_id: int, type_id: int, doc_type: str = "") -> str:
 @post_only("engagement-compare-type", "engagement_id", "type_id")
 def accept_group(request, engagement_id: int, type_id: int):
     engagement = access.engagement_for(request.user, engagement_id, access.DECIDE_ROLES)
-    clause_type = _clause_type(type_id)
+    clause_type = _clause_type(engagement, type_id)
     back = _url(engagement.pk, clause_type.pk, request.POST.get("dt", ""))
     try:
         picks = compare.parse_picks(request.POST.getlist("pick"))

@@ -1,18 +1,27 @@
-"""Engagements, the documents of one (with live status), and the download of an original."""
+"""Engagements, a new one, the documents of one (with live status), and the download of an original."""
 
 from __future__ import annotations
 
 from pathlib import PurePath
 
+from django.contrib import messages
+from django.core.exceptions import PermissionDenied
+from django.db import transaction
 from django.db.models import Count, F
 from django.http import FileResponse, Http404
-from django.shortcuts import render
+from django.shortcuts import redirect, render
 
-from engagements.models import Engagement
+from engagements.models import Engagement, Membership, Role
 from engagements.scoping import scoped
 from ingest.models import Document
 from reviewer import access, clauses, stall
+from reviewer.forms import EngagementForm
 from reviewer.htmx import render_page
+
+
+def can_create_engagements(user) -> bool:
+    """Superusers and the admins of an engagement open new engagements (auditors and managers do not)."""
+    return user.is_superuser or Membership.objects.filter(user=user, role=Role.ADMIN).exists()
 
 
 def home(request):
@@ -21,7 +30,25 @@ def home(request):
         .annotate(my_role=F("memberships__role"), document_count=Count("documents", distinct=True))
         .order_by("name")
     )
-    return render(request, "reviewer/home.html", {"engagements": engagements})
+    context = {"engagements": engagements, "can_create": can_create_engagements(request.user)}
+    return render(request, "reviewer/home.html", context)
+
+
+def new_engagement(request):
+    """A new engagement; whoever creates it is its first admin, and adds the others on its Members page."""
+    if not can_create_engagements(request.user):
+        raise PermissionDenied("Only admins and superusers open engagements.")
+    form, status = EngagementForm(), 200
+    if request.method == "POST":
+        form = EngagementForm(request.POST)
+        if form.is_valid():
+            with transaction.atomic():
+                engagement = form.save()
+                Membership.objects.create(user=request.user, engagement=engagement, role=Role.ADMIN)
+            messages.success(request, f"Opened {engagement.name}; you are its admin. Add its members here.")
+            return redirect("engagement-members", engagement.pk)
+        status = 422
+    return render(request, "reviewer/engagement_new.html", {"form": form}, status=status)
 
 
 def _documents(engagement) -> list[Document]:

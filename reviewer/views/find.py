@@ -20,7 +20,7 @@ log = logging.getLogger(__name__)
 @post_only("document", "document_id")
 def find(request, document_id: int):
     doc = access.document_for(request.user, document_id, access.FIND_ROLES)
-    form = FindForm(request.POST)
+    form = FindForm(request.POST, engagement=doc.engagement)
     extraction, error = None, ""
     if not form.is_valid():
         error = (

@@ -35,7 +35,7 @@ def clause_url() -> str:
 
 def _setup(request, engagement_id: int):
     engagement = access.engagement_for(request.user, engagement_id)
-    types = core.catalog_types()
+    types = core.catalog_types(engagement)
     people = core.reviewers(engagement)
     dts = core.doc_types(engagement)
     q = core.GridQuery.parse(request.GET, [t.pk for t in types], dts, {u.pk: u.username for u in people})

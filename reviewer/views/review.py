@@ -187,7 +187,11 @@ def respond(request, doc, role, ws, *, status=200, extra=None, refresh_item=Fals
         response = render(request, "reviewer/_workspace.html", context, status=status)
     else:
         context.update(lists(doc))
-        context["find_form"] = extra.get("find_form") if extra and extra.get("find_form") else FindForm()
+        context["find_form"] = (
+            extra.get("find_form")
+            if extra and extra.get("find_form")
+            else FindForm(engagement=doc.engagement)
+        )
         if role == access.ADMIN:
             context["doc_type_choices"] = type_choices(doc.engagement)
             context["type_changes"] = doc.type_changes.select_related("changed_by")[:TYPE_CHANGES_SHOWN]

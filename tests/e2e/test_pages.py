@@ -148,13 +148,14 @@ def test_admin_pages_members_and_catalog(signed_in, engagement, make_member, dja
     s.page.click('tr[data-member="ada"] button:has-text("Change")')
     assert "at least one admin" in s.page.locator(".messages").text_content()
     s.shot("15-members")
-    s.page.goto(reverse("catalog"))
+    s.page.goto(reverse("engagement-catalog", args=[engagement.pk]))  # an admin's own type: this engagement's
     s.page.fill("#id_name", "Data Protection")
     s.page.fill("#id_description", "Processing of personal data, GDPR, data processing agreement terms.")
     s.page.fill("#id_query", "personal data processing GDPR controller processor")
     s.page.click("#add-clause-type")
-    s.page.wait_for_selector("text=Added clause type Data Protection.")
-    assert ClauseType.objects.get(name="Data Protection").source == "custom"
+    s.page.wait_for_selector("text=Added clause type Data Protection to Acme audit 2026.")
+    added = ClauseType.objects.get(name="Data Protection")
+    assert (added.source, added.engagement) == ("custom", engagement)
     s.shot("16-catalog", full_page=False)
 
 

@@ -13,15 +13,24 @@ from tests.markup import dangling_references
 pytestmark = pytest.mark.django_db
 
 
-def test_every_described_field_has_its_description_in_the_page(client, engagement, make_member, tmp_path):
+def test_every_described_field_has_its_description_in_the_page(
+    client, engagement, make_member, tmp_path, django_user_model
+):
     # Django points a field with help text at "<id>_helptext"; the templates wrote the text with no id
     benchmarks.import_set(write_corpus(tmp_path / "corpus"), engagement=engagement)
     admin, manager = make_member(engagement, "admin"), make_member(engagement, "manager")
     clause_type = ClauseType.objects.filter(active=True).first()
+    root = django_user_model.objects.create_superuser("root", password="pw-long-1")
     pages = {
-        admin: [
+        root: [
             reverse("catalog"),
             reverse("catalog-edit", args=[clause_type.pk]),
+            reverse("catalog-retire", args=[clause_type.pk]),
+        ],
+        admin: [
+            reverse("engagement-catalog", args=[engagement.pk]),
+            reverse("engagement-catalog-retire", args=[engagement.pk, clause_type.pk]),
+            reverse("engagement-new"),
             reverse("bulk:new", args=[engagement.pk]),
             reverse("engagement-members", args=[engagement.pk]),
             reverse("engagement", args=[engagement.pk]),

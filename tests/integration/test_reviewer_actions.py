@@ -227,6 +227,13 @@ def test_members_and_catalog_are_for_admins(client, engagement, make_member, dja
     own = admin.memberships.get()
     client.post(url, {"membership": own.pk, "remove": "on"})
     assert admin.memberships.exists()  # the last admin stays
+    assert (
+        client.post(
+            reverse("catalog"), {"name": "X", "description": "d", "query": "q", "kind": "text"}
+        ).status_code
+        == 403
+    )  # an engagement's admin keeps the engagement's catalog, not the global one
+    client.force_login(django_user_model.objects.create_superuser("root", password="x-long-password-1"))
     response = client.post(
         reverse("catalog"),
         {"name": "Data Protection", "description": "GDPR terms", "query": "personal data", "kind": "text"},
@@ -238,8 +245,13 @@ def test_members_and_catalog_are_for_admins(client, engagement, make_member, dja
     for junk in ("abc", "", "\u00b2"):  # a malformed id changes nothing and is no server error
         assert client.post(reverse("catalog"), {"retire": junk}).status_code == 302
     added = ClauseType.objects.get(name="Data Protection")
+    retire_url = reverse("catalog-retire", args=[added.pk])
+    assert client.post(reverse("catalog"), {"retire": added.pk})["Location"] == retire_url  # asks first
+    assert client.post(retire_url, {}).status_code == 422  # not without its confirm box
+    added.refresh_from_db()
+    assert added.active
     for _ in range(2):  # a double click retires it, it does not flip it back
-        assert client.post(reverse("catalog"), {"retire": added.pk}).status_code == 302
+        assert client.post(retire_url, {"confirm": "on"}).status_code == 302
     added.refresh_from_db()
     assert not added.active
     client.post(reverse("catalog"), {"reactivate": added.pk})
@@ -248,13 +260,13 @@ def test_members_and_catalog_are_for_admins(client, engagement, make_member, dja
 
 
 @pytest.mark.django_db
-def test_retiring_and_reactivating_a_catalog_type_are_kept_as_changes(client, engagement, make_member):
+def test_retiring_and_reactivating_a_catalog_type_are_kept_as_changes(client, django_user_model):
     from reviewer.models import ClauseTypeChange
 
     law = ClauseType.objects.get(name="Governing Law")
-    client.force_login(admin := make_member(engagement, "admin"))
+    client.force_login(admin := django_user_model.objects.create_superuser("root", password="pw-long-1"))
     for _ in range(2):  # a double click retires it once: one change
-        assert client.post(reverse("catalog"), {"retire": law.pk}).status_code == 302
+        assert client.post(reverse("catalog-retire", args=[law.pk]), {"confirm": "on"}).status_code == 302
     assert client.post(reverse("catalog"), {"reactivate": law.pk}).status_code == 302
     kept = [
         (c.before, c.after, c.changed_by)
@@ -269,7 +281,9 @@ def test_retiring_and_reactivating_a_catalog_type_are_kept_as_changes(client, en
 
 
 @pytest.mark.django_db
-def test_an_admin_edits_a_catalog_type_and_its_earlier_wording_is_kept(client, engagement, make_member):
+def test_a_superuser_edits_a_catalog_type_and_its_earlier_wording_is_kept(
+    client, engagement, make_member, django_user_model
+):
     from extraction.service import question_type
     from reviewer.models import ClauseTypeChange
 
@@ -281,7 +295,9 @@ def test_an_admin_edits_a_catalog_type_and_its_earlier_wording_is_kept(client, e
         client.post(url, {"name": law.name, "description": "d", "query": "q", "kind": "value"}).status_code
         == 403
     )
-    client.force_login(admin := make_member(engagement, "admin"))
+    client.force_login(make_member(engagement, "admin"))  # an engagement's admin: not the global catalog
+    assert client.get(url).status_code == 403
+    client.force_login(admin := django_user_model.objects.create_superuser("root", password="pw-long-1"))
     assert f'href="{url}"' in client.get(reverse("catalog")).content.decode()
     page = client.get(url).content.decode()
     assert 'name="name"' in page and "disabled" in page and law.query in page
@@ -342,10 +358,10 @@ def test_an_admin_edits_a_catalog_type_and_its_earlier_wording_is_kept(client, e
 
 
 @pytest.mark.django_db
-def test_a_catalog_name_never_passes_for_a_free_question(client, engagement, make_member):
+def test_a_catalog_name_never_passes_for_a_free_question(client, django_user_model):
     from extraction.service import question_type
 
-    client.force_login(make_member(engagement, "admin"))
+    client.force_login(django_user_model.objects.create_superuser("root", password="pw-long-1"))
     response = client.post(
         reverse("catalog"),
         {"name": "Q-Score", "description": "A customer score", "query": "quality score", "kind": "value"},
@@ -465,8 +481,8 @@ def test_the_django_admin_shows_the_catalog_but_changes_it_only_through_the_cata
 
 @pytest.mark.django_db
 @pytest.mark.parametrize("name", ["governing law", "Governing  Law", "GOVERNING-LAW", "governing_law"])
-def test_a_catalog_name_again_in_other_capitals_or_spacing_is_refused(client, engagement, make_member, name):
-    client.force_login(make_member(engagement, "admin"))
+def test_a_catalog_name_again_in_other_capitals_or_spacing_is_refused(client, django_user_model, name):
+    client.force_login(django_user_model.objects.create_superuser("root", password="pw-long-1"))
     response = client.post(
         reverse("catalog"),
         {
