@@ -28,7 +28,7 @@ from dataclasses import dataclass, replace
 import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
 
-from ingest.pdf_boxes import Box, _same_line, _utf16_offsets, page_frame
+from ingest.pdf_boxes import Box, _utf16_offsets, add_to_lines, glyph_box, page_frame
 
 ANCHOR = 40  # folded characters of a quote's head and tail, when the whole quote is not found as it is
 SHORT = 12  # a folded quote shorter than this is taken only near where it is expected
@@ -228,18 +228,10 @@ def _boxes(pdf: pdfium.PdfDocument, layer: Layer, a: int, b: int, index: int, ou
                 char = pdfium_c.FPDFText_GetCharIndexFromTextIndex(textpage.raw, utf16[at] if utf16 else at)
                 if char < 0 or char == last_char:  # "ﬁ" folded to "fi": one glyph
                     continue
-                try:
-                    box = textpage.get_charbox(char, loose=True)
-                except pdfium.PdfiumError:
+                box = glyph_box(textpage, char)
+                if box is None:
                     continue
-                if box[2] - box[0] <= 0 and box[3] - box[1] <= 0:
-                    continue
-                line_break = last_raw >= 0 and "\n" in raw_text[last_raw:at]
-                if rects and not line_break and _same_line(rects[-1], box):
-                    r = rects[-1]
-                    r[:] = min(r[0], box[0]), min(r[1], box[1]), max(r[2], box[2]), max(r[3], box[3])
-                else:
-                    rects.append(list(box))
+                add_to_lines(rects, box, line_break=last_raw >= 0 and "\n" in raw_text[last_raw:at])
                 last_raw, last_char = at, char
         finally:
             textpage.close()

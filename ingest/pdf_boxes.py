@@ -219,20 +219,33 @@ def _rectangles(
         char = pdfium_c.FPDFText_GetCharIndexFromTextIndex(textpage.raw, utf16[origin] if utf16 else origin)
         if char < 0 or char == last_char:  # "ﬁ" spelt "fi": one glyph
             continue
-        try:
-            box = textpage.get_charbox(char, loose=True)
-        except pdfium.PdfiumError:
+        box = glyph_box(textpage, char)
+        if box is None:
             continue
-        if box[2] - box[0] <= 0 and box[3] - box[1] <= 0:
-            continue
-        line_break = last_offset >= 0 and "\n" in stored[last_offset:offset]
-        if rects and not line_break and _same_line(rects[-1], box):
-            r = rects[-1]
-            r[:] = min(r[0], box[0]), min(r[1], box[1]), max(r[2], box[2]), max(r[3], box[3])
-        else:
-            rects.append(list(box))
+        add_to_lines(rects, box, line_break=last_offset >= 0 and "\n" in stored[last_offset:offset])
         last_offset, last_char = offset, char
     return [(r[0], r[1], r[2], r[3]) for r in rects]
+
+
+def glyph_box(textpage, char: int) -> tuple[float, float, float, float] | None:
+    """The loose box of glyph ``char`` on ``textpage``; None when pdfium has none or it has no area."""
+    try:
+        box = textpage.get_charbox(char, loose=True)
+    except pdfium.PdfiumError:
+        return None
+    if box[2] - box[0] <= 0 and box[3] - box[1] <= 0:
+        return None
+    return box
+
+
+def add_to_lines(rects: list[list[float]], box: Sequence[float], *, line_break: bool) -> None:
+    """Add glyph ``box`` to ``rects``: the last rectangle grows over it when the box goes on its line
+    (and the text does not break there), else the box starts a rectangle of its own."""
+    if rects and not line_break and _same_line(rects[-1], box):
+        r = rects[-1]
+        r[:] = min(r[0], box[0]), min(r[1], box[1]), max(r[2], box[2]), max(r[3], box[3])
+    else:
+        rects.append(list(box))
 
 
 def _same_line(rect: Sequence[float], box: Sequence[float]) -> bool:

@@ -117,7 +117,6 @@ class OfflineSession:
         assessment = assess(self.document, clause, seen, finder) if finder is not None else None
         if assessment is not None:
             return self._extract_found_by_finder(clause, clause_id, retrieved, assessment)
-        doc = self.document
         model = self.engine.presence if catalog.is_built_in(clause) else None
         threshold = 0.0 if model is not None else self.engine.threshold(clause)
         result = self._pick(clause, clause_id, retrieved, threshold)
@@ -136,16 +135,7 @@ class OfflineSession:
             )
             if p < self.engine.presence_threshold:
                 tool_input = {**tool_input, "clause_text": NOT_FOUND, "citations": []}
-        verified = verify_extraction(
-            tool_input["citations"],
-            doc.by_id,
-            doc.pages,
-            tool_input["clause_text"],
-            document_text=doc.text,
-            offsets=result.offsets,
-            furniture=doc.furniture,
-        )
-        return outcome_from_verification(clause, clause_id, tool_input, verified, turns=0, detail=detail)
+        return self._verified(clause, clause_id, tool_input, result.offsets, detail)
 
     def _extract_found_by_finder(
         self, clause: ClauseType, clause_id: str, retrieved: Sequence[ScoredChunk], assessment: Assessment
@@ -171,13 +161,20 @@ class OfflineSession:
         tool_input = result.tool_input
         if not assessment.found:
             tool_input = {**tool_input, "clause_text": NOT_FOUND, "citations": []}
+        return self._verified(clause, clause_id, tool_input, result.offsets, detail)
+
+    def _verified(
+        self, clause: ClauseType, clause_id: str, tool_input: dict, offsets: Sequence[int], detail: dict
+    ) -> ClauseOutcome:
+        """The answer through the same citation verifier as Claude's."""
+        doc = self.document
         verified = verify_extraction(
             tool_input["citations"],
             doc.by_id,
             doc.pages,
             tool_input["clause_text"],
             document_text=doc.text,
-            offsets=result.offsets,
+            offsets=offsets,
             furniture=doc.furniture,
         )
         return outcome_from_verification(clause, clause_id, tool_input, verified, turns=0, detail=detail)
