@@ -37,7 +37,7 @@ from django.db.models.functions import Coalesce, Left, Lower
 
 from extraction.catalog import VALUE, scope
 from extraction.evaluation.stratify import NOT_FOUND
-from extraction.models import Citation, ClauseType, Extraction, questions
+from extraction.models import UNSURE_BELOW, Citation, ClauseType, Extraction, questions
 from extraction.verify.values import exact_values
 from ingest.models import Document
 from reviewer.clauses import with_review_state
@@ -81,6 +81,7 @@ class Answer:
     review_id: int = 0  # the latest review's id (what a decision form says it saw)
     version: int = 1
     corrected: bool = False
+    confidence: float | None = None  # how sure the engine is of it, when it says (Extraction.confidence)
 
 
 FIELDS = (
@@ -96,6 +97,7 @@ FIELDS = (
     "latest_review_id",
     "version",
     "latest_correction_set",
+    "confidence",
 )
 
 
@@ -131,7 +133,7 @@ def answers(extractions: QuerySet, text_chars: int | None = TEXT_READ) -> Iterat
         .values_list(*FIELDS)
     )
     for row in rows:
-        (ex_id, doc, ct, status, folded, decision, who, text, page, review_id, version, corrected) = row
+        (ex_id, doc, ct, status, folded, decision, who, text, page, review_id, version, corrected, sure) = row
         yield Answer(
             ex_id,
             doc,
@@ -145,6 +147,7 @@ def answers(extractions: QuerySet, text_chars: int | None = TEXT_READ) -> Iterat
             review_id or 0,
             version,
             corrected,
+            sure,
         )
 
 
@@ -214,6 +217,7 @@ class GridQuery:
     status: str = ""
     review: str = ""
     reviewer: int | None = None
+    unsure: bool = False  # only answers the engine is less sure of than UNSURE_BELOW
     sort: str = "title"
     columns: list[int] = field(default_factory=list)  # shown clause types, catalog order
     chosen: bool = False  # the columns were chosen (else: every type)
@@ -236,6 +240,7 @@ class GridQuery:
         q.review = params.get("review", "") if params.get("review", "") in REVIEW_STATES else ""
         q.reviewer = number("by") if number("by") in reviewer_names else None
         q.reviewer_name = reviewer_names.get(q.reviewer or 0, "")
+        q.unsure = params.get("sure", "") == "less"
         q.sort = params.get("sort", "") if params.get("sort", "") in SORTS else "title"
         wanted = {int(c) for c in params.getlist("col") if c.isascii() and c.isdigit()}
         q.columns = [t for t in type_ids if t in wanted] or list(type_ids)
@@ -249,7 +254,7 @@ class GridQuery:
 
     @property
     def filters_clauses(self) -> bool:
-        return bool(self.status or self.review or self.reviewer)
+        return bool(self.status or self.review or self.reviewer or self.unsure)
 
     def params(self, **changed) -> list[tuple[str, str | int]]:
         """The GET parameters of this view, with ``changed`` ones set (None: left out)."""
@@ -259,6 +264,7 @@ class GridQuery:
             "status": self.status,
             "review": self.review,
             "by": self.reviewer,
+            "sure": "less" if self.unsure else None,
             "sort": self.sort if self.sort != "title" else None,
             "per": self.per_page if self.per_page != DEFAULT_PAGE_SIZE else None,
             "page": self.page if self.page != 1 else None,
@@ -284,6 +290,7 @@ class GridQuery:
             (not self.status or a.status == self.status)
             and (not self.review or cell.review == self.review)
             and (not self.reviewer or a.reviewer == self.reviewer_name)
+            and (not self.unsure or (a.confidence is not None and a.confidence < UNSURE_BELOW))
         )
 
 
@@ -329,6 +336,8 @@ def documents(engagement, q: GridQuery) -> QuerySet:
         )
         if q.status:
             wanted = wanted.filter(status=q.status)
+        if q.unsure:
+            wanted = wanted.filter(confidence__lt=UNSURE_BELOW)
         if q.review or q.reviewer:
             latest = Review.objects.filter(extraction=OuterRef("pk")).order_by("-id")
             wanted = wanted.annotate(

@@ -12,7 +12,7 @@ from django.urls import reverse
 from openpyxl import load_workbook
 
 from engagements.models import Engagement
-from extraction.models import Extraction, ExtractionRun
+from extraction.models import UNSURE_BELOW, Extraction, ExtractionRun
 from reviewer.decisions import record_decision
 from reviewer.models import Review
 from tests.factories import ensure_clause_types, make_document, make_reviewable
@@ -168,6 +168,20 @@ def test_grid_filters_sort_columns_and_pages_are_kept_in_the_url(client, engagem
     assert "status=found" in response.context["export_query"] and "per=25" in html
     one_per_page = _grid(client, engagement, per=25)
     assert one_per_page.context["page"].paginator.num_pages == 1
+
+
+def test_the_grid_filters_the_answers_the_engine_is_less_sure_of(client, engagement, workspace):
+    client.force_login(workspace["auditor"])
+    answers = workspace["answers"]
+    Extraction.objects.filter(pk=answers["beta GL"].pk).update(confidence=UNSURE_BELOW - 0.1)
+    Extraction.objects.filter(pk=answers["gamma GL"].pk).update(confidence=0.95)
+    gl = workspace["types"]["Governing Law"].pk
+    response = _grid(client, engagement, type=gl, sure="less")
+    assert [row.document.title for row in response.context["rows"]] == ["beta lease"]
+    assert "sure=less" in response.context["export_query"]
+    assert 'value="less" selected' in response.content.decode()
+    everything = _grid(client, engagement, type=gl)
+    assert len(everything.context["rows"]) == 3  # an answer without a confidence is never "less sure"
 
 
 def test_grid_queries_are_bounded_whatever_the_page_holds(client, engagement, workspace):
