@@ -44,14 +44,9 @@ class DocumentRows:
         chunks = self.view.chunks
         return type_vectors([c.text for c in chunks], [c.section for c in chunks], self.chunk_vecs, wordings)
 
-    def sentence_type_rows(
-        self, wordings: Sequence[TypeWording], which: Sequence[int] | None = None
-    ) -> np.ndarray:
-        idx = range(len(self.sentences)) if which is None else which
-        sections = [self.view.chunks[self.sentences[i].chunk].section for i in idx]
-        return type_vectors(
-            [self.sentences[i].text for i in idx], sections, self.sentence_vecs[list(idx)], wordings
-        )
+    def sentence_type_rows(self, wordings: Sequence[TypeWording]) -> np.ndarray:
+        sections = [self.view.chunks[s.chunk].section for s in self.sentences]
+        return type_vectors([s.text for s in self.sentences], sections, self.sentence_vecs, wordings)
 
 
 def chunk_vectors(document_pk: int, chunk_ids: Sequence[str]) -> np.ndarray:
@@ -62,31 +57,51 @@ def chunk_vectors(document_pk: int, chunk_ids: Sequence[str]) -> np.ndarray:
     return unit_rows([v if v is not None else np.zeros(dims) for v in rows]).astype(np.float32)
 
 
-def document_rows(view: DocumentView, *, sentences: bool = True) -> DocumentRows:
-    """The finder's rows of one document (``sentences=False``: its chunks only, no sentence embedded)."""
-    chunks = view.chunks
+def chunk_rows(view: DocumentView, chunk_vecs: np.ndarray) -> np.ndarray:
+    """The chunk scorer's shared rows of ``view``'s chunks: their embeddings, then their cues."""
     chars = len(view.text)
-    chunk_vecs = chunk_vectors(view.id, [c.chunk_id for c in chunks])
-    chunk_cues = np.array(
-        [cue_vector(c.text, start=c.char_start, doc_chars=chars, opening=c.ordinal == 0) for c in chunks],
+    cues = np.array(
+        [
+            cue_vector(c.text, start=c.char_start, doc_chars=chars, opening=c.ordinal == 0)
+            for c in view.chunks
+        ],
         dtype=np.float32,
-    ).reshape(len(chunks), -1)
-    chunk_x = np.hstack([chunk_vecs, chunk_cues]) if len(chunks) else np.zeros((0, 0), dtype=np.float32)
-    found = tuple(document_sentences(chunks, view.furniture)) if sentences else ()
+    ).reshape(len(view.chunks), -1)
+    return np.hstack([chunk_vecs, cues]) if len(view.chunks) else np.zeros((0, 0), dtype=np.float32)
+
+
+def sentence_rows(
+    view: DocumentView, sentences: Sequence[Sentence], chunk_vecs: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """(unit embeddings, the sentence scorer's shared rows) of ``sentences``: a row is the sentence's
+    embedding, its chunk's, then its cues. The embeddings come through the ingest cache."""
+    vecs = unit_rows(embed_texts([s.text for s in sentences])).astype(np.float32)
+    chars = len(view.text)
+    cues = np.array(
+        [
+            cue_vector(s.text, start=s.start, doc_chars=chars, opening=view.chunks[s.chunk].ordinal == 0)
+            for s in sentences
+        ],
+        dtype=np.float32,
+    )
+    return vecs, np.hstack([vecs, chunk_vecs[[s.chunk for s in sentences]], cues])
+
+
+def sentences_within(sentences: Sequence[Sentence], spans: Sequence[tuple[int, int]]) -> list[int]:
+    """Indices of the ``sentences`` that lie whole inside one of ``spans`` (a chunk's start and end)."""
+    return [i for i, s in enumerate(sentences) if any(a <= s.start and s.end <= b for a, b in spans)]
+
+
+def document_rows(view: DocumentView) -> DocumentRows:
+    """The finder's rows of one document, every sentence embedded (training reads them all)."""
+    chunk_vecs = chunk_vectors(view.id, [c.chunk_id for c in view.chunks])
+    found = tuple(document_sentences(view.chunks, view.furniture))
     if found:
-        sent_vecs = unit_rows(embed_texts([s.text for s in found])).astype(np.float32)
-        cues = np.array(
-            [
-                cue_vector(s.text, start=s.start, doc_chars=chars, opening=chunks[s.chunk].ordinal == 0)
-                for s in found
-            ],
-            dtype=np.float32,
-        )
-        sent_x = np.hstack([sent_vecs, chunk_vecs[[s.chunk for s in found]], cues])
+        sent_vecs, sent_x = sentence_rows(view, found, chunk_vecs)
     else:
-        sent_vecs = np.zeros((0, chunk_vecs.shape[1] if len(chunks) else 384), dtype=np.float32)
+        sent_vecs = np.zeros((0, chunk_vecs.shape[1] if len(view.chunks) else 384), dtype=np.float32)
         sent_x = np.zeros((0, 0), dtype=np.float32)
-    return DocumentRows(view, chunk_vecs, chunk_x, found, sent_vecs, sent_x)
+    return DocumentRows(view, chunk_vecs, chunk_rows(view, chunk_vecs), found, sent_vecs, sent_x)
 
 
 def wording(clause: ClauseType) -> TypeWording:

@@ -27,12 +27,10 @@ from django.conf import settings
 
 from extraction.catalog import ClauseType
 from extraction.docview import DocumentView
-from extraction.finder.features import Sentence, cue_vector, document_sentences, type_vectors
+from extraction.finder.features import Sentence, document_sentences, type_vectors
 from extraction.finder.model import ClauseFinder, Reading, Scorer, presence_row
-from extraction.finder.rows import chunk_vectors, wording
+from extraction.finder.rows import chunk_rows, chunk_vectors, sentence_rows, sentences_within, wording
 from extraction.offline.presence import PresenceModel
-from extraction.offline.reader import unit_rows
-from ingest.embeddings import text_vectors as embed_texts
 
 ARTIFACT_DIR = Path(__file__).resolve().parent / "artifact"
 TABLES_KEPT = 8  # documents whose chunk rows stay in memory (a worker reads one document at a time)
@@ -78,13 +76,8 @@ def _table(view: DocumentView) -> _Table:
     if key in _TABLES:
         _TABLES.move_to_end(key)
         return _TABLES[key]
-    chunks, chars = view.chunks, len(view.text)
-    vecs = chunk_vectors(view.id, [c.chunk_id for c in chunks])
-    cues = np.array(
-        [cue_vector(c.text, start=c.char_start, doc_chars=chars, opening=c.ordinal == 0) for c in chunks],
-        dtype=np.float32,
-    ).reshape(len(chunks), -1)
-    table = _Table(np.hstack([vecs, cues]), vecs, tuple(document_sentences(chunks, view.furniture)))
+    vecs = chunk_vectors(view.id, [c.chunk_id for c in view.chunks])
+    table = _Table(chunk_rows(view, vecs), vecs, tuple(document_sentences(view.chunks, view.furniture)))
     _TABLES[key] = table
     while len(_TABLES) > TABLES_KEPT:
         _TABLES.popitem(last=False)
@@ -142,27 +135,18 @@ def assess(
     wanted = top + [index[cid] for cid in also if cid in index and index[cid] not in top]
     table = _table(view)
     spans = [(view.chunks[i].char_start, view.chunks[i].char_end) for i in wanted]
-    top_spans = spans[: len(top)]
-    picked = [s for s in table.sentences if any(a <= s.start and s.end <= b for a, b in spans)]
+    picked = [table.sentences[i] for i in sentences_within(table.sentences, spans)]
+    read_here = set(sentences_within(picked, spans[: len(top)]))  # inside the finder's own top chunks
     probs: dict[tuple[int, int], float] = {}
     read: list[float] = []
     if picked:
-        vecs = unit_rows(embed_texts([s.text for s in picked])).astype(np.float32)
-        chars = len(view.text)
-        cues = np.array(
-            [
-                cue_vector(s.text, start=s.start, doc_chars=chars, opening=view.chunks[s.chunk].ordinal == 0)
-                for s in picked
-            ],
-            dtype=np.float32,
-        )
-        x = np.hstack([vecs, table.chunk_vecs[[s.chunk for s in picked]], cues])
+        vecs, x = sentence_rows(view, picked, table.chunk_vecs)
         sections = [view.chunks[s.chunk].section for s in picked]
         h = type_vectors([s.text for s in picked], sections, vecs, [wording(clause)])
         z = reading.sentence.logits(x, h, [reading.column])[:, 0]
-        for s, value in zip(picked, z.tolist()):
+        for i, (s, value) in enumerate(zip(picked, z.tolist())):
             probs[(s.start, s.end)] = 1.0 / (1.0 + float(np.exp(-np.clip(value, -30, 30))))
-            if any(a <= s.start and s.end <= b for a, b in top_spans):
+            if i in read_here:
                 read.append(value)
     row = presence_row(read, logits)
     return Assessment(

@@ -38,7 +38,7 @@ from extraction.evaluation.runner import default_engagement_name, ingest
 from extraction.evaluation.stratify import jaccard
 from extraction.finder.features import Sentence
 from extraction.finder.model import PRESENCE_FEATURES, ClauseFinder, Scorer, presence_row
-from extraction.finder.rows import DocumentRows, document_rows, wording
+from extraction.finder.rows import DocumentRows, document_rows, sentences_within, wording
 from extraction.offline import presence as presence_model
 from ingest.pages import page_of
 
@@ -178,9 +178,10 @@ def fit_both(docs: Sequence[Labelled], types: Sequence[str], wordings) -> tuple[
 
 def read_sentences(rows: DocumentRows, chunk_logits: np.ndarray, top: int) -> list[int]:
     """Indices of the sentences inside the ``top`` chunks by ``chunk_logits``: what the finder reads."""
-    best = set(np.argsort(-chunk_logits, kind="stable")[:top].tolist())
-    spans = [(rows.view.chunks[i].char_start, rows.view.chunks[i].char_end) for i in best]
-    return [i for i, s in enumerate(rows.sentences) if any(a <= s.start and s.end <= b for a, b in spans)]
+    best = np.argsort(-chunk_logits, kind="stable")[:top].tolist()
+    return sentences_within(
+        rows.sentences, [(rows.view.chunks[i].char_start, rows.view.chunks[i].char_end) for i in best]
+    )
 
 
 @dataclass

@@ -21,10 +21,7 @@ from PIL import Image
 from engagements.models import Engagement
 from ingest import office_pdf, page_view
 
-pytestmark = [
-    pytest.mark.django_db,
-    pytest.mark.skipif(office_pdf.soffice() is None, reason="LibreOffice is not installed (make office)"),
-]
+pytestmark = pytest.mark.django_db  # LibreOffice is installed by make (make office), never skipped for
 HX = {"HTTP_HX_REQUEST": "true"}
 FILLER = (
     "The parties have negotiated this Agreement at arm's length and each has had the benefit of counsel "
