@@ -10,14 +10,17 @@ shared table filled over time. Rows are written by one ``INSERT … SELECT`` ove
 contract vocabulary with a skew (a few words in most chunks, most words in few: what makes a common
 stem's posting list long), picked from a pool of 20,000 texts; vectors are sums of two random vectors
 from two pools of 1,024 (every chunk a distinct vector; cosine needs no unit length). The GIN indexes
-are dropped during the load and built after it (build times reported); the HNSW index is not built
-(an engagement of 20% of the table takes the exact vector scan, ``ingest.search.choose_method``).
+and chunk_document_bits indexes are dropped during the load and built after it (build times reported);
+the HNSW index is not built (an engagement of 20% of the table takes the quantized vector pass,
+``ingest.search.choose_method``).
 
 Queries are 1 to 4 words of the vocabulary (a user's search box), their vectors given
 (``query_vector=``), so a latency is the database side plus grouping and snippets; embedding the query is
 not included (``bench_search.query_embedding``). ``search_ms``: the whole ``search_engagement`` call,
 ``text_leg_ms``: the full-text side alone (``ingest.search.text_candidates`` with the vector pool, as
-``search`` runs it over a large set), ``vector_leg_ms``: the vector side alone (exact scan),
+``search`` runs it over a large set), ``vector_leg_ms``: the vector side alone (the method ``search`` chooses, ``vector_method``), beside
+``vector_leg_exact_ms`` (the exact scan of the same chunks, the way before the quantized pass) and the share
+of the exact scan's first 40 the chosen method also returns first (``vector_top_hits_shared_with_exact``),
 ``search_<subset>_contracts_ms``: ``ingest.search.search`` over the engagement's first ``--subset``
 contracts (default 100, the size at which the issue measured 283 ms p95), ``text_leg_<subset>_contracts_ms``
 its text side alone.
@@ -56,6 +59,7 @@ WORDS_PER_CHUNK = 60
 TEXT_POOL = 20_000
 VECTOR_POOL = 1_024
 INDEX = "chunk_document_search_gin"
+BITS_INDEX = "chunk_document_bits"
 
 
 def vocabulary() -> list[str]:
@@ -93,7 +97,7 @@ def drop_text_indexes() -> None:
     from django.db import connection
 
     with connection.cursor() as cursor:
-        for name in ("chunk_embedding_hnsw", "chunk_search_gin", INDEX):
+        for name in ("chunk_embedding_hnsw", "chunk_search_gin", INDEX, BITS_INDEX):
             cursor.execute(f"DROP INDEX IF EXISTS {name}")
 
 
@@ -133,11 +137,14 @@ def load_chunks(engagement_docs: list[int], doc_chunks: int, words: list[str], s
             "ORDER BY d.id, o",
             {"pool": TEXT_POOL, "vp": VECTOR_POOL},
         )
+        cursor.execute(  # as the pipeline keeps it
+            "UPDATE ingest_document d SET chunk_count = b.n FROM bench_docs b WHERE b.id = d.id"
+        )
         cursor.execute("DROP TABLE bench_text, bench_vec, bench_docs")
     return time.perf_counter() - started
 
 
-def build_text_indexes() -> dict:
+def build_indexes() -> dict:
     from django.db import connection
 
     timings = {}
@@ -149,15 +156,25 @@ def build_text_indexes() -> dict:
         started = time.perf_counter()
         cursor.execute(f"CREATE INDEX {INDEX} ON ingest_chunk USING gin ((ARRAY[document_id]), search)")
         timings["gin_document_search_build_s"] = round(time.perf_counter() - started, 1)
+        started = time.perf_counter()
+        cursor.execute(
+            f"CREATE INDEX {BITS_INDEX} ON ingest_chunk (document_id) INCLUDE (id, embedding_bits)"
+        )
+        timings["document_bits_build_s"] = round(time.perf_counter() - started, 1)
         cursor.execute(
             "VACUUM ANALYZE ingest_chunk"
         )  # statistics and visibility, as autovacuum would leave them
         cursor.execute(
-            "SELECT pg_relation_size('chunk_search_gin'), pg_relation_size(%s), pg_table_size('ingest_chunk')",
-            [INDEX],
+            "SELECT pg_relation_size('chunk_search_gin'), pg_relation_size(%s), pg_relation_size(%s), "
+            "pg_table_size('ingest_chunk')",
+            [INDEX, BITS_INDEX],
         )
-        gin, both, table = cursor.fetchone()
-    timings.update(gin_search_mb=round(gin / 2**20), gin_document_search_mb=round(both / 2**20))
+        gin, both, bits, table = cursor.fetchone()
+    timings.update(
+        gin_search_mb=round(gin / 2**20),
+        gin_document_search_mb=round(both / 2**20),
+        document_bits_mb=round(bits / 2**20),
+    )
     timings["table_mb"] = round(table / 2**20)
     return timings
 
@@ -181,30 +198,40 @@ def measure(engagement, queries, engagement_docs: list[int], subset: int) -> dic
     for text, vector in queries[:3]:  # warm the caches
         search_engagement(engagement, text, query_vector=vector)
         s.search(text, few, HITS, query_vector=vector)
-    whole, text_leg, vector_leg, subset_ms, subset_text = [], [], [], [], []
-    contracts = 0
+    method = s.choose_method(engagement_docs)
+    whole, text_leg, vector_leg, exact_leg, subset_ms, subset_text = [], [], [], [], [], []
+    contracts, overlap = 0, []
     for text, vector in queries:
         started = time.perf_counter()
         results = search_engagement(engagement, text, query_vector=vector)
         whole.append(1000 * (time.perf_counter() - started))
         contracts += len(results)
         started = time.perf_counter()
-        within = s.vector_candidates(vector, engagement_docs, pool, method="exact")
+        within = s.vector_candidates(vector, engagement_docs, pool, method=method)
         vector_leg.append(1000 * (time.perf_counter() - started))
+        started = time.perf_counter()
+        exact = s.vector_candidates(vector, engagement_docs, pool, method="exact")
+        exact_leg.append(1000 * (time.perf_counter() - started))
+        overlap.append(len(set(exact[:HITS]) & set(within[:HITS])) / HITS)
         started = time.perf_counter()
         s.text_candidates(text, engagement_docs, depth, within=within)
         text_leg.append(1000 * (time.perf_counter() - started))
         started = time.perf_counter()
         s.search(text, few, HITS, query_vector=vector)
         subset_ms.append(1000 * (time.perf_counter() - started))
-        within = s.vector_candidates(vector, few, pool, method="exact")
+        within = s.vector_candidates(vector, few, pool, method=s.choose_method(few))
         started = time.perf_counter()
         s.text_candidates(text, few, depth, within=within)
         subset_text.append(1000 * (time.perf_counter() - started))
     return {
         "search_ms": percentiles(whole),
         "text_leg_ms": percentiles(text_leg),
+        "vector_method": method,
         "vector_leg_ms": percentiles(vector_leg),
+        "vector_leg_exact_ms": percentiles(exact_leg),
+        # On these random vectors (no clusters, unlike a model's) the sign bits keep little of the order:
+        # the quantized pass's recall on real embeddings is bench/bench_quantized_recall.py's.
+        "vector_top_hits_shared_with_exact": round(sum(overlap) / len(overlap), 3),
         "contracts_per_search": round(contracts / len(queries), 1),
         f"search_{subset}_contracts_ms": percentiles(subset_ms),
         f"text_leg_{subset}_contracts_ms": percentiles(subset_text),
@@ -225,7 +252,7 @@ def text_plan(query: str, vector, engagement_docs: list[int]) -> dict:
 
     import ingest.search as s
 
-    within = s.vector_candidates(vector, engagement_docs, s.TEXT_POOL, method="exact")
+    within = s.vector_candidates(vector, engagement_docs, s.TEXT_POOL)
     stems = s._and_tsquery(query)
     sql = s.text_bounded_sql(engagement_docs, stems, within="%(within)s")
     params: dict[str, Any] = {
@@ -280,7 +307,7 @@ def main(argv: list[str] | None = None) -> dict:
         words = vocabulary()
         drop_text_indexes()
         load_s = load_chunks(engagement_docs, args.doc_chunks, words, seed=29)
-        builds = build_text_indexes()
+        builds = build_indexes()
         queries = make_queries(words, args.repeat, rng)
         result: dict = {
             "bench": "search_engagement",

@@ -10,7 +10,7 @@ from django.contrib.postgres.indexes import GinIndex
 from django.contrib.postgres.search import SearchVector, SearchVectorField
 from django.db import models
 from django.db.models import F, Func, Q
-from pgvector.django import HnswIndex, VectorField
+from pgvector.django import BitField, HnswIndex, VectorField
 
 from engagements.models import Engagement
 
@@ -56,6 +56,9 @@ class Document(models.Model):
     error_code = models.CharField(max_length=32, blank=True)
     text = models.TextField(blank=True)
     page_count = models.PositiveIntegerField(default=0)
+    # its rows in ingest_chunk, kept by the pipeline: a search weighs a document set's share of the table by
+    # these (ingest.search.choose_method), without counting index entries
+    chunk_count = models.PositiveIntegerField(default=0)
     pages_estimated = models.BooleanField(default=False)
     uploaded_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
@@ -168,6 +171,18 @@ class Chunk(models.Model):
         output_field=SearchVectorField(),
         db_persist=True,
     )
+    # One bit per dimension (its sign): the first pass of a vector search over many documents
+    # (ingest.search.VECTOR_QUANTIZED_SQL) reads these 48 bytes from chunk_document_bits alone.
+    embedding_bits = models.GeneratedField(
+        expression=Func(
+            F("embedding"),
+            function="binary_quantize",
+            template=f"%(function)s(%(expressions)s)::bit({EMBEDDING_DIMENSIONS})",
+            output_field=BitField(length=EMBEDDING_DIMENSIONS),
+        ),
+        output_field=BitField(length=EMBEDDING_DIMENSIONS),
+        db_persist=True,
+    )
 
     class Meta:
         ordering = ["document", "ordinal"]
@@ -193,6 +208,9 @@ class Chunk(models.Model):
                 F("search"),
                 name="chunk_document_search_gin",
             ),
+            # The documents' chunks with their bits, read by an index-only scan: a large document set's
+            # Hamming pass touches none of the wide heap rows (docs/decisions.md, chunk_document_bits).
+            models.Index(fields=["document"], include=["id", "embedding_bits"], name="chunk_document_bits"),
         ]
 
     def __str__(self):

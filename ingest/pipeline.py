@@ -298,6 +298,7 @@ def _fail(document: Document, stage: DocumentStage, code: str, message: str) -> 
             error=message,
             text="",
             page_count=0,
+            chunk_count=0,
             progress_detail="",
             updated_at=timezone.now(),
         )
@@ -441,6 +442,7 @@ def _upsert_chunks(document: Document, specs) -> tuple[int, int, int]:
         batch_size=500,
     )
     Chunk.objects.bulk_create(new_rows, batch_size=500)
+    Document.objects.filter(pk=document.pk).update(chunk_count=len(specs))
     return len(kept_rows), len(new_rows), removed
 
 

@@ -6,10 +6,13 @@ fused by reciprocal rank.
 
 * Filtering by document is exact: only chunks of ``documents`` are ever returned. The
   vector side scans those chunks exactly (:func:`choose_method`) unless they are many
-  (> :data:`EXACT_MAX_ROWS`) *and* most of the table; then it walks the HNSW index with
-  ``hnsw.iterative_scan = relaxed_order`` (pgvector ≥ 0.8), which keeps scanning until
-  enough rows pass the filter; candidates are re-sorted by their true distance.
-  ``bench/bench_search.py`` measures both.
+  (> :data:`EXACT_MAX_ROWS`). Then, when they are most of the table, it walks the HNSW index
+  with ``hnsw.iterative_scan = relaxed_order`` (pgvector ≥ 0.8), which keeps scanning until
+  enough rows pass the filter; otherwise it ranks them by the Hamming distance of their sign
+  bits (``Chunk.embedding_bits``, read from an index alone) and re-ranks the nearest
+  :data:`QUANTIZED_OVERSAMPLE` x pool by their true distance. Candidates are always re-sorted
+  by their true distance. ``bench/bench_search.py`` and ``bench/bench_search_engagement.py``
+  measure them.
 * The text side matches any of the query's English stems (an OR of ``plainto_tsquery``
   lexemes: a natural-language clause query rarely has every word in one chunk), ranked by
   ``ts_rank`` against the generated ``Chunk.search`` column (GIN index). Over a large set
@@ -53,6 +56,7 @@ HNSW_EF_SEARCH = 100
 MIN_CANDIDATES = 20
 HNSW_MIN_SHARE = 0.5  # above EXACT_MAX_ROWS, HNSW only when the filter keeps this share of the table
 TEXT_POOL = 200  # over a large set, the text side ranks any-stem matches among this many vector candidates
+QUANTIZED_OVERSAMPLE = 10  # the quantized pass keeps this many times the pool for the true distances
 # Over a large set, a query whose every stem the planner expects in more of the documents' chunks than
 # this is ranked within the vector pool only: ranking each match reads its tsvector from TOAST
 # (~25 us a row), 30,000 matches of one common word took a second (docs/decisions.md,
@@ -85,6 +89,18 @@ VECTOR_HNSW_SQL = (
     "WHERE document_id = ANY(%(docs)s) ORDER BY embedding <=> %(vec)s::vector LIMIT %(pool)s) s"
 )
 HNSW_SETTINGS = "SET LOCAL hnsw.iterative_scan = relaxed_order; SET LOCAL hnsw.ef_search = {ef}; "
+# Quantized, for a large share below HNSW_MIN_SHARE: the nearest QUANTIZED_OVERSAMPLE x pool chunks by
+# Hamming distance of their sign bits (an index-only scan of chunk_document_bits: 48 bytes a chunk, no
+# heap row read), then those re-ranked by their true cosine distance. The bits keep the true nearest
+# chunks near the front (docs/decisions.md, ingest.search.QUANTIZED_OVERSAMPLE).
+VECTOR_QUANTIZED_SQL = (
+    "SELECT id, row_number() OVER (ORDER BY d, id) AS r FROM ("
+    "SELECT c.id, (c.embedding <=> %(vec)s::vector) + 0 AS d FROM ingest_chunk c WHERE c.id IN ("
+    "SELECT id FROM ingest_chunk WHERE document_id = ANY(%(docs)s) AND embedding_bits IS NOT NULL "
+    "ORDER BY embedding_bits <~> binary_quantize(%(vec)s::vector), id LIMIT %(oversample)s) "
+    "ORDER BY (c.embedding <=> %(vec)s::vector) + 0, c.id LIMIT %(pool)s) s"
+)
+VECTOR_SQL = {"exact": VECTOR_EXACT_SQL, "hnsw": VECTOR_HNSW_SQL, "quantized": VECTOR_QUANTIZED_SQL}
 
 # Text over a document set: every chunk matching any stem, by ts_rank. The inner query (OFFSET 0:
 # not flattened) fetches each tsvector from TOAST once; ts_rank reads the copy.
@@ -128,7 +144,9 @@ FUSED_SQL = (
     "SELECT f.score, f.vr, f.tr, {columns} FROM f JOIN ingest_chunk c ON c.id = f.id "
     "ORDER BY f.score DESC, coalesce(f.vr, 1073741824), f.id LIMIT %(limit)s"
 )
-_ROW_FIELDS = [f for f in Chunk._meta.concrete_fields if f.attname not in ("embedding", "search")]
+_ROW_FIELDS = [
+    f for f in Chunk._meta.concrete_fields if f.attname not in ("embedding", "search", "embedding_bits")
+]
 
 
 @dataclass
@@ -152,13 +170,13 @@ def search(
     """The ``k`` best chunks of ``documents`` for ``query`` (see the module docstring).
 
     ``documents``: Document rows, ids, or a queryset. ``method``: ``auto`` | ``exact`` |
-    ``hnsw`` for the vector side. ``query_vector`` skips embedding the query (benchmarks).
+    ``hnsw`` | ``quantized`` for the vector side. ``query_vector`` skips embedding the query (benchmarks).
     """
     document_ids = _ids(documents)
     if not document_ids or not query.strip() or k <= 0:
         return []
-    if method not in ("auto", "exact", "hnsw"):
-        raise ValueError(f"method must be auto, exact or hnsw, not {method!r}")
+    if method != "auto":
+        _check_method(method)
     depth = max(4 * k, MIN_CANDIDATES)
     vector = list(query_vector) if query_vector is not None else embed_query(query)
     count, all_stems, table_rows = _prepare(query, document_ids)
@@ -174,7 +192,7 @@ def search(
     else:
         text_sql = TEXT_ALL_SQL
     sql = FUSED_SQL.format(
-        vector=VECTOR_HNSW_SQL if method == "hnsw" else VECTOR_EXACT_SQL,
+        vector=VECTOR_SQL[method],
         text=text_sql,
         columns=", ".join(f"c.{connection.ops.quote_name(f.column)}" for f in _ROW_FIELDS),
     )
@@ -182,6 +200,7 @@ def search(
         "vec": _vector_literal(vector),
         "docs": document_ids,
         "pool": pool,
+        "oversample": QUANTIZED_OVERSAMPLE * pool,
         "depth": depth,
         "all": all_stems,
         "any": all_stems.replace(" & ", " | "),
@@ -209,10 +228,14 @@ def vector_candidates(
     """Chunk pks of ``document_ids`` nearest to ``vector`` by cosine distance, nearest first."""
     if method == "auto":
         method = choose_method(document_ids)
-    if method not in ("exact", "hnsw"):
-        raise ValueError(f"method must be auto, exact or hnsw, not {method!r}")
-    sql = (VECTOR_HNSW_SQL if method == "hnsw" else VECTOR_EXACT_SQL) + " ORDER BY r"
-    params = {"vec": _vector_literal(vector), "docs": list(document_ids), "pool": limit}
+    _check_method(method)
+    sql = VECTOR_SQL[method] + " ORDER BY r"
+    params = {
+        "vec": _vector_literal(vector),
+        "docs": list(document_ids),
+        "pool": limit,
+        "oversample": QUANTIZED_OVERSAMPLE * limit,
+    }
     return [
         row[0]
         for row in _fetch(sql, params, hnsw_ef=max(HNSW_EF_SEARCH, limit) if method == "hnsw" else None)
@@ -324,15 +347,22 @@ def _vector_literal(vector: Sequence[float]) -> str:
     return "[" + ",".join(["%.7g"] * len(values)) % values + "]"
 
 
+def _check_method(method: str) -> None:
+    if method not in VECTOR_SQL:
+        raise ValueError(f"method must be auto, {', '.join(VECTOR_SQL)}, not {method!r}")
+
+
 def choose_method(
     document_ids: list[int], *, large: bool | None = None, table_rows: float | None = None
 ) -> str:
-    """``exact`` or ``hnsw`` for the vector side over these documents' chunks.
+    """``exact``, ``quantized`` or ``hnsw`` for the vector side over these documents' chunks.
 
     Exact up to :data:`EXACT_MAX_ROWS` chunks. Above that, HNSW only when the documents hold
     at least :data:`HNSW_MIN_SHARE` of the table: a filtered HNSW walk must pass over the
     other documents' vectors (iterative scan), which makes it slower and far less complete than
-    an exact scan of a small share's own rows (docs/decisions.md, ingest.search.HNSW_MIN_SHARE).
+    a scan of a small share's own rows (docs/decisions.md, ingest.search.HNSW_MIN_SHARE). Below
+    that share, the quantized scan: the exact one reads every wide heap row of the documents
+    (200,000 of them for an engagement of 1,000 contracts: ~200 ms).
     ``table_rows``: ``reltuples`` if the caller has it.
     """
     if large is None:
@@ -343,15 +373,16 @@ def choose_method(
         if table_rows is None:
             cursor.execute("SELECT reltuples FROM pg_class WHERE oid = 'ingest_chunk'::regclass")
             table_rows = cursor.fetchone()[0]
-        if table_rows <= 0:  # never analysed: no basis for the approximate path
-            return "exact"
+        if table_rows <= 0:  # never analysed: no basis for choosing the HNSW walk
+            return "quantized"
+        # The documents' own counts (Document.chunk_count): the planner's estimate for an id list takes
+        # every document as the table's average, and an engagement of short contracts among long ones
+        # came out at 55% of the table for its 20%.
         cursor.execute(
-            "EXPLAIN (FORMAT JSON) SELECT 1 FROM ingest_chunk WHERE document_id = ANY(%s)", [document_ids]
+            "SELECT coalesce(sum(chunk_count), 0) FROM ingest_document WHERE id = ANY(%s)", [document_ids]
         )
-        plan = cursor.fetchone()[0]
-    plan = json.loads(plan) if isinstance(plan, str) else plan
-    estimated = plan[0]["Plan"]["Plan Rows"]
-    return "hnsw" if estimated >= HNSW_MIN_SHARE * table_rows else "exact"
+        chunks = cursor.fetchone()[0]
+    return "hnsw" if chunks >= HNSW_MIN_SHARE * table_rows else "quantized"
 
 
 def chunk_count(document_ids: list[int], *, cap: int = EXACT_MAX_ROWS + 1) -> int:
@@ -369,9 +400,5 @@ def _ids(documents) -> list[int]:
         documents = [documents]
     if hasattr(documents, "values_list") and getattr(documents, "model", None) is Document:
         return list(documents.values_list("pk", flat=True))
-    ids: list[int] = []
-    for item in documents:
-        pk = item.pk if isinstance(item, Document) else int(item)
-        if pk not in ids:
-            ids.append(pk)
-    return ids
+    pks = (item.pk if isinstance(item, Document) else int(item) for item in documents)
+    return list(dict.fromkeys(pks))  # each once, in the order given

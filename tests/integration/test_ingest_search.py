@@ -65,12 +65,15 @@ def test_planted_clauses_come_back_in_the_top_five_of_their_document_only(two_co
     # Several documents: only theirs; the HNSW path filters exactly too.
     both = search(QUERIES["Governing Law"], [msa_doc, supply_doc], k=10)
     assert {h.chunk.document_id for h in both} == {msa_doc.pk, supply_doc.pk}
-    for method in ("exact", "hnsw"):
+    for method in ("exact", "hnsw", "quantized"):
         only_paper = search("governing law of the agreement", [paper_doc.pk], k=5, method=method)
         assert only_paper and {h.chunk.document_id for h in only_paper} == {paper_doc.pk}
     exact = search(QUERIES["Cap On Liability"], [msa_doc], k=5, method="exact")
     approx = search(QUERIES["Cap On Liability"], [msa_doc], k=5, method="hnsw")
     assert exact[0].chunk.pk == approx[0].chunk.pk
+    # The quantized pass keeps 10 x the pool: over a contract that is every chunk, so exact's answer.
+    quantized = search(QUERIES["Cap On Liability"], [msa_doc], k=5, method="quantized")
+    assert [h.chunk.pk for h in quantized] == [h.chunk.pk for h in exact]
 
 
 def test_reading_order_and_rerank_hook(two_contracts):
@@ -119,6 +122,29 @@ def test_large_sets_take_the_bounded_path_and_still_filter_exactly(two_contracts
     assert wanted <= set(text_ids)
 
 
+def test_the_vector_method_follows_the_share_of_the_table(two_contracts, monkeypatch):
+    """A few chunks: exact. Many, but a small share of the table (an engagement among others):
+    the quantized pass. Most of the table: the HNSW walk."""
+    from django.db import connection
+
+    import ingest.search as search_module
+    from ingest.models import Chunk
+
+    (_, msa_doc), (_, supply_doc), paper_doc = two_contracts
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE ingest_chunk")
+    everything = list(Chunk.objects.values_list("document_id", flat=True).distinct())
+    for document in (msa_doc, supply_doc, paper_doc):  # the pipeline keeps each document's count
+        document.refresh_from_db()
+        assert document.chunk_count == Chunk.objects.filter(document=document).count() > 0
+    assert search_module.choose_method([paper_doc.pk]) == "exact"
+    monkeypatch.setattr(search_module, "EXACT_MAX_ROWS", 1)
+    monkeypatch.setattr(search_module, "HNSW_MIN_SHARE", 0.99)
+    assert search_module.choose_method([paper_doc.pk]) == "quantized"
+    monkeypatch.setattr(search_module, "HNSW_MIN_SHARE", 0.01)
+    assert search_module.choose_method(everything) == "hnsw"
+
+
 def test_one_statement_search_equals_the_two_sides_fused_in_python(two_contracts, monkeypatch):
     """search() runs both sides, the fusion and the row fetch as one SQL statement; it must
     give exactly what vector_candidates + text_candidates + fuse give (ids, scores, ranks),
@@ -141,7 +167,7 @@ def test_one_statement_search_equals_the_two_sides_fused_in_python(two_contracts
     for large in (False, True):
         if large:
             monkeypatch.setattr(search_module, "EXACT_MAX_ROWS", 10)
-        for method in ("exact", "hnsw"):
+        for method in ("exact", "hnsw", "quantized"):
             for query in [*QUERIES.values(), "the of and", "indemnification"]:
                 hits = search(query, docs, k=7, method=method)
                 got = [(h.chunk.pk, h.score, h.vector_rank, h.text_rank) for h in hits]
@@ -151,9 +177,12 @@ def test_one_statement_search_equals_the_two_sides_fused_in_python(two_contracts
     from ingest.models import Chunk
 
     vector = embed_query(QUERIES["Non-Compete"])
-    ids = vector_candidates(vector, docs, 30, method="hnsw")
-    distances = {
-        c.pk: float(1 - np.dot(c.embedding, vector) / np.linalg.norm(c.embedding) / np.linalg.norm(vector))
-        for c in Chunk.objects.filter(pk__in=ids)
-    }
-    assert [distances[pk] for pk in ids] == pytest.approx(sorted(distances[pk] for pk in ids), abs=1e-6)
+    for method in ("hnsw", "quantized"):
+        ids = vector_candidates(vector, docs, 30, method=method)
+        distances = {
+            c.pk: float(
+                1 - np.dot(c.embedding, vector) / np.linalg.norm(c.embedding) / np.linalg.norm(vector)
+            )
+            for c in Chunk.objects.filter(pk__in=ids)
+        }
+        assert [distances[pk] for pk in ids] == pytest.approx(sorted(distances[pk] for pk in ids), abs=1e-6)

@@ -64,7 +64,8 @@ def _plan(sql: str, params: dict, *, only: str = "") -> str:
         if only:
             cursor.execute(
                 "SELECT indexname FROM pg_indexes WHERE tablename = 'ingest_chunk' AND indexname != %s "
-                "AND (indexdef LIKE '%%(document_id)' OR indexdef LIKE '%%USING gin%%')",
+                "AND (indexdef LIKE '%%(document_id)' OR indexdef LIKE '%%(document_id) INCLUDE%%' "
+                "OR indexdef LIKE '%%USING gin%%')",
                 [only],
             )
             for (name,) in cursor.fetchall():
