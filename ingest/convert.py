@@ -18,7 +18,9 @@ The result's ``text`` joins pages with ``"\\f"``; ``pages`` says where each page
   :mod:`ingest.pptx_prep`).
 * XLSX: one page per sheet, starting ``## SheetName`` (our own reader, :mod:`ingest.xlsx`:
   MarkItDown's pandas path rewrites cell values).
-* DOCX, HTML, EPUB, Markdown, text: no physical pages, so pages of about 3,000 characters
+* DOCX, HTML, EPUB: the pages LibreOffice lays the original out on (``layout``), each found in our
+  text by the words it starts with (:func:`ingest.office_boxes.page_starts`).
+* Without a layout, and for Markdown and text: no physical pages, so pages of about 3,000 characters
   are cut at paragraph boundaries and ``pages_estimated`` is True, except for a text or
   Markdown file that carries its own form feeds: those are its pages.
 
@@ -29,10 +31,12 @@ from __future__ import annotations
 
 import io
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import pypdfium2 as pdfium
 from celery.exceptions import SoftTimeLimitExceeded
 from markitdown import (
     PRIORITY_GENERIC_FILE_FORMAT,
@@ -48,19 +52,23 @@ from ingest.convert_errors import CODES, ConversionError
 from ingest.docx_prep import HIDDEN_TEXT_WARNING, prepare_docx
 from ingest.html_body import WholeHtmlConverter
 from ingest.ocr import OcrOptions, OcrPage, PageDone, read_pages
+from ingest.office_boxes import fold, page_starts, read_layer, split_pages
 from ingest.office_converters import (
     DocxTablesConverter,
     EpubChaptersConverter,
     PptxTablesConverter,
 )
+from ingest.office_pdf import OFFICE_KINDS
 from ingest.pages import PageSpan, estimate_pages, join_pages
 from ingest.pdf_pages import (
     MIN_TEXT_CHARS_PER_PAGE,
+    PDFIUM_LOCK,
     PageAwarePdfConverter,
     PagedConverterResult,
     load_page,
     open_with_forms,
 )
+from ingest.pdf_render import PageImageError
 from ingest.pptx_prep import prepare_pptx, unescape
 from ingest.sniff import TEXT_KINDS, ZIP_KINDS, check_zip_safety, sniff_kind
 from ingest.xlsx import sheet_pages
@@ -68,6 +76,8 @@ from ingest.xlsx import sheet_pages
 __all__ = ["CODES", "ConversionError", "Converted", "convert_file", "sniff_kind", "markitdown_instance"]
 
 DEFAULT_MAX_BYTES = 100 * 1024 * 1024
+# (original bytes, kind) -> the PDF LibreOffice lays out of it (ingest.office_pdf); raises PageImageError
+Layout = Callable[[bytes, str], bytes]
 # Raised into whatever runs when the worker's time limit is reached: never the file's fault, so never
 # turned into "damaged" by the broad handlers around the libraries below (ingest.pipeline says so in words).
 _NOT_THE_FILE = (ConversionError, SoftTimeLimitExceeded)
@@ -200,10 +210,12 @@ def convert_file(
     max_bytes: int = DEFAULT_MAX_BYTES,
     ocr: OcrOptions | None = None,
     on_ocr_page: PageDone | None = None,
+    layout: Layout | None = None,
 ) -> Converted:
     """Convert the file at ``path``; ``filename`` is the name it was uploaded under. The pages of a PDF
     without a usable text layer are read by OCR with ``ocr`` (default :class:`OcrOptions`), ``on_ocr_page``
-    told of each page read.
+    told of each page read. A DOCX, EPUB or HTML file has the pages ``layout`` (LibreOffice) lays it out
+    on, found in our text; without it, or when it fails (said in ``warnings``), pages estimated from length.
 
     Raises :class:`ConversionError` (``empty``, ``too_large``, ``type_mismatch``,
     ``unsupported``, ``zip_bomb``, ``corrupt``, ``encrypted``, ``needs_ocr``, ``ocr_language``,
@@ -225,10 +237,11 @@ def convert_file(
     if kind in ZIP_KINDS:
         check_zip_safety(data)
     if kind in TEXT_KINDS:
-        return _convert_textual(data, kind)
+        return _convert_textual(data, kind, layout)
     if kind == "xlsx":
         return _finish(_read_sheets(data), False, kind, [])
     warnings: list[str] = []
+    original = data
     if kind == "docx":
         prepared = prepare_docx(data)
         data, warnings = prepared.data, prepared.warnings
@@ -247,7 +260,7 @@ def convert_file(
         if kind == "pptx":
             page_texts, estimated = [unescape(page) for page in _slide_pages(markdown)], False
         else:
-            page_texts, estimated = estimate_pages(markdown, page_chars=ESTIMATED_PAGE_CHARS), True
+            page_texts, estimated = _pages_of(markdown, original, kind, layout, warnings)
     converted = _finish(page_texts, estimated, kind, warnings)
     converted.ocr = read
     return converted
@@ -295,7 +308,28 @@ def _ocr_note(read: dict[int, OcrPage]) -> str:
     return note
 
 
-def _convert_textual(data: bytes, kind: str) -> Converted:
+def _pages_of(
+    markdown: str, original: bytes, kind: str, layout: Layout | None, warnings: list[str]
+) -> tuple[list[str], bool]:
+    """The pages of a page-less text: LibreOffice's, found in it (``ingest.office_boxes.page_starts``), when
+    ``layout`` lays the original out; else estimated from its length (``pages_estimated``)."""
+    if layout is not None and kind in OFFICE_KINDS:
+        try:
+            pdf_data = layout(original, kind)
+            with PDFIUM_LOCK:
+                pdf = pdfium.PdfDocument(pdf_data)
+                try:
+                    layer = read_layer(pdf)
+                finally:
+                    pdf.close()
+        except (PageImageError, pdfium.PdfiumError) as exc:
+            warnings.append(f"Pages are estimated: {exc}")
+        else:
+            return split_pages(markdown, page_starts(layer, fold(markdown))), False
+    return estimate_pages(markdown, page_chars=ESTIMATED_PAGE_CHARS), True
+
+
+def _convert_textual(data: bytes, kind: str, layout: Layout | None = None) -> Converted:
     text = decode_html(data) if kind == "html" else decode_text(data)
     if not _has_words(text):
         raise ConversionError("empty", "This file contains no text.")
@@ -314,7 +348,7 @@ def _convert_textual(data: bytes, kind: str) -> Converted:
         if len(page_texts) > 1 and not page_texts[-1].strip():
             page_texts.pop()  # a file that ends with a page break (pdftotext writes one) has no page after it
         return _finish(page_texts, False, kind, warnings)
-    return _finish(estimate_pages(markdown, page_chars=ESTIMATED_PAGE_CHARS), True, kind, warnings)
+    return _finish(*_pages_of(markdown, data, kind, layout, warnings), kind, warnings)
 
 
 def _has_words(text: str) -> bool:

@@ -156,6 +156,52 @@ def page_for(layer: Layer, ours: Folded, page: OurPage) -> int:
     return layer.page_at(found[0] if found else round(a * scale))
 
 
+def page_starts(layer: Layer, ours: Folded) -> list[int]:
+    """Where, in our text, each LibreOffice page after the first starts: increasing offsets of our text.
+
+    A page is found by the folded text it starts with (``PAGE_PROBE`` characters, the occurrence nearest
+    where its share of the layer puts it); when that is a running header our text lacks, by the text after
+    the page's first line. A page found at or before the page before it (a header repeated), or not at
+    all (a page of a picture, a text our converter leaves out), joins the page before it."""
+    scale = len(ours.text) / max(1, len(layer.text))
+    starts: list[int] = []
+    last = 0
+    for index in range(1, layer.page_count):
+        a = layer.starts[index]
+        b = layer.starts[index + 1] if index + 1 < layer.page_count else len(layer.text)
+        found = None
+        for begin in (a, _second_line(layer, index, a, b)):
+            probe = layer.text[begin : min(b, begin + PAGE_PROBE)]
+            if len(probe) >= SHORT:
+                found = locate(ours.text, probe, begin * scale)
+                if found is not None and found[0] > last:
+                    break
+                found = None
+        if found is not None:
+            last = found[0]
+            starts.append(ours.origin[found[0]])
+    return starts
+
+
+def _second_line(layer: Layer, index: int, a: int, b: int) -> int:
+    """The folded index where page ``index``'s second raw line starts (``a`` when it has one line)."""
+    newline = layer.raws[index].find("\n")
+    return a if newline < 0 else bisect_left(layer.raw, newline + 1, a, b)
+
+
+def split_pages(text: str, starts: Sequence[int]) -> list[str]:
+    """``text`` cut at ``starts`` (offsets from :func:`page_starts`), each cut moved back to the start of
+    its line so a heading's Markdown marks stay with it; ``"".join`` of the pages is ``text``."""
+    cuts: list[int] = []
+    for at in starts:
+        line = text.rfind("\n", 0, at) + 1
+        cut = line if line > (cuts[-1] if cuts else 0) else at
+        if cut > (cuts[-1] if cuts else 0) and cut < len(text):
+            cuts.append(cut)
+    bounds = [0, *cuts, len(text)]
+    return [text[i:j] for i, j in zip(bounds, bounds[1:])]
+
+
 def span_json(
     pdf: pdfium.PdfDocument, layer: Layer, ours: Folded, start: int, end: int, pages: Sequence[OurPage]
 ) -> dict:

@@ -190,12 +190,13 @@ def profiles_dir() -> Path:
     return Path(getattr(settings, "LIBREOFFICE_PROFILES", default))
 
 
-def office_pdf_path(document: Document) -> Path:
-    """The PDF LibreOffice laid out of the document's original: kept, or made now (seconds; one run per
-    content, a failure kept too). Raises ``PageImageError`` (``office_pdf.OfficeConversionError``)."""
+def office_pdf_path(document: Document, kind: str | None = None) -> Path:
+    """The PDF LibreOffice laid out of the document's original (of ``kind``: the converter names it before
+    the document row does): kept, or made now (seconds; one run per content, a failure kept too). Raises
+    ``PageImageError`` (``office_pdf.OfficeConversionError``)."""
     key = f"{document.pk}/{document.sha256[:16]}-lo{office_pdf.CONVERT_VERSION}.pdf"
     return office_pdf.kept_or_converted(
-        office_cache(), key, lambda: _original_bytes(document), document.kind, profiles_dir()
+        office_cache(), key, lambda: _original_bytes(document), kind or document.kind, profiles_dir()
     )
 
 

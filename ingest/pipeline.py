@@ -49,6 +49,7 @@ from ingest.doctype import classify as classify_doc_type
 from ingest.durations import in_words
 from ingest.models import Chunk, Document, DocumentStage, Page
 from ingest.ocr import OcrOptions
+from ingest.page_view import office_pdf_path
 from ingest.pages import PageSpan
 
 log = logging.getLogger(__name__)
@@ -326,6 +327,8 @@ def convert_stage(document: Document, report: _Reporter) -> str:
         max_bytes=settings.MAX_UPLOAD_BYTES,
         ocr=ocr_options(),
         on_ocr_page=ocr_page,
+        # LibreOffice's pages of a DOCX, EPUB or HTML file; its PDF is kept for the page view
+        layout=lambda _data, kind: office_pdf_path(document, kind).read_bytes(),
     )
     report(90)
     _within_limit("pages", len(converted.pages), settings.MAX_DOCUMENT_PAGES, "MAX_DOCUMENT_PAGES")

@@ -279,3 +279,112 @@ def test_another_engagements_office_pages_are_404(client, make_member, docx_cont
     ):
         assert client.get(url).status_code == 404, url
     assert not (Path(settings.MEDIA_ROOT) / "var" / "office-pdfs" / str(doc.pk)).exists()  # nothing laid out
+
+
+def breaks_docx(pages: int = 5) -> bytes:
+    """A DOCX of ``pages`` short sections, a hard page break after each but the last."""
+    document = docx.Document()
+    for n in range(1, pages + 1):
+        document.add_heading(f"{n}. Section {n}", 1)
+        document.add_paragraph(f"Clause {n} of the agreement binds both parties. " * 4)
+        if n < pages:
+            document.add_page_break()
+    out = io.BytesIO()
+    document.save(out)
+    return out.getvalue()
+
+
+def ingested(engagement, data: bytes, name: str):
+    from ingest.intake import intake_file
+    from ingest.models import Document
+    from ingest.pipeline import run_pipeline
+
+    source = Path(settings.MEDIA_ROOT) / f"upload-{hashlib.sha256(data).hexdigest()[:8]}-{name}"
+    source.parent.mkdir(parents=True, exist_ok=True)
+    source.write_bytes(data)
+    document = intake_file(engagement, source, filename=name, enqueue=False).document
+    assert run_pipeline(document.pk)
+    return Document.objects.get(pk=document.pk)
+
+
+def test_a_docx_with_four_page_breaks_has_libreoffices_five_pages(client, auditor, engagement):
+    """Pages are where LibreOffice puts them, not estimated from length: the documents table says 5, each
+    page's text is that page's section, and a quote on page 4 is boxed on LibreOffice's page 4."""
+    doc = ingested(engagement, breaks_docx(), "breaks.docx")
+    assert doc.page_count == 5 and not doc.pages_estimated, doc.stages.get(name="convert").detail
+    pages = list(doc.pages.order_by("number"))
+    assert [doc.text[p.char_start : p.char_end].lstrip("# ").split(".")[0] for p in pages] == list("12345")
+    client.force_login(auditor)
+    listing = client.get(reverse("engagement", args=[engagement.pk])).content.decode()
+    assert doc.title in listing and "est.</abbr>" not in listing
+    start = doc.text.index("Clause 4 of the agreement")
+    assert doc.pages.get(char_start__lte=start, char_end__gt=start).number == 4
+    data = page_view.span_boxes_json(doc, start, start + 40)
+    [frame] = data["pages"]
+    assert frame["number"] == 4 and frame["pdf_page"] == 4 and frame["located"] and data["boxes"]
+
+
+def test_without_libreoffice_a_docx_keeps_estimated_pages_and_says_why(engagement, monkeypatch):
+    monkeypatch.setattr(office_pdf, "soffice", lambda: None)
+    doc = ingested(engagement, breaks_docx(), "no-lo.docx")
+    assert doc.pages_estimated and doc.page_count == 1
+    convert = doc.stages.get(name="convert")
+    assert "LibreOffice is not installed here" in convert.detail
+
+
+def pptx_deck() -> bytes:
+    from pptx import Presentation
+
+    deck = Presentation()
+    for n in range(1, 4):
+        slide = deck.slides.add_slide(deck.slide_layouts[1])
+        slide.shapes.title.text = f"Schedule {n}"
+        slide.placeholders[1].text = f"Service credits of {n * 5} percent apply to each missed service level."
+    out = io.BytesIO()
+    deck.save(out)
+    return out.getvalue()
+
+
+def html_contract() -> bytes:
+    body = "".join(f"<h2>{n}. Section {n}</h2><p>{FILLER * 4}</p>" for n in range(1, 10))
+    return (
+        f"<html><body><h1>Services Agreement</h1>{body}<p>This Agreement is {LAW}.</p></body></html>".encode()
+    )
+
+
+def epub_contract() -> bytes:
+    from tests.unit.convert_helpers import make_epub
+
+    chapters = {
+        f"c{n}.xhtml": f"<html><body><h2>Chapter {n}</h2><p>{FILLER * 4}</p></body></html>".encode()
+        for n in range(1, 4)
+    }
+    chapters["c4.xhtml"] = f"<html><body><p>This Agreement is {LAW}.</p></body></html>".encode()
+    return make_epub(chapters=chapters)
+
+
+@pytest.mark.parametrize(
+    ("kind", "make", "quote"),
+    [
+        ("pptx", pptx_deck, "Service credits of 10 percent apply"),
+        ("html", html_contract, LAW),
+        ("epub", epub_contract, LAW),
+    ],
+)
+def test_pptx_html_and_epub_quotes_are_boxed_on_libreoffices_pages(
+    client, auditor, engagement, kind, make, quote
+):
+    doc, citations = make_office_contract(
+        engagement, make(), kind, {"Governing Law": quote}, f"Office {kind}"
+    )
+    citation = citations["Governing Law"]
+    client.force_login(auditor)
+    data = client.get(boxes_url(citation)).json()
+    assert data["laid_out_by"] == "LibreOffice" and data["boxes"], data
+    frame = data["pages"][0]
+    assert frame["located"]
+    pdf = pdfium.PdfDocument(str(page_view.office_pdf_path(doc)))
+    textpage = pdf[frame["pdf_page"] - 1].get_textpage()
+    inside = " ".join(textpage.get_text_bounded(b["x0"], b["y0"], b["x1"], b["y1"]) for b in data["boxes"])
+    assert folded(inside) == folded(quote), inside
+    assert client.get(citation_image_url(citation)).status_code == 200
