@@ -20,6 +20,7 @@ from PIL import Image
 
 from engagements.models import Engagement
 from ingest import office_pdf, page_view
+from tests.unit.convert_helpers import make_epub, make_pptx
 
 pytestmark = pytest.mark.django_db  # LibreOffice is installed by make (make office), never skipped for
 HX = {"HTTP_HX_REQUEST": "true"}
@@ -332,19 +333,6 @@ def test_without_libreoffice_a_docx_keeps_estimated_pages_and_says_why(engagemen
     assert "LibreOffice is not installed here" in convert.detail
 
 
-def pptx_deck() -> bytes:
-    from pptx import Presentation
-
-    deck = Presentation()
-    for n in range(1, 4):
-        slide = deck.slides.add_slide(deck.slide_layouts[1])
-        slide.shapes.title.text = f"Schedule {n}"
-        slide.placeholders[1].text = f"Service credits of {n * 5} percent apply to each missed service level."
-    out = io.BytesIO()
-    deck.save(out)
-    return out.getvalue()
-
-
 def html_contract() -> bytes:
     body = "".join(f"<h2>{n}. Section {n}</h2><p>{FILLER * 4}</p>" for n in range(1, 10))
     return (
@@ -353,8 +341,6 @@ def html_contract() -> bytes:
 
 
 def epub_contract() -> bytes:
-    from tests.unit.convert_helpers import make_epub
-
     chapters = {
         f"c{n}.xhtml": f"<html><body><h2>Chapter {n}</h2><p>{FILLER * 4}</p></body></html>".encode()
         for n in range(1, 4)
@@ -366,7 +352,7 @@ def epub_contract() -> bytes:
 @pytest.mark.parametrize(
     ("kind", "make", "quote"),
     [
-        ("pptx", pptx_deck, "Service credits of 10 percent apply"),
+        ("pptx", make_pptx, "Body of slide 2. Renewal is automatic."),
         ("html", html_contract, LAW),
         ("epub", epub_contract, LAW),
     ],
