@@ -170,3 +170,22 @@ def test_a_page_that_cannot_be_drawn_shows_its_text_with_a_note(signed_in, audit
     assert f"The image of page {citation.page} could not be drawn" in note.text_content()
     assert s.page.locator(f'mark[data-citation-id="{citation.pk}"]').is_visible()
     s.shot("33-page-view-fallback")
+
+
+def test_a_docx_clause_is_boxed_on_libreoffices_page_in_the_browser(signed_in, auditor, engagement):
+    """A DOCX original: the page shown is the one LibreOffice lays the quote out on, the box over it where
+    the JSON says, and the note names LibreOffice."""
+    from tests.integration.test_office_pages import CAP, LAW, contract_docx, make_office_contract
+
+    doc, citations = make_office_contract(
+        engagement, contract_docx(), "docx", {"Cap On Liability": CAP, "Governing Law": LAW}
+    )
+    citation = citations["Cap On Liability"]
+    s = signed_in(auditor)
+    s.page.goto(reverse("document", args=[doc.pk]))
+    s.page.click(f'#clause-list [data-extraction-id="{citation.extraction_id}"]')
+    figure = wait_for_page(s, citation.page)
+    s.settle()
+    assert_boxes_over_the_quote(s, figure, citation)
+    assert "LibreOffice" in s.page.locator("[data-office-note]").text_content()
+    s.shot("34-page-view-docx")
