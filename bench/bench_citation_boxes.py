@@ -57,7 +57,7 @@ def main(argv: list[str] | None = None) -> dict:
     args = parser.parse_args(argv)
     from bench._django import bench_django, percentiles
 
-    with bench_django("citation-boxes", keep=True):
+    with bench_django("citation-boxes"):
         import pypdfium2 as pdfium
         from django.core.cache import cache
 

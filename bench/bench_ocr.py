@@ -55,7 +55,6 @@ def make_scan(pages: int, out: Path) -> tuple[list[str], list[str], list[str]]:
     """Write the image-only PDF to ``out``; returns each page's text layer, kind and source."""
     import pypdfium2 as pdfium
     from fpdf import FPDF
-    from PIL import Image
 
     from ingest.pdf_pages import extract_pdf_pages
 
@@ -74,28 +73,8 @@ def make_scan(pages: int, out: Path) -> tuple[list[str], list[str], list[str]]:
                     break
                 if index + 1 in layer.scanned_pages or len(text) < MIN_REFERENCE_CHARS:
                     continue
-                page = source[index]
-                try:
-                    width, height = page.get_size()
-                    image = page.render(scale=SOURCE_DPI / 72, grayscale=True).to_pil().convert("L")
-                finally:
-                    page.close()
-                n = len(references)
-                kind = []
-                if n % 4 == 3:
-                    image = image.rotate(
-                        TURNS[(n // 4) % 4], resample=Image.Resampling.BICUBIC, fillcolor=255
-                    )
-                    kind.append("turned")
-                if n % 5 == 4:
-                    image = noisy(image, 0.01, seed=n)
-                    kind.append("specked")
-                buffer = io.BytesIO()
-                image.save(buffer, "JPEG", quality=80)
-                pdf.add_page(format=(width, height))
-                pdf.image(io.BytesIO(buffer.getvalue()), x=0, y=0, w=width, h=height)
+                kinds.append(add_scanned_page(pdf, source, index, len(references)))
                 references.append(text)
-                kinds.append("+".join(kind) or "clean")
                 sources.append(f"{path.name} p.{index + 1}")
         finally:
             source.close()
@@ -103,6 +82,53 @@ def make_scan(pages: int, out: Path) -> tuple[list[str], list[str], list[str]]:
             break
     pdf.output(str(out))
     return references, kinds, sources
+
+
+def scan_kind(n: int) -> str:
+    """What the ``n``-th page (0-based) of a scan made here went through: every 4th turned, every 5th
+    specked."""
+    kind = (["turned"] if n % 4 == 3 else []) + (["specked"] if n % 5 == 4 else [])
+    return "+".join(kind) or "clean"
+
+
+def add_scanned_page(pdf, source, index: int, n: int) -> str:
+    """Page ``index`` of the pypdfium2 document ``source`` drawn at :data:`SOURCE_DPI` grey, turned or
+    specked as the ``n``-th page of the scan (:func:`scan_kind`), kept as a JPEG and added to the
+    ``FPDF`` ``pdf`` as a page of its own size with no text layer; returns the page's kind."""
+    from PIL import Image
+
+    page = source[index]
+    try:
+        image = page.render(scale=SOURCE_DPI / 72, grayscale=True).to_pil().convert("L")
+    finally:
+        page.close()
+    width, height = (side * 72 / SOURCE_DPI for side in image.size)  # as shown, the page's /Rotate applied
+    kind = scan_kind(n)
+    if "turned" in kind:
+        image = image.rotate(TURNS[(n // 4) % 4], resample=Image.Resampling.BICUBIC, fillcolor=255)
+    if "specked" in kind:
+        image = noisy(image, 0.01, seed=n)
+    buffer = io.BytesIO()
+    image.save(buffer, "JPEG", quality=80)
+    pdf.add_page(format=(width, height))
+    pdf.image(io.BytesIO(buffer.getvalue()), x=0, y=0, w=width, h=height)
+    return kind
+
+
+def image_only(source: Path, out: Path) -> list[str]:
+    """Every page of the PDF ``source`` as scanned (:func:`add_scanned_page`, numbered from its first page),
+    written to ``out`` as an image-only PDF; returns each page's kind."""
+    import pypdfium2 as pdfium
+    from fpdf import FPDF
+
+    pdf = FPDF(unit="pt")
+    document = pdfium.PdfDocument(source)
+    try:
+        kinds = [add_scanned_page(pdf, document, index, index) for index in range(len(document))]
+    finally:
+        document.close()
+    pdf.output(str(out))
+    return kinds
 
 
 def noisy(image, share: float, seed: int):

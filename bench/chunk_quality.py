@@ -221,25 +221,8 @@ def _opens_with_heading(text: str, nxt: ChunkSpec, prev_end: int) -> bool:
     return bool(line) and line_heading(line) is not None
 
 
-def main(argv: list[str] | None = None) -> dict:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS)
-    parser.add_argument("--max-chars", type=int, default=DEFAULT_MAX_CHARS)
-    parser.add_argument("--max-tokens", type=int, default=DEFAULT_MAX_TOKENS)
-    parser.add_argument("--overlap", type=float, default=0.15)
-    parser.add_argument("--splitter", choices=["regex", "pysbd"], default="regex")
-    parser.add_argument("--limit", type=int, default=0, help="first N documents only")
-    parser.add_argument("--no-tokenizer", action="store_true")
-    parser.add_argument("--show-misses", type=int, default=0, help="print N uncovered parts to stderr")
-    args = parser.parse_args(argv)
-
-    documents = [json.loads(line) for line in open(args.corpus / "documents.jsonl", encoding="utf-8")]
-    if args.limit:
-        documents = documents[: args.limit]
-    parts_by_doc = gold_parts(args.corpus)
-    splitter = pysbd_splitter() if args.splitter == "pysbd" else None
-    tokenizer = None if args.no_tokenizer else load_tokenizer()
-
+def new_tally() -> dict:
+    """The counts :func:`score_document` and :func:`chunk_figures` add to, all at 0."""
     tally: dict = {
         k: 0
         for k in [
@@ -265,6 +248,29 @@ def main(argv: list[str] | None = None) -> dict:
     tally.update(
         chunk_chars=[], overlap_all=[], overlap_same_section=[], overlap_nonzero=[], page_misses=[], tokens=[]
     )
+    return tally
+
+
+def main(argv: list[str] | None = None) -> dict:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS)
+    parser.add_argument("--max-chars", type=int, default=DEFAULT_MAX_CHARS)
+    parser.add_argument("--max-tokens", type=int, default=DEFAULT_MAX_TOKENS)
+    parser.add_argument("--overlap", type=float, default=0.15)
+    parser.add_argument("--splitter", choices=["regex", "pysbd"], default="regex")
+    parser.add_argument("--limit", type=int, default=0, help="first N documents only")
+    parser.add_argument("--no-tokenizer", action="store_true")
+    parser.add_argument("--show-misses", type=int, default=0, help="print N uncovered parts to stderr")
+    args = parser.parse_args(argv)
+
+    documents = [json.loads(line) for line in open(args.corpus / "documents.jsonl", encoding="utf-8")]
+    if args.limit:
+        documents = documents[: args.limit]
+    parts_by_doc = gold_parts(args.corpus)
+    splitter = pysbd_splitter() if args.splitter == "pysbd" else None
+    tokenizer = None if args.no_tokenizer else load_tokenizer()
+
+    tally = new_tally()
     chunk_seconds = 0.0
     text_chars = 0
     for doc in documents:

@@ -24,14 +24,20 @@ RESULTS = HERE / "results"
 QUICK_ARGS = {
     "bench_bulk": ["--docs", "20", "--lines", "2000", "--cuad-limit", "2", "--workers", "1"],
     "bench_chunking": ["--sample", "3", "--every", "30", "--repeat", "1"],
+    "bench_citation_boxes": [],  # on a throw-away database there is no run to read: it says so
+    "bench_claude_bulk": ["--docs", "2", "--lenient"],
     "bench_claude_ceiling": ["--limit", "2", "--lenient"],
     "bench_demo": ["--pages", "50", "--repeat", "1"],
     "bench_embeddings": ["--chunks", "64", "--docs", "3"],
     "bench_export": ["--docs", "5", "20"],
+    "bench_faults": ["--quick"],
     "bench_extraction": ["--docs", "1"],
     "bench_ingest": ["--pages", "30"],
     "bench_ocr": ["--pages", "20"],
+    "bench_ocr_quality": ["--docs", "2", "--e2e-pages", "10"],
+    "bench_page_click": ["--rounds", "1"],
     "bench_page_images": ["--pages", "30", "--samples", "10"],
+    "bench_quantized_recall": ["--docs", "2"],
     "bench_office_pages": ["--pages", "10", "--samples", "5", "--repeat", "1"],
     "bench_retrieval": ["--docs", "3"],
     "bench_review_fragment": [
