@@ -10,7 +10,9 @@ is returned as ``snapshot``; the harvest reopens the session from it and feeds t
 result in, so verification and any follow-up turn are the agent's too.
 
 Each request is a fresh conversation for one (document, clause type): the clauses
-of a document run side by side in a batch, not one after another.
+of a document run side by side in a batch, not one after another. Its context is
+retrieval's fused top K (the engagement's ``context_k``): the rerank (``CLAUDE_RERANK``)
+is a synchronous call at the standard price, and is not asked for a batch request.
 """
 
 from __future__ import annotations
@@ -82,7 +84,7 @@ class Builder:
         run,
         *,
         retrieve: Callable | None = None,
-        k: int = retrieval.DEFAULT_K,
+        k: int | None = None,
         max_tokens: int | None = None,
         documents_cached: int = 16,
         client=None,
@@ -93,7 +95,7 @@ class Builder:
         self.max_tokens = max_tokens
         self.types = launch.types_for(run)
         self.retrieve = retrieve or retrieval.retrieve
-        self.k = k
+        self.k = k or run.engagement.context_k  # the engagement's K (its rerank is not asked here)
         self._views: OrderedDict[int, DocumentView] = OrderedDict()
         self._cap = documents_cached
 

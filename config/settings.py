@@ -278,6 +278,12 @@ ANTHROPIC_CONTEXT_WINDOW = int(os.environ.get("ANTHROPIC_CONTEXT_WINDOW", "20000
 EXTRACTION_MAX_TURNS = int(
     os.environ.get("EXTRACTION_MAX_TURNS", "6")
 )  # agent turns per clause (1 = single shot)
+# The seed's rerank (extraction.agent.rerank): with the Claude engine, one call to a small model per clause
+# question picks which K of the top CLAUDE_RERANK_POOL fused candidates the question is shown; off, the fused
+# top K (docs/decisions.md, CLAUDE_RERANK). Never asked with the offline engine.
+CLAUDE_RERANK = env_bool("CLAUDE_RERANK", False)
+CLAUDE_RERANK_MODEL = os.environ.get("CLAUDE_RERANK_MODEL", "claude-haiku-5-5")
+CLAUDE_RERANK_POOL = int(os.environ.get("CLAUDE_RERANK_POOL", "20"))
 
 LOGGING = {
     "version": 1,

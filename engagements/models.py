@@ -2,8 +2,11 @@
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
+from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 
+DEFAULT_CONTEXT_K = 5  # extraction.retrieval.DEFAULT_K: the seed's top 5
+MAX_CONTEXT_K = 20  # the rerank's pool (CLAUDE_RERANK_POOL): more is no longer a choice among candidates
 POLICY_FACTS_SHAPE = 'Policy facts must be a JSON object, e.g. {"policy_cap": "$247.83"}.'
 
 
@@ -13,6 +16,13 @@ class Engagement(models.Model):
     # Policy facts pinned into every extraction prompt (CASE_FACTS), kept verbatim,
     # e.g. {"policy_cap": "$247.83"}.
     policy_facts = models.JSONField(default=dict, blank=True)
+    # Chunks a clause question is shown when a contract is too long to be read whole (retrieval's top K).
+    context_k = models.PositiveSmallIntegerField(
+        "chunks per clause question",
+        default=DEFAULT_CONTEXT_K,
+        validators=[MinValueValidator(1), MaxValueValidator(MAX_CONTEXT_K)],
+        help_text=f"The passages of a long contract each clause question is shown (1 to {MAX_CONTEXT_K}).",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -148,7 +148,15 @@ class ExtractionRun(models.Model):
     output_tokens = models.BigIntegerField(default=0)
     cache_read_tokens = models.BigIntegerField(default=0)
     cache_write_tokens = models.BigIntegerField(default=0)
-    cost_usd = models.DecimalField(max_digits=12, decimal_places=6, default=0)
+    cost_usd = models.DecimalField(max_digits=12, decimal_places=6, default=0)  # the rerank's included
+    # The rerank (CLAUDE_RERANK, extraction.agent.rerank): its model, questions asked, of them answered by the
+    # fused order (an error, a bad answer), its tokens (not in the fields above) and its cost.
+    rerank_model = models.CharField(max_length=100, blank=True)
+    rerank_calls = models.PositiveIntegerField(default=0)
+    rerank_fallbacks = models.PositiveIntegerField(default=0)
+    rerank_input_tokens = models.BigIntegerField(default=0)
+    rerank_output_tokens = models.BigIntegerField(default=0)
+    rerank_cost_usd = models.DecimalField(max_digits=12, decimal_places=6, default=0)
     created_at = models.DateTimeField(auto_now_add=True)
     finished_at = models.DateTimeField(null=True, blank=True)
 

@@ -1,6 +1,8 @@
 """One (run, document): its clause tasks, one after another, in one engine session.
 
-For each pending ``ClauseTask``: retrieve, ask the engine, then in ONE transaction
+For each pending ``ClauseTask``: retrieve the engagement's top K (``Engagement.context_k``; with the
+Claude engine and ``CLAUDE_RERANK`` on, the top ``CLAUDE_RERANK_POOL`` of which a small model keeps K,
+``extraction.agent.rerank``), ask the engine, then in ONE transaction
 save the Extraction (+ Citations), mark the task done, write the checkpoint and
 add the usage to the run. A task already done is skipped (a redelivered Celery
 message, a rerun), so nothing is done twice and nothing is lost; a task started
@@ -36,6 +38,7 @@ from extraction.outcome import (
 from extraction.persist import save_outcome
 from extraction.run_status import (
     OPEN,
+    add_rerank_usage,
     add_usage,
     fail_open_tasks,
     mark_running,
@@ -56,12 +59,30 @@ MAX_RESUMES = 8
 
 
 class _UsageMeter:
-    """Adds a session's usage to its run as deltas (safe to call after every clause)."""
+    """Adds a session's usage (and its reranker's) to its run as deltas (safe to call after every clause)."""
 
-    def __init__(self, run: ExtractionRun, session):
+    def __init__(self, run: ExtractionRun, session, reranker=None):
         self.run, self.session, self.flushed = run, session, Usage()
+        self.reranker, self.reranked = reranker, (Usage(), 0, 0)
 
     def flush(self) -> None:
+        if self.reranker is not None:
+            usage, calls, fallbacks = self.reranked
+            r = self.reranker
+            add_rerank_usage(
+                self.run,
+                Usage(
+                    r.usage.input_tokens - usage.input_tokens,
+                    r.usage.output_tokens - usage.output_tokens,
+                    r.usage.cache_write_tokens - usage.cache_write_tokens,
+                    r.usage.cache_read_tokens - usage.cache_read_tokens,
+                    r.usage.requests - usage.requests,
+                ),
+                r.model,
+                calls=r.calls - calls,
+                fallbacks=r.fallbacks - fallbacks,
+            )
+            self.reranked = (Usage() + r.usage, r.calls, r.fallbacks)
         total: Usage = self.session.usage
         add_usage(
             self.run,
@@ -83,7 +104,7 @@ def process_document(
     *,
     engine: Engine | None = None,
     retrieve: Callable | None = None,
-    k: int = retrieval.DEFAULT_K,
+    k: int | None = None,
     observe: Callable[[dict], None] | None = None,
     deadline: float | None = None,
     resume_later: bool = False,
@@ -98,6 +119,8 @@ def process_document(
     retries again: minutes per clause when the API hangs); with ``resume_later`` (the Celery task,
     which tries again minutes later) it is raised instead, the clause left open. It counts as a start
     of that clause (``MAX_ATTEMPTS``).
+
+    ``k``: the chunks a clause question is shown (default: the engagement's ``context_k``).
 
     ``observe(event)`` (the evaluate command) is called after each clause with the task, the
     retrieved chunks, the outcome, the saved extraction and the timings; with it, retrieval
@@ -118,9 +141,12 @@ def process_document(
     mark_running(run)
     engine = engine or get_engine(run.engine)
     retrieve = retrieve or retrieval.retrieve
+    k = k or run.engagement.context_k
     view = load_document(document)
     classify_for_run(run, document, view, engine)  # a type for CASE_FACTS when the title named none
     wants_retrieval = getattr(engine, "wants_retrieval", lambda _view: True)
+    # the Claude engine's when CLAUDE_RERANK is on (the offline engine has none); none for a text read whole
+    reranker = getattr(engine, "reranker", lambda: None)() if wants_retrieval(view) else None
     session_box: dict = {}
 
     def on_checkpoint(snapshot: dict, reason: str) -> None:
@@ -138,7 +164,7 @@ def process_document(
         snapshot=checkpoints.snapshot_of(checkpoints.load(run, document)),
         on_checkpoint=on_checkpoint,
     )
-    meter = session_box["meter"] = _UsageMeter(run, session)
+    meter = session_box["meter"] = _UsageMeter(run, session, reranker)
     outage = ""  # set by a TransientEngineError: the API is down, the clauses after it are not tried
     for n, task in enumerate(tasks):
         if n and deadline is not None and time.monotonic() > deadline:
@@ -167,7 +193,10 @@ def process_document(
             continue
         try:
             t0 = time.perf_counter()
-            retrieved = retrieve(document, clause, k) if (observe or wants_retrieval(view)) else []
+            if reranker is not None:
+                retrieved = reranker.choose(clause, retrieve(document, clause, max(k, reranker.pool)), k)
+            else:
+                retrieved = retrieve(document, clause, k) if (observe or wants_retrieval(view)) else []
             t1 = time.perf_counter()
             outcome = session.extract(clause, clause_id_for(document.pk, clause.slug), retrieved)
             t2 = time.perf_counter()

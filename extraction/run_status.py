@@ -42,6 +42,26 @@ def add_usage(run: ExtractionRun, delta: Usage, *, batch: bool | None = None) ->
     )
 
 
+def add_rerank_usage(run: ExtractionRun, delta: Usage, model: str, *, calls: int, fallbacks: int) -> None:
+    """Add the rerank's questions, fallbacks and tokens (``extraction.agent.rerank``) to ``run``: its own
+    fields, its cost (at ``model``'s price, one Messages call each, standard rate) added to the run's too."""
+    if not calls and not delta.requests:
+        return
+    cost = cost_usd(delta, model)
+    ExtractionRun.objects.filter(pk=run.pk).update(
+        rerank_model=model[:100],
+        rerank_calls=F("rerank_calls") + calls,
+        rerank_fallbacks=F("rerank_fallbacks") + fallbacks,
+        rerank_input_tokens=F("rerank_input_tokens")
+        + delta.input_tokens
+        + delta.cache_write_tokens
+        + delta.cache_read_tokens,
+        rerank_output_tokens=F("rerank_output_tokens") + delta.output_tokens,
+        rerank_cost_usd=F("rerank_cost_usd") + cost,
+        cost_usd=F("cost_usd") + cost,
+    )
+
+
 def mark_running(run: ExtractionRun) -> None:
     ExtractionRun.objects.filter(pk=run.pk, status=ExtractionRun.Status.QUEUED).update(
         status=ExtractionRun.Status.RUNNING

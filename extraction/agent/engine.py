@@ -2,8 +2,11 @@
 
 The first question of a clause carries its context: the whole document when it is
 under 12,000 characters, else the top-K retrieved chunks in reading order, every
-block provenance-tagged. ``max_turns=1`` is the single-shot path (the agent is given
-the two answer tools only, and answers at once); the default lets the agent read more first.
+block provenance-tagged: the K chunks the caller retrieved (the engagement's K; ``k`` caps
+them when given). ``max_turns=1`` is the single-shot path (the agent is given the two answer
+tools only, and answers at once); the default lets the agent read more first. With ``rerank``
+(``CLAUDE_RERANK``) the engine hands the caller a ``Reranker`` (``extraction.agent.rerank``), which
+picks those K among the top fused candidates.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from extraction.agent.context import (
     segment_blocks,
 )
 from extraction.agent.loop import Agent, AgentState
+from extraction.agent.rerank import Reranker
 from extraction.catalog import ClauseType
 from extraction.docview import DocumentView, ScoredChunk
 from extraction.outcome import ClauseOutcome, EngineError
@@ -40,17 +44,19 @@ def make_client(*, max_retries: int | None = None) -> anthropic.Anthropic:
     )  # None: the SDK's default endpoint
 
 
-def clause_pack(document: DocumentView, retrieved: Sequence[ScoredChunk], k: int) -> ContextPack:
-    """Whole document (as tagged chunk blocks) under the threshold, else the retrieved top K."""
+def clause_pack(document: DocumentView, retrieved: Sequence[ScoredChunk], k: int | None) -> ContextPack:
+    """Whole document (as tagged chunk blocks) under the threshold, else the retrieved chunks (the
+    first ``k`` of them; None: all, the caller having retrieved its K)."""
     if len(document.text) < WHOLE_DOC_MAX_CHARS and document.chunks:
         return ContextPack(
             "whole", tuple(segment_blocks(document.chunks, source=document.source, pages=document.pages))
         )
-    return clause_context(retrieved, source=document.source, pages=document.pages, k=k)
+    shown = len(retrieved) if k is None else k
+    return clause_context(retrieved, source=document.source, pages=document.pages, k=shown)
 
 
 class AnthropicSession:
-    def __init__(self, agent: Agent, document: DocumentView, k: int):
+    def __init__(self, agent: Agent, document: DocumentView, k: int | None):
         self.agent = agent
         self.document = document
         self.k = k
@@ -82,16 +88,26 @@ class AnthropicEngine:
         max_tokens: int | None = None,
         max_turns: int | None = None,
         window_tokens: int | None = None,
-        k: int = 5,
+        k: int | None = None,
         policy: CompactionPolicy | None = None,
+        rerank: bool | None = None,
+        rerank_model: str | None = None,
     ):
         self._client = client
         self.model = model or settings.ANTHROPIC_MODEL
         self.max_tokens = max_tokens or settings.ANTHROPIC_MAX_TOKENS
         self.max_turns = max_turns or settings.EXTRACTION_MAX_TURNS
         self.window_tokens = window_tokens or settings.ANTHROPIC_CONTEXT_WINDOW
-        self.k = k
+        self.k = k  # None: every chunk the caller retrieved (the engagement's K)
         self.policy = policy or CompactionPolicy(window_tokens=self.window_tokens)
+        self.rerank = settings.CLAUDE_RERANK if rerank is None else rerank
+        self.rerank_model = rerank_model or settings.CLAUDE_RERANK_MODEL
+
+    def reranker(self) -> Reranker | None:
+        """A fresh ``Reranker`` (its own usage) for one document's session; None when the rerank is off."""
+        if not self.rerank:
+            return None
+        return Reranker(self.client, self.rerank_model, pool=settings.CLAUDE_RERANK_POOL)
 
     def wants_retrieval(self, document: DocumentView) -> bool:
         """A document under the whole-text threshold goes in whole: no retrieval needed."""
