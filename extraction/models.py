@@ -10,6 +10,7 @@ document text. ``Checkpoint`` keeps what a long run needs to resume.
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import models
+from django.db.models import Q
 
 from engagements.models import Engagement
 from extraction.catalog import QUESTION_PREFIX, name_key
@@ -26,7 +27,10 @@ class ClauseType(models.Model):
         CUAD = "cuad"
         CUSTOM = "custom"
 
-    name = models.CharField(max_length=100, unique=True)  # CUAD types keep their exact CUAD names
+    # CUAD types keep their exact CUAD names. A name is one type among those an engagement sees (the global
+    # catalog and its own): two engagements may each have their own type of one name, and neither learns of
+    # the other's (clause_type_name_per_engagement; the global catalog's names are one set, NULL alike).
+    name = models.CharField(max_length=100)
     slug = models.SlugField(max_length=100, unique=True)
     description = models.TextField()
     query = models.TextField(help_text="Retrieval query used to find candidate passages.")
@@ -46,6 +50,11 @@ class ClauseType(models.Model):
 
     class Meta:
         ordering = ["name"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["engagement", "name"], nulls_distinct=False, name="clause_type_name_per_engagement"
+            )
+        ]
 
     def __str__(self):
         return self.name
@@ -57,17 +66,12 @@ class ClauseType(models.Model):
         if self.pk and ClauseType.objects.filter(pk=self.pk, name=self.name).exists():
             return  # a name it already has: twins saved before this check can still have their wording edited
         key = name_key(self.name or "")
-        twin = next(
-            (
-                n
-                for n in ClauseType.objects.exclude(pk=self.pk).values_list("name", flat=True)
-                if n != self.name and name_key(n) == key
-            ),
-            None,
-        )
-        if twin is not None and _foreign_twin(twin, self.engagement_id):
-            # another engagement's own type: its name is not told (names are unique across the catalog)
-            raise ValidationError({"name": "This name is taken in the catalog; choose another."})
+        # An engagement's own type meets the types that engagement sees; a global type meets every type,
+        # since every engagement sees it (a superuser adds global types and sees every catalog).
+        others = ClauseType.objects.exclude(pk=self.pk)
+        if self.engagement_id is not None:
+            others = others.filter(Q(engagement__isnull=True) | Q(engagement_id=self.engagement_id))
+        twin = next((n for n in others.values_list("name", flat=True) if name_key(n) == key), None)
         if twin is not None:
             raise ValidationError(
                 {
@@ -76,12 +80,6 @@ class ClauseType(models.Model):
                     "reactivate it instead."
                 }
             )
-
-
-def _foreign_twin(name: str, engagement_id: int | None) -> bool:
-    """Whether the type named ``name`` is another engagement's own type than ``engagement_id``'s."""
-    owner = ClauseType.objects.filter(name=name).values_list("engagement_id", flat=True).first()
-    return owner is not None and owner != engagement_id
 
 
 class ClauseTypeRetirement(models.Model):

@@ -13,8 +13,10 @@ import hashlib
 
 from django.contrib.auth.models import User
 
+from engagements.models import Engagement
 from engagements.scoping import require_role
 from extraction import catalog, pipeline
+from extraction.catalog import scope
 from extraction.catalog.sync import ensure_catalog
 from extraction.launch import create_run
 from extraction.models import ClauseTask, ClauseType, Extraction
@@ -53,12 +55,18 @@ def question_type(question: str) -> ClauseType:
     return row
 
 
-def resolve_type(clause_type) -> ClauseType:
+def resolve_type(clause_type, engagement: Engagement | None = None) -> ClauseType:
+    """The clause type named (or slugged) ``clause_type`` among those ``engagement`` sees: the global
+    catalog and its own types (the global catalog alone for None). Another engagement's own type is
+    unknown here, as if it did not exist."""
     if isinstance(clause_type, ClauseType):
+        if clause_type.engagement_id not in (None, getattr(engagement, "pk", None)):
+            raise ValueError(f"Unknown clause type {clause_type.name!r}.")
         return clause_type
     ensure_catalog()
     value = str(clause_type)
-    row = ClauseType.objects.filter(name=value).first() or ClauseType.objects.filter(slug=value).first()
+    types = scope.visible(engagement)
+    row = types.filter(name=value).first() or types.filter(slug=value).first()
     if row is None:
         raise ValueError(f"Unknown clause type {value!r}.")
     return row
@@ -75,7 +83,7 @@ def find_clause(
     if document.status != "ready":
         raise ValueError(f"The document is not ready ({document.status}).")
     if clause_type is not None:
-        ct = resolve_type(clause_type)
+        ct = resolve_type(clause_type, document.engagement)
     else:
         assert question is not None  # checked above: a clause type or a question
         ct = question_type(question)

@@ -105,7 +105,7 @@ def ingest(corpus: Corpus, engagement, say: Say) -> IngestReport:
 
 def clause_type_rows(names: list[str]) -> dict[str, ClauseType]:
     ensure_catalog()
-    rows = {t.name: t for t in ClauseType.objects.filter(name__in=names)}
+    rows = {t.name: t for t in ClauseType.objects.filter(name__in=names, engagement__isnull=True)}
     for name in names:  # a corpus may name a type the catalog lacks: search for its name, in this run only
         if name not in rows:  # (retired, so that every run after it does not extract it too)
             slug = "x-" + hashlib.sha1(name.encode()).hexdigest()[:12]

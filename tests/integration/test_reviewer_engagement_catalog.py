@@ -21,7 +21,11 @@ def other(db):
 
 def _own(engagement, name="Non-Solicit (Beta)") -> ClauseType:
     return ClauseType.objects.create(
-        name=name, slug=name.lower().replace(" ", "-"), engagement=engagement, source="custom", **FIELDS
+        name=name,
+        slug=f"e{engagement.pk}-{name.lower().replace(' ', '-')}",
+        engagement=engagement,
+        source="custom",
+        **FIELDS,
     )
 
 
@@ -94,10 +98,41 @@ def test_an_admin_adds_and_edits_an_own_type_for_the_engagement_only(client, eng
     # a global type's wording is the superusers'
     law = ClauseType.objects.get(name="Governing Law")
     assert client.get(reverse("engagement-catalog-edit", args=[engagement.pk, law.pk])).status_code == 403
-    # another engagement's own name is taken, and the refusal does not name it
-    _own(other, "Exclusivity Beta")
-    refused = client.post(url, {**FIELDS, "name": "exclusivity beta"})
-    assert refused.status_code == 422 and "Exclusivity Beta" not in refused.content.decode()
+    # another engagement's own type of the same name neither blocks the name nor is told of
+    theirs = _own(other, "Exclusivity Beta")
+    assert client.post(url, {**FIELDS, "name": "Exclusivity Beta"}).status_code == 302
+    ours = ClauseType.objects.get(name="Exclusivity Beta", engagement=engagement)
+    assert ours.pk != theirs.pk and ours.slug != theirs.slug
+    # a twin among the types this engagement sees is refused, named
+    refused = client.post(url, {**FIELDS, "name": "exclusivity  beta"})
+    assert (
+        refused.status_code == 422
+        and "“Exclusivity Beta” is already in the catalog" in refused.content.decode()
+    )
+    refused = client.post(url, {**FIELDS, "name": "governing law"})
+    assert (
+        refused.status_code == 422 and "“Governing Law” is already in the catalog" in refused.content.decode()
+    )
+
+
+def test_a_type_is_named_among_the_types_its_engagement_sees(engagement, other):
+    """Find a clause and ``manage.py extract --type`` resolve a name within the engagement: its own
+    type, never another engagement's of the same name."""
+    from django.core.management import CommandError, call_command
+
+    from extraction.service import resolve_type
+
+    mine, theirs = _own(engagement, "Earn-Out"), _own(other, "Earn-Out")
+    assert resolve_type("Earn-Out", engagement) == mine and resolve_type("Earn-Out", other) == theirs
+    assert resolve_type(theirs.slug, other) == theirs
+    only_theirs = _own(other, "Step-In Rights")
+    for asked in ("Step-In Rights", only_theirs.slug, only_theirs):
+        with pytest.raises(ValueError, match="Unknown clause type"):
+            resolve_type(asked, engagement)
+    assert resolve_type("Governing Law", engagement).engagement is None
+    _document(engagement)
+    with pytest.raises(CommandError, match="Unknown clause type 'Step-In Rights'"):
+        call_command("extract", engagement=engagement.name, types=["Step-In Rights"])
 
 
 @pytest.mark.django_db

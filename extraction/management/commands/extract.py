@@ -11,7 +11,8 @@ from django.core.management.base import CommandError
 from config.commands import DataCommand
 from engagements.models import Engagement
 from extraction import launch, pipeline
-from extraction.models import ClauseType, Extraction
+from extraction.models import Extraction
+from extraction.service import resolve_type
 from ingest.models import Document
 
 
@@ -39,13 +40,10 @@ class Command(DataCommand):
             raise CommandError("no ready document to extract from")
         types = None
         if o["types"]:
-            launch.active_types()
-            types = []
-            for t in o["types"]:
-                row = ClauseType.objects.filter(name=t).first() or ClauseType.objects.filter(slug=t).first()
-                if row is None:
-                    raise CommandError(f"unknown clause type {t!r}")
-                types.append(row)
+            try:
+                types = [resolve_type(t, engagement) for t in o["types"]]
+            except ValueError as exc:
+                raise CommandError(str(exc)) from exc
         run = launch.create_run(
             engagement, documents=docs, clause_types=types, engine=o["engine"], enqueue=not o["wait"]
         )
