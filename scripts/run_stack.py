@@ -8,8 +8,12 @@ so and leaves the first alone.
 
 A worker or the beat that exits (a crash, killed for its memory) is started again after a back-off
 that doubles from :data:`FIRST_DELAY_S` to at most :data:`MAX_DELAY_S` while it keeps dying, logged each
-time (:class:`Stack`); the web keeps serving meanwhile. The web exiting stops the run: gunicorn restarts
-its own workers, so its main process gone means it cannot serve (the port taken, a broken setting).
+time (:class:`Stack`); the web keeps serving meanwhile. The web (gunicorn's main process; gunicorn restarts
+its own workers) is started again the same way when it had served for :data:`WEB_STARTED_S`; one that exits
+sooner cannot start (the port taken, a broken setting), and that stops the run with its message.
+The embedded Redis (when the run uses it) is watched too: one that stops answering is started again from
+its folder, whose append-only file keeps the queued tasks (:class:`RedisWatch`); the web, workers and beat
+are given its URL, so none of them starts it themselves.
 """
 
 from __future__ import annotations
@@ -93,12 +97,13 @@ def stop(folder: Path, timeout: float = 150) -> int:
 FIRST_DELAY_S = 1.0
 MAX_DELAY_S = 60.0
 STABLE_AFTER_S = 120.0
-RESTARTED = ("worker", "beat")  # and every other worker ("worker-...")
+RESTARTED = ("worker", "beat", "web")  # and every other worker ("worker-...")
+WEB_STARTED_S = 15.0  # a web that exits sooner after it started is not started again: it cannot start
 
 
 class Stack:
-    """The children of a `make run`, watched: :meth:`check` restarts a worker or the beat that exited, after
-    its back-off, and says when a child that is not restarted (the web) exited."""
+    """The children of a `make run`, watched: :meth:`check` restarts a worker, the beat or the web that
+    exited, after its back-off, and stops the run when the web exits before it could serve."""
 
     def __init__(
         self,
@@ -107,10 +112,12 @@ class Stack:
         first_delay: float = FIRST_DELAY_S,
         max_delay: float = MAX_DELAY_S,
         stable_after: float = STABLE_AFTER_S,
+        web_started: float = WEB_STARTED_S,
         say=None,
     ):
         self.commands = commands
         self.first_delay, self.max_delay, self.stable_after = first_delay, max_delay, stable_after
+        self.web_started = web_started
         self.say = say or (lambda line: print(line, file=sys.stderr, flush=True))
         self.children: dict[str, subprocess.Popen] = {}
         self.started: dict[str, float] = {}
@@ -143,16 +150,16 @@ class Stack:
                 continue
             if child.poll() is None:
                 continue
-            if not self.restarted(name):
-                self.say(f"{name} exited with code {child.returncode}; stopping the rest.")
-                return 1
             ran = now - self.started[name]
+            if not self.restarted(name) or (name == "web" and ran < self.web_started):
+                self.say(f"{name} exited with code {child.returncode} after {ran:.0f}s; stopping the rest.")
+                return 1
             wait = self.first_delay if ran >= self.stable_after else self.delay.get(name, self.first_delay)
             self.delay[name] = min(wait * 2, self.max_delay)
             self.due[name] = now + wait
             self.say(
                 f"{name} exited with code {child.returncode} after {ran:.0f}s; "
-                f"starting it again in {wait:g}s (the web goes on serving)."
+                f"starting it again in {wait:g}s" + (" (the web goes on serving)." if name != "web" else ".")
             )
         return None
 
@@ -169,6 +176,34 @@ class Stack:
                 self.say(f"{name} did not stop in time; killing it.")
                 child.kill()
                 child.wait(10)
+
+
+class RedisWatch:
+    """The embedded Redis of a `make run`, looked at every ``every`` seconds by :meth:`check`: one that does
+    not answer (killed, crashed) is started again, logged. The workers and the beat connect to it again by
+    themselves; the web answers meanwhile without it (README, "With Redis down")."""
+
+    def __init__(self, folder: Path, *, every: float = 2.0, say=None):
+        self.folder, self.every = folder, every
+        self.say = say or (lambda line: print(line, file=sys.stderr, flush=True))
+        self.restarts = 0
+        self.next = 0.0
+
+    def check(self) -> None:
+        from config import embedded as services
+
+        now = time.monotonic()
+        if now < self.next:
+            return
+        self.next = now + self.every
+        if services.redis_running(self.folder):
+            return
+        self.restarts += 1
+        self.say(f"redis: not answering; starting it again (restart {self.restarts}).")
+        try:
+            services.redis_url(self.folder)
+        except (OSError, RuntimeError, subprocess.SubprocessError) as exc:  # tried again at the next look
+            self.say(f"redis: did not start ({exc}).")
 
 
 def stack_commands(python: str, host: str, port: str, folder: Path) -> dict[str, list[str]]:
@@ -255,6 +290,7 @@ def main() -> int:
     host, port = os.environ.get("HOST", "127.0.0.1"), os.environ.get("PORT", "8000")
     python = sys.executable
     stack = Stack(stack_commands(python, host, port, services_dir()))
+    redis_watch = RedisWatch(settings.EMBEDDED_DIR) if "redis" in settings.EMBEDDED_SERVICES else None
     # One-shot: once the demo documents are ingested, extract their clauses (first run only).
     helper = subprocess.Popen(
         [python, "manage.py", "seed_demo", "--extract"], cwd=ROOT, start_new_session=True
@@ -279,6 +315,8 @@ def main() -> int:
         if ended is not None:
             exit_code = ended
             break
+        if redis_watch is not None:
+            redis_watch.check()
         time.sleep(0.5)
 
     if helper.poll() is None:

@@ -64,3 +64,43 @@ def test_a_postmaster_pid_whose_process_cannot_be_read_is_kept(tmp_path, monkeyp
     monkeypatch.setattr(psutil, "Process", unreadable)
     assert embedded._clear_stale_postmaster(pgdata) is False
     assert (pgdata / "postmaster.pid").exists()
+
+
+def test_make_runs_supervisor_starts_a_killed_embedded_redis_again_with_its_queue(services_root):
+    # a Redis killed under `make run` stayed dead: the web, workers and beat are given its URL, so none of
+    # them starts it, and uploads stayed "not queued" until someone ran `make run` again
+    import signal
+    import sys
+    import time
+    from pathlib import Path
+
+    import redis
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+    from scripts import run_stack
+
+    root = services_root / "var"
+    url = embedded.redis_url(root)
+    queue = redis.Redis(unix_socket_path=url.removeprefix("redis+socket://"))
+    queue.rpush("celery", "a queued task")
+    queue.execute_command("BGREWRITEAOF")  # on disk now, not within the second appendfsync allows
+    deadline = time.monotonic() + 10
+    while queue.info("persistence")["aof_rewrite_in_progress"] and time.monotonic() < deadline:
+        time.sleep(0.05)
+    said: list[str] = []
+    watch = run_stack.RedisWatch(root, every=0, say=said.append)
+    watch.check()
+    assert said == [] and watch.restarts == 0  # answering: left alone
+    os.kill(int((root / "redis" / "redis.pid").read_text()), signal.SIGKILL)
+    deadline = time.monotonic() + 10
+    while embedded.redis_running(root) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not embedded.redis_running(root)
+
+    started = time.monotonic()
+    watch.check()
+    assert embedded.redis_running(root) and watch.restarts == 1
+    # a look at a Redis that is gone is one ping, not the client's retries: 4.4 s a look, 13 s to restart
+    assert time.monotonic() - started < 3
+    assert said == ["redis: not answering; starting it again (restart 1)."]
+    assert queue.lrange("celery", 0, -1) == [b"a queued task"]  # from its append-only file

@@ -124,10 +124,29 @@ def test_a_worker_that_dies_is_started_again_with_a_bounded_back_off_while_the_w
         assert stack.restarts["worker"] >= 4 and "worker: starting again (restart 1)." in said
         web.terminate()
         web.wait(10)
-        assert stack.check() == 1 and "web exited with code" in said[-1]  # the web gone: the run stops
+        assert stack.check() == 1 and "web exited with code" in said[-1]  # before it could serve: stops
     finally:
         stack.stop(timeout=10)
     assert all(child.poll() is not None for child in stack.children.values())
+
+
+def test_a_web_killed_after_it_served_is_started_again_and_the_run_goes_on():
+    serving = [sys.executable, "-c", "import time; time.sleep(60)"]
+    said: list[str] = []
+    stack = run_stack.Stack({"web": serving}, first_delay=0.05, web_started=0.2, say=said.append)
+    try:
+        time.sleep(0.3)  # it has served
+        first = stack.children["web"]
+        first.kill()
+        first.wait(10)
+        deadline = time.monotonic() + 3
+        while stack.restarts["web"] == 0 and time.monotonic() < deadline:
+            assert stack.check() is None  # the run goes on
+            time.sleep(0.02)
+        assert stack.restarts["web"] == 1 and stack.children["web"].poll() is None
+        assert any("web exited with code -9" in line and "starting it again" in line for line in said)
+    finally:
+        stack.stop(timeout=10)
 
 
 def test_a_worker_that_ran_a_while_before_it_died_starts_again_after_the_first_delay():
