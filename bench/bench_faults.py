@@ -16,8 +16,8 @@ sends it, the review pages and the decision form).
    ticked, while a reviewer goes on deciding: documents ready / failed / stuck once the batch settles,
    duplicated extractions, decisions answered 200 that no Review row holds (targets 0, 0, 0), how long until
    the web serves a signed-in page again and until the killed process runs again, and what started it again.
-   The supervisor restarts a worker, the beat and the embedded Redis; nothing in the stack restarts a web
-   whose main process died (the run stops), so the bench then does what a person would (`make run` again,
+   The supervisor restarts a worker, the beat, the web (gunicorn's main process, once it has served) and the
+   embedded Redis; where nothing does, the bench does what a person would (`make run` again,
    :meth:`LocalStack.start`) and says so.
 3. **Reviewers**: ``--reviewers`` signed-in auditors open the document page, a clause, and decide, closed loop
    for ``--seconds``: p50/p95 of each page, and decisions answered 200 == new Review rows.
@@ -564,13 +564,7 @@ def kill_once(stack, data, admin_box, target, moment, seeds, args, decider_user)
         "web-worker": "gunicorn's main process",
     }.get(target, "")
     if target == "web":
-        code = stack.wait_runner(120)  # the supervisor stops the rest when the web is gone
-        record["stack_exit_code"] = code
-        record["stack_stopped_after_s"] = round(time.monotonic() - killed_at, 2)
-        stack.stop()
-        record["restart_s"] = round(stack.start(), 2)  # what a person does: `make run` again
-        restarted_by = "nothing in the stack (it stops); the bench ran `make run` again"
-        admin_box[0] = signed_in(stack.base, "faults-admin", PASSWORD)
+        restarted_by = "the supervisor (scripts/run_stack.py)"
     if target == "redis":
         back = wait_for(lambda: stack.redis_pid() is not None and _redis_up(stack), args.redis_grace)
         if back is None:
@@ -587,7 +581,7 @@ def kill_once(stack, data, admin_box, target, moment, seeds, args, decider_user)
             record["redis_back_s"] = back
     record["restarted_by"] = restarted_by
     wait_for(lambda: home_serves(probe), 300)
-    if target in ("worker", "beat"):
+    if target in ("worker", "beat", "web"):
         back = wait_for(lambda: replaced(stack, target, before.get(target)), 180)
         record["process_back_s"] = None if back is None else round(time.monotonic() - killed_at, 2)
     settle = wait_settled(ids, args.settle, extraction=True)

@@ -1,7 +1,7 @@
 """The local stack of `make run` on the services folder of ``EMBEDDED_DIR``, without the demo data: the
 embedded PostgreSQL and Redis, migrations, then the web, workers and beat of ``scripts/run_stack.py``
-(its command lines and its supervisor, :class:`Stack`, which restarts a worker or the beat that exits and
-stops everything when the web exits), until SIGTERM. ``bench_faults`` runs it in a throw-away folder.
+(its command lines and its supervisor, :class:`Stack`, which restarts a worker, the beat or a web that had
+served when it exits), until SIGTERM. ``bench_faults`` runs it in a throw-away folder.
 
 Usage: ``EMBEDDED_DIR=... MEDIA_ROOT=... PORT=... python -m bench.faults.supervise``
 """
