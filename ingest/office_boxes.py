@@ -34,6 +34,7 @@ ANCHOR = 40  # folded characters of a quote's head and tail, when the whole quot
 SHORT = 12  # a folded quote shorter than this is taken only near where it is expected
 NEAR = 3000  # folded characters either side of the expected place a short quote must lie within
 PAGE_PROBE = 64  # folded characters of a page's start that find its LibreOffice page
+PAGE_WINDOW = 4  # a LibreOffice page's start is looked for within this many of its lengths after the last
 
 
 @dataclass(frozen=True)
@@ -169,17 +170,18 @@ def page_starts(layer: Layer, ours: Folded) -> list[int]:
     for index in range(1, layer.page_count):
         a = layer.starts[index]
         b = layer.starts[index + 1] if index + 1 < layer.page_count else len(layer.text)
+        # searched after the page before, within a few pages' length: the search stays linear in the text
+        window = ours.text[last + 1 : last + 1 + PAGE_WINDOW * max(b - a, NEAR)]
         found = None
         for begin in (a, _second_line(layer, index, a, b)):
             probe = layer.text[begin : min(b, begin + PAGE_PROBE)]
             if len(probe) >= SHORT:
-                found = locate(ours.text, probe, begin * scale)
-                if found is not None and found[0] > last:
+                found = locate(window, probe, begin * scale - last - 1)
+                if found is not None:
                     break
-                found = None
         if found is not None:
-            last = found[0]
-            starts.append(ours.origin[found[0]])
+            last += 1 + found[0]
+            starts.append(ours.origin[last])
     return starts
 
 
