@@ -47,6 +47,7 @@ class DocumentAdmin(DeletesWithReadOnlyRows):
         "error",
         "error_code",
         "page_count",
+        "chunk_count",
         "pages_estimated",
         "source_url",
         "fetched_at",
