@@ -325,7 +325,11 @@ def _pages_of(
         except (PageImageError, pdfium.PdfiumError) as exc:
             warnings.append(f"Pages are estimated: {exc}")
         else:
-            return split_pages(markdown, page_starts(layer, fold(markdown))), False
+            starts = page_starts(layer, fold(markdown))
+            if 2 * sum(at is not None for at in starts) >= len(starts):
+                return split_pages(markdown, starts), False
+            # most pages' words are not in our text (a font without a text mapping): numbers would mislead
+            warnings.append("Pages are estimated: LibreOffice's pages were not found in the text.")
     return estimate_pages(markdown, page_chars=ESTIMATED_PAGE_CHARS), True
 
 

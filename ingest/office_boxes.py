@@ -157,16 +157,17 @@ def page_for(layer: Layer, ours: Folded, page: OurPage) -> int:
     return layer.page_at(found[0] if found else round(a * scale))
 
 
-def page_starts(layer: Layer, ours: Folded) -> list[int]:
-    """Where, in our text, each LibreOffice page after the first starts: increasing offsets of our text.
+def page_starts(layer: Layer, ours: Folded) -> list[int | None]:
+    """Where, in our text, each LibreOffice page after the first starts: one offset of our text per page,
+    increasing, or None for a page not found there.
 
     A page is found by the folded text it starts with (``PAGE_PROBE`` characters, the occurrence nearest
-    where its share of the layer puts it); when that is a running header our text lacks, by the text after
-    the page's first line. A page found at or before the page before it (a header repeated), or not at
-    all (a page of a picture, a text our converter leaves out), joins the page before it."""
+    where its share of the layer puts it), searched after the page before it; when that is a running header
+    our text lacks, by the text after the page's first line. A page not found (a picture, a text our
+    converter leaves out) is None: it stays a page, empty, so the pages after it keep their numbers."""
     scale = len(ours.text) / max(1, len(layer.text))
-    starts: list[int] = []
-    last = 0
+    starts: list[int | None] = []
+    last = -1
     for index in range(1, layer.page_count):
         a = layer.starts[index]
         b = layer.starts[index + 1] if index + 1 < layer.page_count else len(layer.text)
@@ -179,7 +180,9 @@ def page_starts(layer: Layer, ours: Folded) -> list[int]:
                 found = locate(window, probe, begin * scale - last - 1)
                 if found is not None:
                     break
-        if found is not None:
+        if found is None:
+            starts.append(None)
+        else:
             last += 1 + found[0]
             starts.append(ours.origin[last])
     return starts
@@ -191,15 +194,25 @@ def _second_line(layer: Layer, index: int, a: int, b: int) -> int:
     return a if newline < 0 else bisect_left(layer.raw, newline + 1, a, b)
 
 
-def split_pages(text: str, starts: Sequence[int]) -> list[str]:
-    """``text`` cut at ``starts`` (offsets from :func:`page_starts`), each cut moved back to the start of
-    its line so a heading's Markdown marks stay with it; ``"".join`` of the pages is ``text``."""
-    cuts: list[int] = []
+def split_pages(text: str, starts: Sequence[int | None]) -> list[str]:
+    """``text`` cut into ``len(starts) + 1`` pages at ``starts`` (from :func:`page_starts`), each cut moved
+    back to the start of its line so a heading's Markdown marks stay with it; a page without a start is
+    empty, just before the next page found. ``"".join`` of the pages is ``text``."""
+    found: list[int | None] = []
+    previous = 0
     for at in starts:
+        if at is None:
+            found.append(None)
+            continue
         line = text.rfind("\n", 0, at) + 1
-        cut = line if line > (cuts[-1] if cuts else 0) else at
-        if cut > (cuts[-1] if cuts else 0) and cut < len(text):
-            cuts.append(cut)
+        previous = line if line > previous else max(at, previous)
+        found.append(previous)
+    cuts: list[int] = []
+    following = len(text)
+    for cut in reversed(found):
+        following = following if cut is None else cut
+        cuts.append(following)
+    cuts.reverse()
     bounds = [0, *cuts, len(text)]
     return [text[i:j] for i, j in zip(bounds, bounds[1:])]
 

@@ -42,7 +42,20 @@ def test_a_running_header_our_text_lacks_is_looked_past():
     assert len(found) == 1 and OURS[found[0] :].startswith("2. Term")
 
 
-def test_a_page_our_text_lacks_joins_the_page_before_it():
-    pages = [FEES, "Exhibit A: signature block as an image, scanned", TERM + "\n" + LAW]
+def test_a_page_our_text_lacks_stays_an_empty_page_and_the_next_keep_their_numbers():
+    pages = [FEES, "Exhibit A: signature block as an image, scanned", TERM, LAW]
     split = split_pages(OURS, page_starts(layer(pages), fold(OURS)))
-    assert len(split) == 2 and split[1].startswith("## 2. Term")
+    assert "".join(split) == OURS and len(split) == 4
+    assert split[1] == "" and split[2].startswith("## 2. Term") and split[3].startswith("## 3. Governing")
+
+
+def test_a_layout_whose_pages_are_not_in_the_text_leaves_the_pages_estimated_and_says_so(tmp_path):
+    """LibreOffice's text of another document (as a font without a text mapping would give): no page of it is
+    found, so the pages stay estimated rather than numbered wrongly."""
+    from ingest.convert import convert_file
+    from tests.unit.convert_helpers import make_docx, make_pdf, write
+
+    path = write(tmp_path, "contract.docx", make_docx(paragraphs=3))
+    converted = convert_file(path, layout=lambda _data, _kind: make_pdf(pages=5))
+    assert converted.pages_estimated
+    assert "LibreOffice's pages were not found in the text" in " ".join(converted.warnings)
