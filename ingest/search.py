@@ -362,7 +362,7 @@ def choose_method(
     other documents' vectors (iterative scan), which makes it slower and far less complete than
     a scan of a small share's own rows (docs/decisions.md, ingest.search.HNSW_MIN_SHARE). Below
     that share, the quantized scan: the exact one reads every wide heap row of the documents
-    (200,000 of them for an engagement of 1,000 contracts: ~200 ms).
+    (docs/decisions.md, ingest.search.QUANTIZED_OVERSAMPLE).
     ``table_rows``: ``reltuples`` if the caller has it.
     """
     if large is None:
@@ -376,8 +376,7 @@ def choose_method(
         if table_rows <= 0:  # never analysed: no basis for choosing the HNSW walk
             return "quantized"
         # The documents' own counts (Document.chunk_count): the planner's estimate for an id list takes
-        # every document as the table's average, and an engagement of short contracts among long ones
-        # came out at 55% of the table for its 20%.
+        # every document as the table's average, far off for short contracts among long ones.
         cursor.execute(
             "SELECT coalesce(sum(chunk_count), 0) FROM ingest_document WHERE id = ANY(%s)", [document_ids]
         )
