@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import math
 import os
 import time
@@ -80,3 +81,23 @@ def speedup(baseline: dict, ours: dict) -> dict:
         for key in keys
         if key in baseline and key in ours
     }
+
+
+def session_key(user) -> str:
+    """A signed-in session of ``user`` made in the database (no sign-in request), for a load client's cookie."""
+    from django.contrib.sessions.backends.db import SessionStore
+
+    store = SessionStore()
+    store["_auth_user_id"] = str(user.pk)
+    store["_auth_user_backend"] = "django.contrib.auth.backends.ModelBackend"
+    store["_auth_user_hash"] = user.get_session_auth_hash()
+    store.create()
+    return store.session_key
+
+
+def write_result(result: dict, path) -> None:
+    """Print a bench's JSON and keep it at ``path`` (``bench/results/...``)."""
+    text = json.dumps(result, indent=2, ensure_ascii=False)
+    print(text)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text + "\n")

@@ -25,7 +25,6 @@ Data: CUAD v1, The Atticus Project (CC BY 4.0), read from ``../shared/eval/cuad-
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import time
@@ -229,10 +228,9 @@ def main(argv: list[str] | None = None) -> dict:
 
         with bench_django("claude_bulk"):
             result = measure(args)
-    text = json.dumps(result, indent=2, ensure_ascii=False)
-    print(text)
-    args.results.parent.mkdir(parents=True, exist_ok=True)
-    args.results.write_text(text + "\n")
+    from bench._django import write_result
+
+    write_result(result, args.results)
     return result
 
 

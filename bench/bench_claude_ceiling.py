@@ -223,10 +223,9 @@ def _measure(args: argparse.Namespace) -> dict:
             f"tokens_{key}": _ratio(a["tokens_per_clause"][key], b["tokens_per_clause"][key])
             for key in a["tokens_per_clause"]
         }
-    text = json.dumps(result, indent=2, ensure_ascii=False)
-    print(text)
-    args.results.parent.mkdir(parents=True, exist_ok=True)
-    args.results.write_text(text + "\n")
+    from bench._django import write_result
+
+    write_result(result, args.results)
     return result
 
 

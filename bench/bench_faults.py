@@ -100,8 +100,8 @@ def db(call, attempts: int = 60):
 
 def seed(reviewers: int) -> dict:
     from django.contrib.auth import get_user_model
-    from django.contrib.sessions.backends.db import SessionStore
 
+    from bench._django import session_key
     from engagements.models import Engagement, Membership, Role
     from extraction.models import Extraction
     from tests.factories import make_reviewable
@@ -121,14 +121,7 @@ def seed(reviewers: int) -> dict:
     Membership.objects.bulk_create(
         [Membership(user=u, engagement=engagements["review"], role=Role.AUDITOR) for u in users]
     )
-    sessions = {}
-    for user in users:
-        store = SessionStore()
-        store["_auth_user_id"] = str(user.pk)
-        store["_auth_user_backend"] = "django.contrib.auth.backends.ModelBackend"
-        store["_auth_user_hash"] = user.get_session_auth_hash()
-        store.create()
-        sessions[user.pk] = store.session_key
+    sessions = {user.pk: session_key(user) for user in users}
     clauses = list(Extraction.objects.filter(document=contract.document).values_list("id", flat=True))
     return {
         "engagements": {name: e.pk for name, e in engagements.items()},

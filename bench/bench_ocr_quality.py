@@ -54,7 +54,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench._cuad import CREDIT, CUAD, _jsonl, pick  # noqa: E402
-from bench._django import bench_django  # noqa: E402
+from bench._django import bench_django, write_result  # noqa: E402
 
 RESULTS = ROOT / "bench" / "results" / "bench_ocr_quality.json"
 TARGET_POINTS = 3.0  # the image version's figures within this many points of the text version's
@@ -520,10 +520,7 @@ def main(argv: list[str] | None = None) -> dict:
         )
         if args.e2e_pages:
             result["end_to_end"] = end_to_end(args.e2e_pages, say)
-    text = json.dumps(result, indent=2)
-    print(text)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(text + "\n")
+    write_result(result, args.out)
     return result
 
 

@@ -55,9 +55,9 @@ LOGIN_URL = "/accounts/login/"
 def seed(reviewers: int, pages: int, extra_clauses: int) -> dict:
     """A 200-page contract with its clauses, reviews, and one session per reviewer."""
     from django.contrib.auth import get_user_model
-    from django.contrib.sessions.backends.db import SessionStore
     from django.utils.text import slugify
 
+    from bench._django import session_key
     from engagements.models import Engagement, Membership
     from extraction.models import Citation, ClauseType, Extraction
     from reviewer.models import Review
@@ -107,14 +107,7 @@ def seed(reviewers: int, pages: int, extra_clauses: int) -> dict:
                 reason="bench",
                 extraction_version=1,
             )
-    sessions = []
-    for user in users:
-        store = SessionStore()
-        store["_auth_user_id"] = str(user.pk)
-        store["_auth_user_backend"] = "django.contrib.auth.backends.ModelBackend"
-        store["_auth_user_hash"] = user.get_session_auth_hash()
-        store.create()
-        sessions.append(store.session_key)
+    sessions = [session_key(user) for user in users]
     urls = [f"/documents/{doc.pk}/clauses/{ex_id}/" for ex_id in extractions]
     return {
         "urls": urls,

@@ -79,14 +79,44 @@ def contract_pdf(*, labels: bool = False, huge_page: bool = False) -> bytes:
     return bytes(pdf.output())
 
 
+def save_pages_and_chunks(document, text: str, pages) -> list:
+    """The document's Page rows and its chunks (``ingest.chunker``, no embeddings), as the pipeline writes
+    them; the chunks saved, in order."""
+    from ingest.chunker import chunk_document
+    from ingest.models import Chunk, Page
+
+    Page.objects.bulk_create(
+        [
+            Page(document=document, number=p.number, char_start=p.char_start, char_end=p.char_end)
+            for p in pages
+        ]
+    )
+    return Chunk.objects.bulk_create(
+        [
+            Chunk(
+                document=document,
+                chunk_id=c.chunk_id,
+                ordinal=c.ordinal,
+                text=c.text,
+                char_start=c.char_start,
+                char_end=c.char_end,
+                page_start=c.page_start,
+                page_end=c.page_end,
+                paragraph=c.paragraph,
+                section=c.section,
+            )
+            for c in chunk_document(text, pages)
+        ]
+    )
+
+
 def make_pdf_contract(
     engagement, *, title="PDF Services Agreement", data: bytes | None = None
 ) -> PdfContract:
     from django.core.files.base import ContentFile
 
     from extraction.models import Citation, Extraction, ExtractionRun
-    from ingest.chunker import chunk_document
-    from ingest.models import Chunk, Document, Page
+    from ingest.models import Document
     from ingest.pages import join_pages, page_of
     from ingest.pdf_pages import extract_pdf_pages
     from tests.factories import ensure_clause_types
@@ -108,29 +138,7 @@ def make_pdf_contract(
     )
     document.file.save(f"{title}.pdf", ContentFile(data), save=False)
     document.save()
-    Page.objects.bulk_create(
-        [
-            Page(document=document, number=p.number, char_start=p.char_start, char_end=p.char_end)
-            for p in pages
-        ]
-    )
-    chunks = Chunk.objects.bulk_create(
-        [
-            Chunk(
-                document=document,
-                chunk_id=c.chunk_id,
-                ordinal=c.ordinal,
-                text=c.text,
-                char_start=c.char_start,
-                char_end=c.char_end,
-                page_start=c.page_start,
-                page_end=c.page_end,
-                paragraph=c.paragraph,
-                section=c.section,
-            )
-            for c in chunk_document(text, pages)
-        ]
-    )
+    chunks = save_pages_and_chunks(document, text, pages)
     types = ensure_clause_types(list(QUOTES))
     run = ExtractionRun.objects.create(engagement=engagement, engine="offline", status="done")
     out = PdfContract(document, data)

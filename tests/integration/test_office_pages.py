@@ -68,11 +68,11 @@ def fees_xlsx() -> bytes:
 def make_office_contract(engagement, data: bytes, kind: str, quotes: dict[str, str], title="Office MSA"):
     """A reviewable document of ``kind`` converted by the real converter, each quote cited where it is."""
     from extraction.models import Citation, Extraction, ExtractionRun
-    from ingest.chunker import chunk_document
     from ingest.convert import convert_file
-    from ingest.models import Chunk, Document, Page
+    from ingest.models import Document
     from ingest.pages import page_of
     from tests.factories import ensure_clause_types
+    from tests.pdf_contract import save_pages_and_chunks
 
     source = Path(settings.MEDIA_ROOT) / f"source-{hashlib.sha256(data).hexdigest()[:8]}.{kind}"
     source.parent.mkdir(parents=True, exist_ok=True)
@@ -95,29 +95,7 @@ def make_office_contract(engagement, data: bytes, kind: str, quotes: dict[str, s
     )
     document.file.save(f"{title}.{kind}", ContentFile(data), save=False)
     document.save()
-    Page.objects.bulk_create(
-        [
-            Page(document=document, number=p.number, char_start=p.char_start, char_end=p.char_end)
-            for p in pages
-        ]
-    )
-    chunks = Chunk.objects.bulk_create(
-        [
-            Chunk(
-                document=document,
-                chunk_id=c.chunk_id,
-                ordinal=c.ordinal,
-                text=c.text,
-                char_start=c.char_start,
-                char_end=c.char_end,
-                page_start=c.page_start,
-                page_end=c.page_end,
-                paragraph=c.paragraph,
-                section=c.section,
-            )
-            for c in chunk_document(text, pages)
-        ]
-    )
+    chunks = save_pages_and_chunks(document, text, pages)
     types = ensure_clause_types(list(quotes))
     run = ExtractionRun.objects.create(engagement=engagement, engine="offline", status="done")
     citations = {}
