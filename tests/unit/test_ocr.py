@@ -115,6 +115,14 @@ def test_a_noisy_scan_reads_with_its_values(tmp_path):
     assert "$247.83" in converted.text
 
 
+def test_a_faded_scan_on_tinted_paper_reads_with_its_values(tmp_path):
+    image, _ = page_image(CONTRACT_LINES)
+    faded = image.point(lambda v: 120 + v * 110 // 255)  # grey ink (120) on yellowed paper (230)
+    converted = convert_file(scan(tmp_path, faded))
+    assert "$247.83" in converted.text and "1 March 2024" in converted.text
+    assert converted.ocr[1].confidence >= LOW_CONFIDENCE  # read as well as a clean scan: not flagged
+
+
 def test_a_language_that_is_not_installed_is_a_clear_error(tmp_path):
     image, _ = page_image(CONTRACT_LINES)
     error = expect("ocr_language", scan(tmp_path, image), ocr=OcrOptions(languages="eng+xyz"))
