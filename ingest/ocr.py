@@ -6,12 +6,10 @@ Per page: the page is drawn as a viewer shows it (pypdfium2, grey, at its scan's
 page costs no more than a letter page at 300 dpi), cleared of specks when it has many (a 3 x 3 median,
 :func:`speckled`), straightened when its lines are skewed by more than :data:`MIN_SKEW_DEGREES` (a
 projection profile, :func:`skew_angle`: Tesseract's own line finding copes with less, not with a few
-degrees), made black and white at the page's Otsu threshold (:func:`black_and_white`: Tesseract spends
-less on a page it need not threshold itself, and reads it as well), and read by ``tesseract --psm 3``
-as TSV (each word with its box and its confidence). A page read poorly (mean word confidence under
-:data:`RETRY_CONFIDENCE`: sideways or upside down) is read again with ``--psm 1``, Tesseract's
-orientation detection, and the better reading kept; Tesseract turns a quarter-turned page itself and
-gives its boxes on the page as drawn.
+degrees), and read by ``tesseract --psm 3`` as TSV (each word with its box and its confidence). A page
+read poorly (mean word confidence under :data:`RETRY_CONFIDENCE`: sideways or upside down) is read again
+with ``--psm 1``, Tesseract's orientation detection, and the better reading kept; Tesseract turns a
+quarter-turned page itself and gives its boxes on the page as drawn.
 
 The words become the page's text exactly as a text layer's lines do: words of a line joined by a
 space, lines by a newline, paragraphs and blocks by a blank line, each word cleaned as the text
@@ -271,7 +269,7 @@ class _Runner:
         angle = skew_angle(image)
         if angle:
             image = image.rotate(-angle, resample=Image.Resampling.BILINEAR, fillcolor=255)
-        data = _pbm(black_and_white(image))
+        data = _pnm(image)
         size = image.size
         del image
         page = parse_tsv(self._tesseract(data, "3", dpi, index), size, angle)
@@ -331,29 +329,8 @@ def _dpi_of(image: Image.Image, options: OcrOptions) -> int:
     return max(1, round(image.info.get("dpi", (options.dpi, options.dpi))[0]))
 
 
-def black_and_white(image: Image.Image) -> Image.Image:
-    """The grey page as ink and paper: pixels lighter than its Otsu threshold (the grey that best splits
-    the page's histogram in two) are paper. A blank page stays blank."""
-    grey = np.asarray(image.convert("L"))
-    threshold = otsu_threshold(grey)
-    return Image.fromarray(grey > threshold).convert("1", dither=Image.Dither.NONE)
-
-
-def otsu_threshold(grey: np.ndarray) -> int:
-    """The grey level that maximises the between-class variance of ``grey``'s histogram (Otsu, 1979);
-    0 for an image of one grey."""
-    histogram = np.bincount(grey.ravel(), minlength=256).astype(np.float64)
-    share = np.cumsum(histogram) / grey.size  # of the pixels at or under each level
-    mean_under = np.cumsum(histogram * np.arange(256)) / grey.size
-    with np.errstate(divide="ignore", invalid="ignore"):
-        between = (mean_under[-1] * share - mean_under) ** 2 / (share * (1 - share))
-    between = np.nan_to_num(between, nan=0.0, posinf=0.0)
-    return int(np.argmax(between))
-
-
-def _pbm(image: Image.Image) -> bytes:
-    """The black and white image as PBM bytes: no compression to spend time on, and Leptonica reads it
-    from stdin."""
+def _pnm(image: Image.Image) -> bytes:
+    """The grey image as PGM bytes: no compression to spend time on, and Leptonica reads it from stdin."""
     buffer = io.BytesIO()
     image.save(buffer, "PPM")
     return buffer.getvalue()
