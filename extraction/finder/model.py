@@ -3,18 +3,20 @@
 Two linear scorers share one form (``Scorer``), one column per clause type:
 
 * the **sentence scorer** reads a sentence's embedding, its chunk's embedding (the context: a heading
-  above it, the clause it belongs to), the sentence's cues and its relation to each type's wordings;
-* the **chunk scorer** reads a chunk's embedding, cues and relation to each type's wordings; it ranks a
-  whole document's chunks for retrieval's fusion without embedding a single sentence.
+  above it, the clause it belongs to), the sentence's cues, its relation to each type's wordings and its
+  words;
+* the **chunk scorer** reads a chunk's embedding, cues, relation to each type's wordings and words; it
+  ranks a whole document's chunks for retrieval's fusion without embedding a single sentence.
 
-``logit = x·W[:, t] + h_t·U[:, t] + b[t]`` with ``x`` the standardised shared row (embeddings and cues)
-and ``h_t`` the passage's ``TYPE_FEATURES`` against type ``t``; ``extraction.finder.training.fit_scorer``
-learns them, every type at once (a sentence may hold two clauses: the preamble names the parties and
-the date, so each type is its own yes/no).
+``logit = x·W[:, t] + h_t·U[:, t] + v·V[:, t] + b[t]`` with ``x`` the standardised shared row (embeddings
+and cues), ``h_t`` the passage's ``TYPE_FEATURES`` against type ``t`` and ``v`` its words' tf-idf row
+(``extraction.finder.words``; a scorer fitted without words has no ``V``);
+``extraction.finder.training.fit_scorer`` learns them, every type at once (a sentence may hold two
+clauses: the preamble names the parties and the date, so each type is its own yes/no).
 
 Whether a clause is in a document at all is a second, small model (``extraction.offline.presence``)
-over the scorers' best logits; ``ClauseFinder`` bundles the three with the decision threshold and the
-reader's options, as the artifact stores them.
+over the scorers' best logits; ``ClauseFinder`` bundles the three with the decision threshold, the
+words' vocabulary and the reader's options, as the artifact stores them.
 """
 
 from __future__ import annotations
@@ -23,7 +25,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+from scipy import sparse
 
+from extraction.finder.words import Vocabulary
 from extraction.offline.presence import PresenceModel
 
 PRESENCE_FEATURES = ("sentence_best", "sentence_margin", "chunk_best")
@@ -37,6 +41,7 @@ class Scorer:
     w: np.ndarray  # (D, T)
     u: np.ndarray  # (H, T)
     b: np.ndarray  # (T,)
+    v: np.ndarray | None = None  # (terms, T): the words' weights
 
     def column(self, name: str) -> int | None:
         try:
@@ -44,31 +49,33 @@ class Scorer:
         except ValueError:
             return None
 
-    def logits(self, x: np.ndarray, h: np.ndarray, columns: Sequence[int] | None = None) -> np.ndarray:
-        """(passages x types) logits; ``h`` is (passages x types x H) for the same ``columns``."""
+    def logits(
+        self,
+        x: np.ndarray,
+        h: np.ndarray,
+        columns: Sequence[int] | None = None,
+        words: sparse.csr_matrix | None = None,
+    ) -> np.ndarray:
+        """(passages x types) logits; ``h`` is (passages x types x H) for the same ``columns``, ``words``
+        the passages' tf-idf rows (read when the scorer has word weights)."""
         cols = list(range(len(self.types))) if columns is None else list(columns)
         xs = (np.asarray(x, dtype=np.float32) - self.mean) / self.scale
         out = xs @ self.w[:, cols] + self.b[cols]
+        if self.v is not None and words is not None:
+            out = out + np.asarray(words @ self.v[:, cols], dtype=np.float32)
         return out + np.einsum("nth,ht->nt", h, self.u[:, cols])
 
     def arrays(self, prefix: str) -> dict[str, np.ndarray]:
-        return {
-            f"{prefix}_mean": self.mean,
-            f"{prefix}_scale": self.scale,
-            f"{prefix}_w": self.w,
-            f"{prefix}_u": self.u,
-            f"{prefix}_b": self.b,
-        }
+        kept = {"mean": self.mean, "scale": self.scale, "w": self.w, "u": self.u, "b": self.b, "v": self.v}
+        return {f"{prefix}_{k}": a for k, a in kept.items() if a is not None}
 
     @classmethod
     def from_arrays(cls, types: Sequence[str], arrays, prefix: str) -> Scorer:
-        return cls(
-            tuple(types),
-            *(
-                np.asarray(arrays[f"{prefix}_{k}"], dtype=np.float32)
-                for k in ("mean", "scale", "w", "u", "b")
-            ),
-        )
+        def read(k: str) -> np.ndarray:
+            return np.asarray(arrays[f"{prefix}_{k}"], dtype=np.float32)
+
+        v = read("v") if f"{prefix}_v" in arrays else None
+        return cls(tuple(types), read("mean"), read("scale"), read("w"), read("u"), read("b"), v)
 
 
 def presence_row(
@@ -86,7 +93,6 @@ def presence_row(
     }
 
 
-@dataclass
 @dataclass(frozen=True)
 class Reading:
     """What the finder reads passages of one type with: its sentence and chunk scorers and the type's
@@ -98,6 +104,11 @@ class Reading:
     presence: PresenceModel
     clause_type: str
     threshold: float
+    vocabulary: Vocabulary | None = None
+
+    def words(self, texts: Sequence[str]) -> sparse.csr_matrix | None:
+        """The passages' tf-idf rows, None when the scorers read no words."""
+        return self.vocabulary.rows(texts) if self.vocabulary is not None else None
 
 
 class ClauseFinder:
@@ -113,9 +124,11 @@ class ClauseFinder:
         top_chunks: int,
         options: dict | None = None,
         meta: dict | None = None,
+        vocabulary: Vocabulary | None = None,
     ):
         self.sentence = sentence
         self.chunk = chunk
+        self.vocabulary = vocabulary  # the words the scorers read; None: they read none
         self.presence = presence
         self.threshold = threshold
         self.top_chunks = top_chunks
@@ -135,4 +148,6 @@ class ClauseFinder:
         column = self.sentence.column(clause_type)
         if column is None:
             return None
-        return Reading(self.sentence, self.chunk, column, self.presence, clause_type, self.threshold)
+        return Reading(
+            self.sentence, self.chunk, column, self.presence, clause_type, self.threshold, self.vocabulary
+        )

@@ -24,12 +24,14 @@ from pathlib import Path
 
 import numpy as np
 from django.conf import settings
+from scipy import sparse
 
 from extraction.catalog import ClauseType
 from extraction.docview import DocumentView
 from extraction.finder.features import Sentence, document_sentences, type_vectors
 from extraction.finder.model import ClauseFinder, Reading, Scorer, presence_row
 from extraction.finder.rows import chunk_rows, chunk_vectors, sentence_rows, sentences_within, wording
+from extraction.finder.words import Vocabulary
 from extraction.offline.presence import PresenceModel
 
 ARTIFACT_DIR = Path(__file__).resolve().parent / "artifact"
@@ -46,6 +48,7 @@ def load_finder(folder: Path = ARTIFACT_DIR) -> ClauseFinder | None:
     with np.load(weights) as arrays:
         sentence = Scorer.from_arrays(facts["types"], arrays, "sentence")
         chunk = Scorer.from_arrays(facts["types"], arrays, "chunk")
+        vocabulary = Vocabulary.from_arrays(arrays, "words") if "words_terms" in arrays else None
     return ClauseFinder(
         sentence,
         chunk,
@@ -54,6 +57,7 @@ def load_finder(folder: Path = ARTIFACT_DIR) -> ClauseFinder | None:
         int(facts["top_chunks"]),
         facts.get("options"),
         facts,
+        vocabulary,
     )
 
 
@@ -65,19 +69,26 @@ def active_finder() -> ClauseFinder | None:
 class _Table:
     chunk_x: np.ndarray
     chunk_vecs: np.ndarray
+    chunk_words: sparse.csr_matrix | None
     sentences: tuple[Sentence, ...]
 
 
 _TABLES: OrderedDict[tuple, _Table] = OrderedDict()
 
 
-def _table(view: DocumentView) -> _Table:
-    key = (view.id, len(view.chunks), view.chunks[-1].chunk_id if view.chunks else "")
+def _table(view: DocumentView, reading: Reading) -> _Table:
+    last = view.chunks[-1].chunk_id if view.chunks else ""
+    key = (view.id, len(view.chunks), last, id(reading.vocabulary))
     if key in _TABLES:
         _TABLES.move_to_end(key)
         return _TABLES[key]
     vecs = chunk_vectors(view.id, [c.chunk_id for c in view.chunks])
-    table = _Table(chunk_rows(view, vecs), vecs, tuple(document_sentences(view.chunks, view.furniture)))
+    table = _Table(
+        chunk_rows(view, vecs),
+        vecs,
+        reading.words([c.text for c in view.chunks]),
+        tuple(document_sentences(view.chunks, view.furniture)),
+    )
     _TABLES[key] = table
     while len(_TABLES) > TABLES_KEPT:
         _TABLES.popitem(last=False)
@@ -88,12 +99,12 @@ def chunk_logits(view: DocumentView, clause: ClauseType, reading: Reading) -> np
     """The chunk scorer's logit of every chunk of ``view`` for ``clause`` (chunk order)."""
     if not view.chunks:
         return np.zeros(0, dtype=np.float32)
-    table = _table(view)
+    table = _table(view, reading)
     chunks = view.chunks
     h = type_vectors(
         [c.text for c in chunks], [c.section for c in chunks], table.chunk_vecs, [wording(clause)]
     )
-    return reading.chunk.logits(table.chunk_x, h, [reading.column])[:, 0]
+    return reading.chunk.logits(table.chunk_x, h, [reading.column], table.chunk_words)[:, 0]
 
 
 def rank_chunks(view: DocumentView, clause: ClauseType, finder: ClauseFinder | None = None) -> list[str]:
@@ -133,7 +144,7 @@ def assess(
     top = [int(i) for i in order[: finder.top_chunks]]
     index = {c.chunk_id: i for i, c in enumerate(view.chunks)}
     wanted = top + [index[cid] for cid in also if cid in index and index[cid] not in top]
-    table = _table(view)
+    table = _table(view, reading)
     spans = [(view.chunks[i].char_start, view.chunks[i].char_end) for i in wanted]
     picked = [table.sentences[i] for i in sentences_within(table.sentences, spans)]
     read_here = set(sentences_within(picked, spans[: len(top)]))  # inside the finder's own top chunks
@@ -143,7 +154,8 @@ def assess(
         vecs, x = sentence_rows(view, picked, table.chunk_vecs)
         sections = [view.chunks[s.chunk].section for s in picked]
         h = type_vectors([s.text for s in picked], sections, vecs, [wording(clause)])
-        z = reading.sentence.logits(x, h, [reading.column])[:, 0]
+        words = reading.words([s.text for s in picked])
+        z = reading.sentence.logits(x, h, [reading.column], words)[:, 0]
         for i, (s, value) in enumerate(zip(picked, z.tolist())):
             probs[(s.start, s.end)] = 1.0 / (1.0 + float(np.exp(-np.clip(value, -30, 30))))
             if i in read_here:

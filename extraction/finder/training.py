@@ -22,12 +22,14 @@ import hashlib
 import json
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+from scipy import sparse
 from scipy.optimize import minimize
+from sklearn.linear_model import LogisticRegression
 
 from engagements.models import Engagement
 from extraction import catalog
@@ -39,6 +41,7 @@ from extraction.evaluation.stratify import jaccard
 from extraction.finder.features import Sentence
 from extraction.finder.model import PRESENCE_FEATURES, ClauseFinder, Scorer, presence_row
 from extraction.finder.rows import DocumentRows, document_rows, sentences_within, wording
+from extraction.finder.words import Vocabulary, fit_vocabulary
 from extraction.offline import presence as presence_model
 from ingest.pages import page_of
 
@@ -47,6 +50,8 @@ FOLDS = 5
 TOP_CHUNKS = 6  # a document's best chunks per type (by the chunk scorer) whose sentences the finder reads
 SENTENCE_L2 = 0.01
 CHUNK_L2 = 0.01
+WORD_C = 1.0  # the words' logistic regressions: inverse regularisation (liblinear's C)
+WORDS_KEPT = 1000  # word weights a type keeps in each scorer (docs/decisions.md)
 MAX_POSITIVE_WEIGHT = 30.0
 MIN_LABEL_WORDS = 4  # a sentence shorter than this lies inside too many gold parts by chance
 PAGE_SLACK = 1  # pages either side of a gold part's pages where its sentence may be
@@ -115,6 +120,40 @@ def fit_scorer(
     return Scorer(tuple(types), mean.astype(np.float32), scale.astype(np.float32), w, u, b)
 
 
+def with_words(
+    scorer: Scorer,
+    words: sparse.csr_matrix,
+    y: np.ndarray,
+    *,
+    c: float,
+    max_positive_weight: float,
+    kept: int,
+) -> Scorer:
+    """``scorer`` with word weights: per type, a weighted logistic regression (liblinear, inverse
+    regularisation ``c``, positives weighed as in :func:`fit_scorer`) over the passages' tf-idf rows
+    ``words`` alone, its logit added to the scorer's. Each type keeps its ``kept`` largest weights (by
+    size) and the rest are 0: the artifact stays small, and a type is named by a few hundred phrases,
+    not by fifty thousand."""
+    n, t = y.shape
+    v = np.zeros((words.shape[1], t), dtype=np.float32)
+    b = scorer.b.copy()
+    for j in range(t):
+        pos = float(y[:, j].sum())
+        if pos in (0.0, float(n)):  # one class only: nothing to tell apart, the type reads no words
+            continue
+        weight = min(np.sqrt((n - pos) / pos), max_positive_weight)
+        model = LogisticRegression(
+            C=c, class_weight={0: 1.0, 1: weight}, solver="liblinear", max_iter=300, random_state=0
+        )
+        model.fit(words, y[:, j])
+        column = model.coef_[0].astype(np.float32)
+        if kept < len(column):
+            column[np.argsort(-np.abs(column), kind="stable")[kept:]] = 0.0
+        v[:, j] = column
+        b[j] += float(model.intercept_[0])
+    return replace(scorer, v=v, b=b)
+
+
 def sentence_holds(sentence: Sentence, page: int, part: dict) -> bool:
     """Does ``sentence`` (on ``page``) carry the gold ``part``?"""
     pages = part.get("pages") or []
@@ -156,24 +195,49 @@ def label(rows: DocumentRows, gold: Sequence[dict], types: Sequence[str]) -> Lab
     return Labelled(rows.view.source, rows, sy, cy, present, texts)
 
 
-def _stack(docs: Sequence[Labelled], wordings, which: str):
+@dataclass(frozen=True)
+class DocWords:
+    """One contract's passages as tf-idf rows of the finder's vocabulary."""
+
+    sentence: sparse.csr_matrix
+    chunk: sparse.csr_matrix
+
+
+def doc_words(doc: Labelled, vocabulary: Vocabulary) -> DocWords:
+    return DocWords(
+        vocabulary.rows([s.text for s in doc.rows.sentences]),
+        vocabulary.rows([c.text for c in doc.rows.view.chunks]),
+    )
+
+
+def _stack(docs: Sequence[Labelled], words: Sequence[DocWords], wordings, which: str):
     if which == "sentence":
-        x = np.vstack([d.rows.sentence_x for d in docs if len(d.rows.sentences)])
-        h = np.concatenate([d.rows.sentence_type_rows(wordings) for d in docs if len(d.rows.sentences)])
-        y = np.vstack([d.sentence_y for d in docs if len(d.rows.sentences)])
+        kept = [i for i, d in enumerate(docs) if len(d.rows.sentences)]
+        x = np.vstack([docs[i].rows.sentence_x for i in kept])
+        h = np.concatenate([docs[i].rows.sentence_type_rows(wordings) for i in kept])
+        y = np.vstack([docs[i].sentence_y for i in kept])
+        v = sparse.vstack([words[i].sentence for i in kept]).tocsr()
     else:
         x = np.vstack([d.rows.chunk_x for d in docs])
         h = np.concatenate([d.rows.chunk_type_rows(wordings) for d in docs])
         y = np.vstack([d.chunk_y for d in docs])
-    return x, h, y
+        v = sparse.vstack([w.chunk for w in words]).tocsr()
+    return x, h, y, v
 
 
-def fit_both(docs: Sequence[Labelled], types: Sequence[str], wordings) -> tuple[Scorer, Scorer]:
-    xs, hs, ys = _stack(docs, wordings, "sentence")
-    xc, hc, yc = _stack(docs, wordings, "chunk")
-    sentence = fit_scorer(types, xs, hs, ys, l2=SENTENCE_L2, max_positive_weight=MAX_POSITIVE_WEIGHT)
-    chunk = fit_scorer(types, xc, hc, yc, l2=CHUNK_L2, max_positive_weight=MAX_POSITIVE_WEIGHT)
-    return sentence, chunk
+def fit_both(
+    docs: Sequence[Labelled], words: Sequence[DocWords], types: Sequence[str], wordings
+) -> tuple[Scorer, Scorer]:
+    """The sentence and chunk scorers fitted on ``docs`` (``words``: their tf-idf rows, same order)."""
+    xs, hs, ys, vs = _stack(docs, words, wordings, "sentence")
+    xc, hc, yc, vc = _stack(docs, words, wordings, "chunk")
+    weight = MAX_POSITIVE_WEIGHT
+    sentence = fit_scorer(types, xs, hs, ys, l2=SENTENCE_L2, max_positive_weight=weight)
+    chunk = fit_scorer(types, xc, hc, yc, l2=CHUNK_L2, max_positive_weight=weight)
+    return (
+        with_words(sentence, vs, ys, c=WORD_C, max_positive_weight=weight, kept=WORDS_KEPT),
+        with_words(chunk, vc, yc, c=WORD_C, max_positive_weight=weight, kept=WORDS_KEPT),
+    )
 
 
 def read_sentences(rows: DocumentRows, chunk_logits: np.ndarray, top: int) -> list[int]:
@@ -245,21 +309,26 @@ def train(docs: Sequence[Labelled], types: Sequence[str], *, say: Say = print) -
     started = time.perf_counter()
     clauses = [catalog.get(t) for t in types]
     wordings = [wording(c) for c in clauses]
+    vocabulary = fit_vocabulary(s.text for d in docs for s in d.rows.sentences)
+    words = [doc_words(d, vocabulary) for d in docs]
+    say(f"vocabulary: {len(vocabulary)} terms ({time.perf_counter() - started:.0f} s)")
     order = sorted(range(len(docs)), key=lambda i: hashlib.sha1(docs[i].name.encode()).hexdigest())
     fold_of = {i: k % FOLDS for k, i in enumerate(order)}
     pairs: list[PairScore] = []
     for fold in range(FOLDS):
-        fit_docs = [d for i, d in enumerate(docs) if fold_of[i] != fold]
-        sentence, chunk = fit_both(fit_docs, types, wordings)
+        fitted = [i for i in range(len(docs)) if fold_of[i] != fold]
+        sentence, chunk = fit_both([docs[i] for i in fitted], [words[i] for i in fitted], types, wordings)
         for i, d in enumerate(docs):
             if fold_of[i] != fold:
                 continue
             s_log = (
-                sentence.logits(d.rows.sentence_x, d.rows.sentence_type_rows(wordings))
+                sentence.logits(
+                    d.rows.sentence_x, d.rows.sentence_type_rows(wordings), words=words[i].sentence
+                )
                 if len(d.rows.sentences)
                 else np.zeros((0, len(types)))
             )
-            c_log = chunk.logits(d.rows.chunk_x, d.rows.chunk_type_rows(wordings))
+            c_log = chunk.logits(d.rows.chunk_x, d.rows.chunk_type_rows(wordings), words=words[i].chunk)
             pairs += pair_scores(d, s_log, c_log, types)
         say(
             f"fold {fold + 1}/{FOLDS}: {len(pairs)} pairs scored out of fold "
@@ -271,9 +340,16 @@ def train(docs: Sequence[Labelled], types: Sequence[str], *, say: Say = print) -
     probs = [presence.probability(p.row, p.clause_type) for p in pairs]
     chosen = choose_threshold(pairs, probs, [p.hit for p in pairs])
     say(f"out of fold: {json.dumps(chosen)}")
-    sentence, chunk = fit_both(docs, types, wordings)
+    sentence, chunk = fit_both(docs, words, types, wordings)
     finder = ClauseFinder(
-        sentence, chunk, presence, chosen["threshold"], TOP_CHUNKS, options={}, meta={"out_of_fold": chosen}
+        sentence,
+        chunk,
+        presence,
+        chosen["threshold"],
+        TOP_CHUNKS,
+        options={},
+        meta={"out_of_fold": chosen},
+        vocabulary=vocabulary,
     )
     report = {
         "out_of_fold": chosen,
@@ -291,6 +367,8 @@ def write_artifact(finder: ClauseFinder, folder: Path, meta: dict) -> list[Path]
     stored: dict[str, Any] = {
         k: v.astype(np.float16 if v.ndim == 2 else np.float32) for k, v in arrays.items()
     }
+    if finder.vocabulary is not None:
+        stored.update(finder.vocabulary.arrays("words"))
     np.savez_compressed(weights, **stored)  # matrices in half precision: the scores move by < 1e-3
     facts = {  # what the weights need to be read by comes last: no report overrides it
         **finder.meta,
