@@ -186,3 +186,44 @@ def test_each_answer_says_how_sure_the_engine_is_and_the_unsure_ones_are_flagged
     listed = client.get(reverse("clause", args=[service_agreement.pk, found.pk])).content.decode()
     assert f"{found.confidence_percent}% sure</span>" in listed  # the chip in the clause list
     assert 'data-show="unsure"' in listed
+
+
+ASSIGNMENT = (
+    "Neither party may assign or transfer this Agreement or any of its rights or obligations under it "
+    "without the prior written consent of the other party, which consent shall not be unreasonably withheld."
+)
+CHANGE_OF_CONTROL = (
+    "If the Supplier undergoes a change of control, including a merger or the acquisition of more than fifty "
+    "percent (50%) of its voting shares by a third party, the Customer may terminate this Agreement upon "
+    "thirty (30) days' written notice."
+)
+
+
+@pytest.fixture
+def supply_agreement(engagement, tmp_path):
+    document = docx.Document()
+    document.add_heading("SUPPLY AGREEMENT", level=1)
+    document.add_paragraph(
+        'This Supply Agreement is made on June 2, 2025 between Fabrikam Components Ltd (the "Supplier") '
+        'and Litware Devices Inc (the "Customer").'
+    )
+    document.add_heading("1. Supply", level=1)
+    document.add_paragraph(
+        "The Supplier shall supply the products listed in Schedule 1 at the prices set there."
+    )
+    document.add_heading("9. General", level=1)  # the two neighbouring clauses side by side, no heading apart
+    document.add_paragraph(f"{ASSIGNMENT} {CHANGE_OF_CONTROL}")
+    document.add_paragraph("This Agreement is governed by the laws of the State of Ohio.")
+    path = tmp_path / "supply.docx"
+    document.save(path)
+    return _ingest(engagement, path)
+
+
+def test_change_of_control_is_its_own_sentence_not_the_assignment_beside_it(supply_agreement, make_member):
+    auditor = make_member(supply_agreement.engagement, "auditor")
+    control = find_clause(supply_agreement, user=auditor, clause_type="Change Of Control", engine="offline")
+    assert control.status == "found", control.clause_text
+    assert "change of control" in control.clause_text and "unreasonably withheld" not in control.clause_text
+    assignment = find_clause(supply_agreement, user=auditor, clause_type="Anti-Assignment", engine="offline")
+    assert assignment.status == "found", assignment.clause_text
+    assert "prior written consent" in assignment.clause_text and "voting shares" not in assignment.clause_text
