@@ -70,6 +70,7 @@ class _Table:
     chunk_x: np.ndarray
     chunk_vecs: np.ndarray
     chunk_words: sparse.csr_matrix | None
+    vocabulary: Vocabulary | None  # the one ``chunk_words`` was read with
     sentences: tuple[Sentence, ...]
 
 
@@ -77,9 +78,8 @@ _TABLES: OrderedDict[tuple, _Table] = OrderedDict()
 
 
 def _table(view: DocumentView, reading: Reading) -> _Table:
-    last = view.chunks[-1].chunk_id if view.chunks else ""
-    key = (view.id, len(view.chunks), last, id(reading.vocabulary))
-    if key in _TABLES:
+    key = (view.id, len(view.chunks), view.chunks[-1].chunk_id if view.chunks else "")
+    if key in _TABLES and _TABLES[key].vocabulary is reading.vocabulary:
         _TABLES.move_to_end(key)
         return _TABLES[key]
     vecs = chunk_vectors(view.id, [c.chunk_id for c in view.chunks])
@@ -87,6 +87,7 @@ def _table(view: DocumentView, reading: Reading) -> _Table:
         chunk_rows(view, vecs),
         vecs,
         reading.words([c.text for c in view.chunks]),
+        reading.vocabulary,
         tuple(document_sentences(view.chunks, view.furniture)),
     )
     _TABLES[key] = table
