@@ -5,7 +5,8 @@
    one, or shares half its words with one (Jaccard), on the gold part's page or a neighbour. A short
    part (a name, a date) labels only the first sentence that states it: a party's name recurs on
    every page, and only its place in the preamble is the answer.
-   A chunk is labelled when one of its sentences is.
+   A chunk is labelled when one of its sentences is. The words' vocabulary (``extraction.finder.words``)
+   is fitted on every contract's sentences: it counts in how many sentences a term is and reads no label.
 3. Out-of-fold logits (``FOLDS`` folds by contract): each contract is scored by scorers that never saw
    it, so the presence model and its threshold are fitted on what unseen contracts look like.
 4. The presence model (``extraction.offline.presence.fit``) on those logits; the threshold maximises
