@@ -104,11 +104,11 @@ class Reading:
     presence: PresenceModel
     clause_type: str
     threshold: float
-    vocabulary: Vocabulary | None = None
+    vocabulary: Vocabulary
 
-    def words(self, texts: Sequence[str]) -> sparse.csr_matrix | None:
-        """The passages' tf-idf rows, None when the scorers read no words."""
-        return self.vocabulary.rows(texts) if self.vocabulary is not None else None
+    def words(self, texts: Sequence[str]) -> sparse.csr_matrix:
+        """The passages' tf-idf rows, as the scorers read them."""
+        return self.vocabulary.rows(texts)
 
 
 class ClauseFinder:
@@ -122,13 +122,13 @@ class ClauseFinder:
         presence: PresenceModel,
         threshold: float,
         top_chunks: int,
+        vocabulary: Vocabulary,
         options: dict | None = None,
         meta: dict | None = None,
-        vocabulary: Vocabulary | None = None,
     ):
         self.sentence = sentence
         self.chunk = chunk
-        self.vocabulary = vocabulary  # the words the scorers read; None: they read none
+        self.vocabulary = vocabulary  # the terms the scorers' word weights are over
         self.presence = presence
         self.threshold = threshold
         self.top_chunks = top_chunks

@@ -48,16 +48,16 @@ def load_finder(folder: Path = ARTIFACT_DIR) -> ClauseFinder | None:
     with np.load(weights) as arrays:
         sentence = Scorer.from_arrays(facts["types"], arrays, "sentence")
         chunk = Scorer.from_arrays(facts["types"], arrays, "chunk")
-        vocabulary = Vocabulary.from_arrays(arrays, "words") if "words_terms" in arrays else None
+        vocabulary = Vocabulary.from_arrays(arrays, "words")
     return ClauseFinder(
         sentence,
         chunk,
         PresenceModel.from_dict(facts["presence"]),
         float(facts["threshold"]),
         int(facts["top_chunks"]),
+        vocabulary,
         facts.get("options"),
         facts,
-        vocabulary,
     )
 
 
@@ -69,8 +69,8 @@ def active_finder() -> ClauseFinder | None:
 class _Table:
     chunk_x: np.ndarray
     chunk_vecs: np.ndarray
-    chunk_words: sparse.csr_matrix | None
-    vocabulary: Vocabulary | None  # the one ``chunk_words`` was read with
+    chunk_words: sparse.csr_matrix
+    vocabulary: Vocabulary  # the one ``chunk_words`` was read with
     sentences: tuple[Sentence, ...]
 
 

@@ -348,9 +348,9 @@ def train(docs: Sequence[Labelled], types: Sequence[str], *, say: Say = print) -
         presence,
         chosen["threshold"],
         TOP_CHUNKS,
+        vocabulary,
         options={},
         meta={"out_of_fold": chosen},
-        vocabulary=vocabulary,
     )
     report = {
         "out_of_fold": chosen,
@@ -368,8 +368,7 @@ def write_artifact(finder: ClauseFinder, folder: Path, meta: dict) -> list[Path]
     stored: dict[str, Any] = {
         k: v.astype(np.float16 if v.ndim == 2 else np.float32) for k, v in arrays.items()
     }
-    if finder.vocabulary is not None:
-        stored.update(finder.vocabulary.arrays("words"))
+    stored.update(finder.vocabulary.arrays("words"))
     np.savez_compressed(weights, **stored)  # matrices in half precision: the scores move by < 1e-3
     facts = {  # what the weights need to be read by comes last: no report overrides it
         **finder.meta,
