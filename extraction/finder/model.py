@@ -93,6 +93,27 @@ def presence_row(
     }
 
 
+def lead_by_sentences(
+    order: Sequence[int],
+    spans: Sequence[tuple[int, int]],
+    sentences: Sequence[tuple[int, int, float]],
+    pool: int,
+) -> list[int]:
+    """``order`` (chunk indices, best first by the chunk scorer; ``spans[i]``: chunk ``i``'s start and
+    end) with its first ``pool`` reordered by the best logit of a sentence (start, end, logit) lying
+    whole inside each. A chunk that holds no scored sentence counts -30; equal bests keep ``order``.
+    The sentence scorer reads the sentence with its chunk, so it tells the chunk that states a clause
+    from one that shares its words (a definition, a cross-reference)."""
+    head = list(order[:pool])
+
+    def best(i: int) -> float:
+        a, b = spans[i]
+        return max((z for s, e, z in sentences if a <= s and e <= b), default=-30.0)
+
+    bests = {i: best(i) for i in head}
+    return sorted(head, key=lambda i: -bests[i]) + list(order[pool:])
+
+
 @dataclass(frozen=True)
 class Reading:
     """What the finder reads passages of one type with: its sentence and chunk scorers and the type's

@@ -1,8 +1,8 @@
 """The clause finder at run time: the committed artifact, loaded once, applied to one document.
 
-* ``rank_chunks``: a document's chunks ranked for a clause type by the chunk scorer, one of the lists
-  retrieval fuses (``extraction.retrieval``), so Claude's context improves as well as the offline
-  engine's.
+* ``rank_chunks``: a document's chunks ranked for a clause type by the chunk scorer, its best ones
+  then by their best sentence: the list that leads retrieval's fusion (``extraction.retrieval``), so
+  Claude's context improves as well as the offline engine's.
 * ``assess``: for the offline engine, the probability that the type is in the document (the presence
   model over the scorers' best logits), the chunks the finder reads (its ``top_chunks`` best), and a
   probability per sentence of those chunks and of the chunks retrieval found.
@@ -18,7 +18,7 @@ from __future__ import annotations
 import functools
 import json
 from collections import OrderedDict
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -29,12 +29,13 @@ from scipy import sparse
 from extraction.catalog import ClauseType
 from extraction.docview import DocumentView
 from extraction.finder.features import Sentence, document_sentences, type_vectors
-from extraction.finder.model import ClauseFinder, Reading, Scorer, presence_row
+from extraction.finder.model import ClauseFinder, Reading, Scorer, lead_by_sentences, presence_row
 from extraction.finder.rows import chunk_rows, chunk_vectors, sentence_rows, sentences_within, wording
 from extraction.finder.words import Vocabulary
 from extraction.offline.presence import PresenceModel
 
 ARTIFACT_DIR = Path(__file__).resolve().parent / "artifact"
+RERANK_POOL = 15  # the best chunks rank_chunks orders by their sentences (docs/decisions.md)
 TABLES_KEPT = 8  # documents whose chunk rows stay in memory (a worker reads one document at a time)
 
 
@@ -109,13 +110,19 @@ def chunk_logits(view: DocumentView, clause: ClauseType, reading: Reading) -> np
 
 
 def rank_chunks(view: DocumentView, clause: ClauseType, finder: ClauseFinder | None = None) -> list[str]:
-    """Chunk ids of ``view`` best first for ``clause``; [] when the finder does not know the type."""
+    """Chunk ids of ``view`` best first for ``clause``; [] when the finder does not know the type. The
+    chunk scorer orders every chunk, then its ``RERANK_POOL`` best go by their best sentence's logit
+    (``model.lead_by_sentences``)."""
     finder = finder or active_finder()
     reading = finder.reading(clause.name) if finder is not None else None
-    if reading is None:
+    if reading is None or not view.chunks:
         return []
     logits = chunk_logits(view, clause, reading)
-    return [view.chunks[i].chunk_id for i in np.argsort(-logits, kind="stable")]
+    order = [int(i) for i in np.argsort(-logits, kind="stable")]
+    scored = sentence_logits(view, clause, reading, order[:RERANK_POOL])
+    spans = [(c.char_start, c.char_end) for c in view.chunks]
+    ranked = lead_by_sentences(order, spans, [(s.start, s.end, z) for s, z in scored], RERANK_POOL)
+    return [view.chunks[i].chunk_id for i in ranked]
 
 
 @dataclass(frozen=True)
@@ -145,23 +152,11 @@ def assess(
     top = [int(i) for i in order[: finder.top_chunks]]
     index = {c.chunk_id: i for i, c in enumerate(view.chunks)}
     wanted = top + [index[cid] for cid in also if cid in index and index[cid] not in top]
-    table = _table(view, reading)
-    spans = [(view.chunks[i].char_start, view.chunks[i].char_end) for i in wanted]
-    picked = [table.sentences[i] for i in sentences_within(table.sentences, spans)]
-    read_here = set(sentences_within(picked, spans[: len(top)]))  # inside the finder's own top chunks
-    probs: dict[tuple[int, int], float] = {}
-    read: list[float] = []
-    if picked:
-        vecs, x = sentence_rows(view, picked, table.chunk_vecs)
-        sections = [view.chunks[s.chunk].section for s in picked]
-        h = type_vectors([s.text for s in picked], sections, vecs, [wording(clause)])
-        words = reading.words([s.text for s in picked])
-        z = reading.sentence.logits(x, h, [reading.column], words)[:, 0]
-        for i, (s, value) in enumerate(zip(picked, z.tolist())):
-            probs[(s.start, s.end)] = 1.0 / (1.0 + float(np.exp(-np.clip(value, -30, 30))))
-            if i in read_here:
-                read.append(value)
-    row = presence_row(read, logits)
+    scored = sentence_logits(view, clause, reading, wanted)
+    own = [(view.chunks[i].char_start, view.chunks[i].char_end) for i in top]
+    read_here = set(sentences_within([s for s, _ in scored], own))  # inside the finder's own top chunks
+    probs = {(s.start, s.end): 1.0 / (1.0 + float(np.exp(-np.clip(z, -30, 30)))) for s, z in scored}
+    row = presence_row([z for k, (_, z) in enumerate(scored) if k in read_here], logits)
     return Assessment(
         reading.presence.probability(row, reading.clause_type),
         reading.threshold,
@@ -169,3 +164,21 @@ def assess(
         probs,
         row,
     )
+
+
+def sentence_logits(
+    view: DocumentView, clause: ClauseType, reading: Reading, chunks: Sequence[int]
+) -> list[tuple[Sentence, float]]:
+    """The sentence scorer's logit of each sentence lying whole inside one of ``chunks`` (indices into
+    ``view.chunks``), in document order. The embeddings come through the ingest cache, so a sentence
+    scored for one type is not embedded again for the next."""
+    table = _table(view, reading)
+    spans = [(view.chunks[i].char_start, view.chunks[i].char_end) for i in chunks]
+    picked = [table.sentences[i] for i in sentences_within(table.sentences, spans)]
+    if not picked:
+        return []
+    vecs, x = sentence_rows(view, picked, table.chunk_vecs)
+    sections = [view.chunks[s.chunk].section for s in picked]
+    h = type_vectors([s.text for s in picked], sections, vecs, [wording(clause)])
+    z = reading.sentence.logits(x, h, [reading.column], reading.words([s.text for s in picked]))[:, 0]
+    return list(zip(picked, z.tolist()))
