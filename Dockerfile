@@ -2,7 +2,8 @@
 FROM python:3.11-slim
 ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
 WORKDIR /app
-# Tesseract reads the pages of scanned PDFs (ingest.ocr); add tesseract-ocr-<lang> for each OCR_LANGUAGES entry.
+# Tesseract's language data for the pages of scanned PDFs (ingest.ocr reads them in process through tesserocr);
+# add tesseract-ocr-<lang> for each OCR_LANGUAGES entry.
 # LibreOffice headless lays out DOCX, PPTX, XLSX, EPUB and HTML originals as PDF pages (ingest.office_pdf).
 RUN apt-get update && apt-get install -y --no-install-recommends tesseract-ocr tesseract-ocr-eng \
     libreoffice-writer-nogui libreoffice-calc-nogui libreoffice-impress-nogui \

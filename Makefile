@@ -32,7 +32,8 @@ browser:
 	fi
 
 # Debian's Tesseract and its English data: the worker OCRs the pages of a scan that have no text layer
-# (ingest.ocr); other languages (OCR_LANGUAGES) need their tesseract-ocr-<lang> package.
+# (ingest.ocr, Tesseract in process through tesserocr, reading this data); other languages
+# (OCR_LANGUAGES) need their tesseract-ocr-<lang> package.
 ocr:
 	@if ! tesseract --list-langs 2>/dev/null | grep -qx eng; then \
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \

@@ -5,15 +5,14 @@ The scan is made here from real contracts: pages of cuad-dev PDFs with a text la
 name order, drawn at 200 dpi grey, every 4th page turned a few degrees (1.5, -2.5, 3.5, -1 in turn), every
 5th given 1% specks (scanner dust), each kept as a JPEG and wrapped as an image-only PDF of ``--pages``
 pages (no text layer). That PDF goes through the real converter (``ingest.convert.convert_file``: the
-text-layer pass finds no text, then ``ingest.ocr`` reads every page) with ``--workers`` Tesseract
-processes, as one worker process of the app does.
+text-layer pass finds no text, then ``ingest.ocr`` reads every page) with ``--workers`` reading threads
+(each a Tesseract in process), as one worker process of the app does.
 
 * ``pages_per_s``: pages read by OCR / the conversion's wall time (target >= 1.5 on 2 cores). On a machine
-  others share, also ``cpu_s_per_page`` (this process and its Tesseract processes, user and system) and
+  others share, also ``cpu_s_per_page`` (this process with its readers, user and system) and
   ``pages_per_s_on_free_cores``: ``--workers`` cores each busy all the time with this work, the figure
   on a machine of its own (the load average before and after says how shared it was).
-* ``peak_rss_mb``: sampled every 0.2 s: the converting process, the largest Tesseract process, and the
-  converting process with all its Tesseract processes together.
+* ``peak_rss_mb``: the converting process with its readers, sampled every 0.2 s.
 * ``char_accuracy``: per page, 1 - Levenshtein distance / length of the text layer of the same page, both
   with runs of whitespace made one space (``strict``); and on lower-case letters and digits only
   (``alnum``, what a search or a value check compares). Mean over the pages, and by kind of page
@@ -178,33 +177,19 @@ def alnum(text: str) -> str:
 
 
 class Sampler:
-    """Resident memory every 0.2 s: this process's, the largest Tesseract process's, and this process with
-    all its Tesseract processes together; the peak of each kept."""
+    """Resident memory of this process (the converter and its Tesseract readers) every 0.2 s; the peak."""
 
     def __init__(self):
         import psutil
 
         self.me = psutil.Process()
-        self.peak = self.own = self.child = 0
+        self.peak = 0
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
 
     def _run(self):
-        import psutil
-
         while not self._stop.wait(0.2):
-            own = self.me.memory_info().rss
-            total = own
-            for child in self.me.children(recursive=True):
-                try:  # a child still between fork and exec shares this process's pages: not counted
-                    if child.name() != "tesseract":
-                        continue
-                    rss = child.memory_info().rss
-                except psutil.Error:
-                    continue
-                total += rss
-                self.child = max(self.child, rss)
-            self.own, self.peak = max(self.own, own), max(self.peak, total)
+            self.peak = max(self.peak, self.me.memory_info().rss)
 
     def __enter__(self):
         self._thread.start()
@@ -216,7 +201,7 @@ class Sampler:
 
 
 def _cpu_s() -> float:
-    """CPU seconds (user and system) of this process and of its children that have ended (each Tesseract)."""
+    """CPU seconds (user and system) of this process (its reading threads too) and of its ended children."""
     own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
     return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
 
@@ -307,11 +292,7 @@ def main(argv: list[str] | None = None) -> dict:
         "load_average_before_after": [round(load_before, 2), round(load_after, 2)],
         "target_pages_per_s": TARGET_PAGES_PER_S,
         "within_target": pages_per_s >= TARGET_PAGES_PER_S,
-        "peak_rss_mb": {
-            "converting_process": round(sampler.own / 1048576, 1),
-            "largest_tesseract": round(sampler.child / 1048576, 1),
-            "together": round(sampler.peak / 1048576, 1),
-        },
+        "peak_rss_mb": round(sampler.peak / 1048576, 1),
         "char_accuracy": {
             "strict": mean([r["strict"] for r in rows]),
             "alnum": mean([r["alnum"] for r in rows]),

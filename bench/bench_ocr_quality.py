@@ -27,7 +27,7 @@ intake and pipeline; the image version's pages are read by ``ingest.ocr``), then
 * ``end_to_end`` (``--e2e-pages``, 0 to skip): a ``bench_ocr`` scan of that many pages uploaded through
   ``intake_file`` and the pipeline (convert with OCR, chunk, embed, index) and extracted with the offline
   engine over every active clause type, in this process as a worker runs it; seconds per stage and from
-  upload to extracted, with this process's and its Tesseract processes' CPU seconds (the machine is
+  upload to extracted, with this process's CPU seconds (its Tesseract readers too) (the machine is
   shared: the load average before and after says how much).
 
 Usage: ``EMBEDDED_DIR=DIR MEDIA_ROOT=DIR/media python -m bench.bench_ocr_quality [--docs 30]

@@ -1,15 +1,16 @@
 """OCR of the PDF pages that have no usable text layer (scans, faxes, a layer of junk glyphs), with
-Tesseract (Debian ``tesseract-ocr``, installed by ``make ocr``), called as a program.
+Tesseract in process (``tesserocr``, whose wheel carries libtesseract 5.5), reading the language data of
+Debian's ``tesseract-ocr`` packages (installed by ``make ocr``).
 
 Per page: the page is drawn as a viewer shows it (pypdfium2, grey, at its scan's resolution within
 :data:`MIN_OCR_DPI` and :data:`OCR_DPI`, and within :data:`PIXEL_BUDGET` pixels: a poster-sized or 600 dpi
 page costs no more than a letter page at 300 dpi), cleared of specks when it has many (a 3 x 3 median,
 :func:`speckled`), straightened when its lines are skewed by more than :data:`MIN_SKEW_DEGREES` (a
 projection profile, :func:`skew_angle`: Tesseract's own line finding copes with less, not with a few
-degrees), and read by ``tesseract --psm 3`` as TSV (each word with its box and its confidence). A page
-read poorly (mean word confidence under :data:`RETRY_CONFIDENCE`: sideways or upside down) is read again
-with ``--psm 1``, Tesseract's orientation detection, and the better reading kept; Tesseract turns a
-quarter-turned page itself and gives its boxes on the page as drawn.
+degrees), and read with Tesseract's automatic page segmentation (``--psm 3``) as TSV (each word with its
+box and its confidence). A page read poorly (mean word confidence under :data:`RETRY_CONFIDENCE`:
+sideways or upside down) is read again with orientation detection (``--psm 1``), and the better reading
+kept; Tesseract turns a quarter-turned page itself and gives its boxes on the page as drawn.
 
 The words become the page's text exactly as a text layer's lines do: words of a line joined by a
 space, lines by a newline, paragraphs and blocks by a blank line, each word cleaned as the text
@@ -17,33 +18,32 @@ layer is (``ingest.pdf_pages.clean_word``). Each word keeps where it is in that 
 as fractions of the page as shown (``ingest.pdf_boxes`` draws a cited span's boxes from them).
 The page's confidence is the mean of its words' confidences (0-100; 0 when no word was read).
 
-Pages are drawn one at a time in the calling thread (pdfium is not thread-safe); up to
-``workers`` Tesseract processes read them meanwhile, each with ``OMP_THREAD_LIMIT=1`` (one core
-each), from threads that only wait on them. At most ``workers`` drawn pages are held at once, so
-memory is bounded whatever the page count. An exception in the caller's thread (Celery's soft time
-limit, a deleted document) kills the running Tesseract processes before it goes on.
+Pages are drawn one at a time in the calling thread (pdfium is not thread-safe); up to ``workers``
+threads read them meanwhile, each with a Tesseract of its own (one core each: Tesseract lets go of
+Python's lock while it reads, and this build has no OpenMP threads of its own). At most ``workers``
+drawn pages are held at once, so memory is bounded whatever the page count. An exception in the
+caller's thread (Celery's soft time limit, a deleted document) goes on at once; no page is started
+after it, and a page being read ends within its ``page_timeout``.
 
-Pure: no Django. Raises :class:`ingest.convert_errors.ConversionError`: ``needs_ocr`` (Tesseract is
-not installed), ``ocr_language`` (a language asked for is not installed), ``ocr_failed`` (Tesseract
-failed on a page, or took longer than ``page_timeout``).
+Pure: no Django. Raises :class:`ingest.convert_errors.ConversionError`: ``needs_ocr`` (no Tesseract
+language data on this server), ``ocr_language`` (a language asked for is not installed), ``ocr_failed``
+(Tesseract failed on a page, or took longer than ``page_timeout``).
 """
 
 from __future__ import annotations
 
-import io
 import math
 import os
-import shutil
-import subprocess
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
-from functools import lru_cache
+from pathlib import Path
 
 import numpy as np
 import pypdfium2 as pdfium
 import pypdfium2.raw as pdfium_c
+import tesserocr
 from PIL import Image, ImageFilter
 
 from ingest.convert_errors import ConversionError
@@ -60,9 +60,16 @@ MAX_SKEW_DEGREES = 8.0  # the skew looked for, either way
 MIN_SKEW_DEGREES = 0.3  # a smaller skew is left to Tesseract's own line finding
 DARK = 96  # a grey darker than this is ink when the skew is measured (a photo's grey desk is not)
 SPECKLED = 0.0015  # a page with more isolated specks than this share of its pixels is despeckled first
-PAGE_TIMEOUT_S = 180  # one page's Tesseract run at most
+PAGE_TIMEOUT_S = 180  # one page's Tesseract reading at most
 MAX_WORDS_PER_PAGE = 20_000  # word boxes kept per page (a dense page has ~700)
-OCR_RUN_TIMEOUT_S = 30  # ``tesseract --list-langs`` and ``--version``
+# Where Debian's tesseract-ocr-<lang> packages put their data (bookworm: 5; bullseye: 4.00), then the
+# usual places of other systems; ``TESSDATA_PREFIX`` or ``OcrOptions.tessdata`` comes first.
+TESSDATA_DIRS = (
+    "/usr/share/tesseract-ocr/5/tessdata",
+    "/usr/share/tesseract-ocr/4.00/tessdata",
+    "/usr/share/tessdata",
+    "/usr/local/share/tessdata",
+)
 
 Word = tuple[int, int, float, float, float, float]  # start, end (in the page text), left, top, right, bottom
 
@@ -72,12 +79,12 @@ class OcrOptions:
     """How pages are read: languages as Tesseract names them, joined by "+" ("eng", "eng+deu")."""
 
     languages: str = "eng"
-    workers: int = 0  # Tesseract processes at once; 0: the cores this process may use
+    workers: int = 0  # pages read at once (threads, each with a Tesseract); 0: the cores this process may use
     dpi: int = OCR_DPI  # the most a page is drawn at
     min_dpi: int = MIN_OCR_DPI  # the least (a scan of a lower resolution is drawn larger)
     pixel_budget: int = PIXEL_BUDGET
     page_timeout: float = PAGE_TIMEOUT_S
-    command: str = "tesseract"
+    tessdata: str = ""  # the folder of the languages' .traineddata files; "": found (``tessdata_dir``)
 
     def pool_size(self) -> int:
         if self.workers > 0:
@@ -107,8 +114,8 @@ class OcrPage:
 
 
 def check_ready(options: OcrOptions) -> None:
-    """Raise :class:`ConversionError` unless Tesseract and every language of ``options`` are installed."""
-    installed = installed_languages(options.command)
+    """Raise :class:`ConversionError` unless Tesseract's data for every language of ``options`` is here."""
+    installed = installed_languages(options.tessdata)
     if installed is None:
         raise ConversionError(
             "needs_ocr",
@@ -128,28 +135,21 @@ def check_ready(options: OcrOptions) -> None:
         )
 
 
-def installed_languages(command: str = "tesseract") -> frozenset[str] | None:
-    """The languages Tesseract has data for, or None when Tesseract cannot be run."""
-    path = shutil.which(command)
-    return _languages(path) if path else None
+def tessdata_dir(configured: str = "") -> Path | None:
+    """The folder Tesseract reads its languages from: ``configured`` when given, else ``TESSDATA_PREFIX``
+    or the first of :data:`TESSDATA_DIRS` that holds a language; None when there is none."""
+    candidates = [configured] if configured else [os.environ.get("TESSDATA_PREFIX", ""), *TESSDATA_DIRS]
+    for candidate in candidates:
+        folder = Path(candidate) if candidate else None
+        if folder is not None and folder.is_dir() and any(folder.glob("*.traineddata")):
+            return folder
+    return None
 
 
-@lru_cache(maxsize=8)  # asked once per process: a language installed later is seen by workers started later
-def _languages(path: str) -> frozenset[str] | None:
-    try:
-        done = subprocess.run(
-            [path, "--list-langs"], capture_output=True, timeout=OCR_RUN_TIMEOUT_S, env=_environment()
-        )
-    except (OSError, subprocess.SubprocessError):
-        return None
-    if done.returncode != 0:
-        return None
-    lines = (done.stdout or done.stderr).decode("utf-8", "replace").splitlines()
-    return frozenset(line.strip() for line in lines[1:] if line.strip())
-
-
-def _environment() -> dict[str, str]:
-    return {**os.environ, "OMP_THREAD_LIMIT": "1"}  # one core per process: the pool is the parallelism
+def installed_languages(tessdata: str = "") -> frozenset[str] | None:
+    """The languages Tesseract has data for (``eng``, ``osd``, ...), or None when it has none."""
+    folder = tessdata_dir(tessdata)
+    return frozenset(p.stem for p in folder.glob("*.traineddata")) if folder else None
 
 
 # --------------------------------------------------------------------------- reading pages
@@ -252,13 +252,14 @@ def _budget_scale(width: float, height: float, budget: int) -> float:
 
 
 class _Runner:
-    """Runs Tesseract on drawn pages (from the pool's threads) and kills what still runs on :meth:`stop`."""
+    """Reads drawn pages from the pool's threads, each thread with a Tesseract of its own; after
+    :meth:`stop` no page is started."""
 
     def __init__(self, options: OcrOptions):
         self.options = options
-        self.command = shutil.which(options.command) or options.command
-        self._lock = threading.Lock()
-        self._running: set[subprocess.Popen] = set()
+        self.tessdata = str(tessdata_dir(options.tessdata))  # check_ready has found it
+        self.languages = "+".join(lang for lang in options.languages.split("+") if lang)
+        self._local = threading.local()
         self._stopped = False
 
     def read(self, image: Image.Image, index: int) -> OcrPage:
@@ -269,71 +270,52 @@ class _Runner:
         angle = skew_angle(image)
         if angle:
             image = image.rotate(-angle, resample=Image.Resampling.BILINEAR, fillcolor=255)
-        data = _pnm(image)
         size = image.size
-        del image
-        page = parse_tsv(self._tesseract(data, "3", dpi, index), size, angle)
+        page = parse_tsv(self._tesseract(image, tesserocr.PSM.AUTO, dpi, index), size, angle)
         if page.confidence < RETRY_CONFIDENCE:
-            turned = parse_tsv(self._tesseract(data, "1", dpi, index), size, angle)
+            turned = parse_tsv(self._tesseract(image, tesserocr.PSM.AUTO_OSD, dpi, index), size, angle)
             if turned.confidence > page.confidence:
                 turned.oriented = True
                 page = turned
         return page
 
-    def _tesseract(self, data: bytes, psm: str, dpi: int, index: int) -> str:
-        languages = "+".join(lang for lang in self.options.languages.split("+") if lang)
-        args = [self.command, "stdin", "stdout", "-l", languages, "--psm", psm, "--dpi", str(dpi)]
-        with self._lock:
-            if self._stopped:
-                raise ConversionError("ocr_failed", "OCR was stopped.")
-            proc = subprocess.Popen(
-                [*args, "tsv"],
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                env=_environment(),
-            )
-            self._running.add(proc)
-        try:
-            out, err = proc.communicate(data, timeout=self.options.page_timeout)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.communicate()
+    def _api(self) -> tesserocr.PyTessBaseAPI:
+        api = getattr(self._local, "api", None)
+        if api is None:
+            try:
+                api = tesserocr.PyTessBaseAPI(path=self.tessdata, lang=self.languages)
+            except RuntimeError as exc:
+                raise ConversionError(
+                    "ocr_failed", f"OCR could not start: Tesseract could not load {self.languages} ({exc})."
+                ) from exc
+            self._local.api = api  # ends with its thread: the pool's threads end with ``read_pages``
+        return api
+
+    def _tesseract(self, image: Image.Image, psm: int, dpi: int, index: int) -> str:
+        if self._stopped:
+            raise ConversionError("ocr_failed", "OCR was stopped.")
+        api = self._api()
+        api.SetPageSegMode(psm)
+        api.SetImage(image)
+        api.SetSourceResolution(dpi)
+        if not api.Recognize(int(self.options.page_timeout * 1000)):
+            api.Clear()
             raise ConversionError(
                 "ocr_failed",
                 f"OCR of page {index + 1} took longer than {self.options.page_timeout:.0f} seconds, so this "
                 "scan was not read. Upload a clearer or smaller scan of it.",
-            ) from None
-        finally:
-            with self._lock:
-                self._running.discard(proc)
-        if proc.returncode != 0:
-            said = err.decode("utf-8", "replace").strip().splitlines()
-            last = said[-1][:200] if said else "no message"
-            raise ConversionError("ocr_failed", f"OCR failed on page {index + 1} of this scan ({last}).")
-        return out.decode("utf-8", "replace")
+            )
+        tsv = api.GetTSVText(0)
+        api.Clear()  # the page image and its reading go now, not with the next page
+        return tsv
 
     def stop(self) -> None:
-        with self._lock:
-            self._stopped = True
-            running = list(self._running)
-        for proc in running:
-            try:
-                proc.kill()
-            except OSError:
-                pass
+        self._stopped = True
 
 
 def _dpi_of(image: Image.Image, options: OcrOptions) -> int:
     """The resolution the page was drawn at (:func:`draw_page` notes it on the image)."""
     return max(1, round(image.info.get("dpi", (options.dpi, options.dpi))[0]))
-
-
-def _pnm(image: Image.Image) -> bytes:
-    """The grey image as PGM bytes: no compression to spend time on, and Leptonica reads it from stdin."""
-    buffer = io.BytesIO()
-    image.save(buffer, "PPM")
-    return buffer.getvalue()
 
 
 # --------------------------------------------------------------------------- specks and skew
@@ -403,7 +385,7 @@ def parse_tsv(tsv: str, size: tuple[int, int], skew: float = 0.0) -> OcrPage:
     confidences: list[float] = []
     length = 0
     last: tuple[str, str, str] | None = None  # block, paragraph, line of the word before
-    for row in tsv.splitlines()[1:]:
+    for row in tsv.splitlines():  # a header row, where there is one, is not a word (level 5)
         cols = row.split("\t")
         if len(cols) < 12 or cols[0] != "5":
             continue

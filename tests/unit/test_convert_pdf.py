@@ -117,7 +117,7 @@ def test_scanned_pdf_needs_ocr_where_tesseract_is_not_installed(tmp_path):
     error = expect(
         "needs_ocr",
         write(tmp_path, "scan.pdf", image_only_pdf()),
-        ocr=OcrOptions(command="/nonexistent/tesseract"),
+        ocr=OcrOptions(tessdata="/nonexistent/tessdata"),
     )
     assert "scanned pages" in error.message and "OCR" in error.message
 
