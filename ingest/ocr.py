@@ -298,11 +298,11 @@ class _Runner:
         api.SetPageSegMode(psm)
         api.SetImage(image)
         api.SetSourceResolution(dpi)
-        if not api.Recognize(int(self.options.page_timeout * 1000)):
+        if not api.Recognize(max(1, round(self.options.page_timeout * 1000))):  # milliseconds
             api.Clear()
             raise ConversionError(
                 "ocr_failed",
-                f"OCR of page {index + 1} took longer than {self.options.page_timeout:.0f} seconds, so this "
+                f"OCR of page {index + 1} took longer than {self.options.page_timeout:g} seconds, so this "
                 "scan was not read. Upload a clearer or smaller scan of it.",
             )
         tsv = api.GetTSVText(0)

@@ -1,6 +1,6 @@
 """OCR of scanned PDF pages (ingest.ocr through ingest.convert): a scan reads as text with its exact values,
 a mixed PDF keeps its text-layer pages, turned and skewed pages read, word boxes sit on their words, and
-each way OCR cannot read a scan is a clear ConversionError that leaves no Tesseract running."""
+each way OCR cannot read a scan is a clear ConversionError that leaves no reader running."""
 
 from __future__ import annotations
 
@@ -132,6 +132,12 @@ def test_without_tesseract_a_scan_needs_ocr(tmp_path):
     image, _ = page_image(CONTRACT_LINES)
     error = expect("needs_ocr", scan(tmp_path, image), ocr=OcrOptions(tessdata="/nonexistent/tessdata"))
     assert "Tesseract is not installed" in error.message or "(Tesseract) is not installed" in error.message
+
+
+def test_a_page_read_past_its_time_limit_is_a_clear_error(tmp_path):
+    image, _ = page_image(CONTRACT_LINES)
+    error = expect("ocr_failed", scan(tmp_path, image), ocr=OcrOptions(page_timeout=0.005))
+    assert "page 1" in error.message and "took longer than" in error.message
 
 
 def test_a_blank_scan_has_no_text_to_review(tmp_path):
