@@ -119,3 +119,12 @@ def terms(text: str) -> list[str]:
     return [
         stem(w) for w in re.findall(r"[a-z][a-z']*[a-z]|[a-z]", text.lower()) if w not in _STOP and len(w) > 1
     ]
+
+
+def terms_and_pairs(text: str, joiner: str = " ") -> list[str]:
+    """The content-word stems of ``text``, then each pair of neighbouring stems joined by ``joiner``
+    ("change of control" -> ``change control``): a phrase is a term of its own beside its words, so it
+    outscores the same words scattered over a passage. BM25 (``extraction.retrieval.lexical_terms``) and
+    the clause finder's words (``extraction.finder.words``) both read a passage this way."""
+    stems = terms(text)
+    return stems + [f"{a}{joiner}{b}" for a, b in zip(stems, stems[1:])]

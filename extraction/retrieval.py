@@ -33,7 +33,7 @@ from extraction.bm25 import Bm25Index
 from extraction.catalog import ClauseType
 from extraction.docview import DocumentView, ScoredChunk, chunk_view, load_document
 from extraction.finder.runtime import active_finder, rank_chunks
-from extraction.lexical import terms
+from extraction.lexical import terms_and_pairs
 from ingest.embeddings import embed_query
 from ingest.embeddings import text_vectors as embed_texts
 from ingest.fusion import RRF_K, rrf
@@ -191,8 +191,7 @@ def lexical_terms(text: str) -> list[str]:
     """BM25 tokens: the content-word stems of ``text`` and each pair of neighbouring stems
     ("change of control" -> ``change_control``), so the phrase outscores its words scattered over
     a chunk (docs/decisions.md, extraction.retrieval.lexical_terms)."""
-    stems = terms(text)
-    return stems + [f"{a}_{b}" for a, b in zip(stems, stems[1:])]
+    return terms_and_pairs(text, joiner="_")
 
 
 def search_chunks(document, query: str, k: int = DEFAULT_K) -> list[ScoredChunk]:

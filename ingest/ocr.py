@@ -113,15 +113,17 @@ class OcrPage:
 # --------------------------------------------------------------------------- Tesseract at hand
 
 
-def check_ready(options: OcrOptions) -> None:
-    """Raise :class:`ConversionError` unless Tesseract's data for every language of ``options`` is here."""
-    installed = installed_languages(options.tessdata)
-    if installed is None:
+def check_ready(options: OcrOptions) -> Path:
+    """The folder of Tesseract's data; :class:`ConversionError` unless it holds every language of
+    ``options``."""
+    folder = tessdata_dir(options.tessdata)
+    if folder is None:
         raise ConversionError(
             "needs_ocr",
             "This PDF has scanned pages without a text layer, and OCR (Tesseract) is not installed on this "
             "server. Install it (make ocr) and upload the file again.",
         )
+    installed = languages_in(folder)
     wanted = [lang for lang in options.languages.split("+") if lang]
     missing = [lang for lang in wanted if lang not in installed]
     if missing or not wanted:
@@ -133,6 +135,7 @@ def check_ready(options: OcrOptions) -> None:
             f"{have}). Install its tesseract-ocr-<language> package or change OCR_LANGUAGES, then upload "
             "the file again.",
         )
+    return folder
 
 
 def tessdata_dir(configured: str = "") -> Path | None:
@@ -146,10 +149,9 @@ def tessdata_dir(configured: str = "") -> Path | None:
     return None
 
 
-def installed_languages(tessdata: str = "") -> frozenset[str] | None:
-    """The languages Tesseract has data for (``eng``, ``osd``, ...), or None when it has none."""
-    folder = tessdata_dir(tessdata)
-    return frozenset(p.stem for p in folder.glob("*.traineddata")) if folder else None
+def languages_in(folder: Path) -> frozenset[str]:
+    """The languages Tesseract has data for in ``folder`` (``eng``, ``osd``, ...)."""
+    return frozenset(p.stem for p in folder.glob("*.traineddata"))
 
 
 # --------------------------------------------------------------------------- reading pages
@@ -174,8 +176,7 @@ def read_pages(
     """
     if not indexes:
         return {}
-    check_ready(options)
-    runner = _Runner(options)
+    runner = _Runner(options, check_ready(options))
     results: dict[int, OcrPage] = {}
     pending: dict[Future, int] = {}
     todo = list(indexes)
@@ -255,9 +256,9 @@ class _Runner:
     """Reads drawn pages from the pool's threads, each thread with a Tesseract of its own; after
     :meth:`stop` no page is started."""
 
-    def __init__(self, options: OcrOptions):
+    def __init__(self, options: OcrOptions, tessdata: Path):
         self.options = options
-        self.tessdata = str(tessdata_dir(options.tessdata))  # check_ready has found it
+        self.tessdata = str(tessdata)
         self.languages = "+".join(lang for lang in options.languages.split("+") if lang)
         self._local = threading.local()
         self._stopped = False

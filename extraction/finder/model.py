@@ -57,11 +57,14 @@ class Scorer:
         words: sparse.csr_matrix | None = None,
     ) -> np.ndarray:
         """(passages x types) logits; ``h`` is (passages x types x H) for the same ``columns``, ``words``
-        the passages' tf-idf rows (read when the scorer has word weights)."""
+        the passages' tf-idf rows, required when the scorer has word weights (without them its logits
+        would be quietly wrong)."""
+        if self.v is not None and words is None:
+            raise ValueError("this scorer reads words: pass the passages' tf-idf rows")
         cols = list(range(len(self.types))) if columns is None else list(columns)
         xs = (np.asarray(x, dtype=np.float32) - self.mean) / self.scale
         out = xs @ self.w[:, cols] + self.b[cols]
-        if self.v is not None and words is not None:
+        if self.v is not None:
             out = out + np.asarray(words @ self.v[:, cols], dtype=np.float32)
         return out + np.einsum("nth,ht->nt", h, self.u[:, cols])
 

@@ -28,9 +28,9 @@ MIN_SENTENCES = 3
 
 
 def passage_terms(text: str) -> list[str]:
-    """The content-word stems of ``text``, then each pair of neighbouring stems."""
-    words = lexical.terms(text)
-    return words + [f"{a} {b}" for a, b in zip(words, words[1:])]
+    """The content-word stems of ``text``, then each pair of neighbouring stems (space-joined: the
+    artifact's vocabulary spells its pairs so)."""
+    return lexical.terms_and_pairs(text)
 
 
 @dataclass(frozen=True)
