@@ -267,6 +267,9 @@ if EXTRACTION_ENGINE not in {"auto", "anthropic", "offline"}:
 # the clause finder fitted on cuad-train (extraction/finder/artifact): a ranked list in retrieval's fusion
 # for both engines, and presence and span choice in the offline engine
 CLAUSE_FINDER = env_bool("CLAUSE_FINDER", True)
+# another artifact's folder in place of the committed one (empty: the committed one); the folds that
+# ``train_clause_finder --folds-out`` writes are evaluated on the contracts they never saw this way
+CLAUSE_FINDER_DIR = os.environ.get("CLAUSE_FINDER_DIR", "")
 ANTHROPIC_MODEL = os.environ.get("ANTHROPIC_MODEL", "claude-sonnet-4-6")
 ANTHROPIC_BASE_URL = os.environ.get("ANTHROPIC_BASE_URL", "")  # empty: the SDK's default endpoint
 ANTHROPIC_MAX_RETRIES = int(os.environ.get("ANTHROPIC_MAX_RETRIES", "4"))  # 429/500/529, exponential backoff

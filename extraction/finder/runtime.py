@@ -10,7 +10,8 @@
 A type the artifact was not fitted on (a seed type, an admin's own, a free question) gets nothing from
 the finder: the offline engine reads it with its own scores and calibrated thresholds (why:
 docs/decisions.md, extraction.finder.runtime.assess). ``CLAUSE_FINDER = False`` turns the finder off
-everywhere (``evaluate --without-finder`` does, to report the figures without it).
+everywhere (``evaluate --without-finder`` does, to report the figures without it);
+``CLAUSE_FINDER_DIR`` names another artifact's folder.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from pathlib import Path
 
 import numpy as np
 from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
 from scipy import sparse
 
 from extraction.catalog import ClauseType
@@ -63,7 +65,16 @@ def load_finder(folder: Path = ARTIFACT_DIR) -> ClauseFinder | None:
 
 
 def active_finder() -> ClauseFinder | None:
-    return load_finder() if getattr(settings, "CLAUSE_FINDER", True) else None
+    """The finder the engines use: the committed artifact, or the one in ``CLAUSE_FINDER_DIR``."""
+    if not getattr(settings, "CLAUSE_FINDER", True):
+        return None
+    named = getattr(settings, "CLAUSE_FINDER_DIR", "")
+    if not named:
+        return load_finder()
+    finder = load_finder(Path(named))
+    if finder is None:  # a folder named on purpose: answering without it would report the wrong finder
+        raise ImproperlyConfigured(f"CLAUSE_FINDER_DIR={named} holds no clause_finder.json and .npz")
+    return finder
 
 
 @dataclass(frozen=True)

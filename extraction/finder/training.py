@@ -12,7 +12,9 @@
 4. The presence model (``extraction.offline.presence.fit``) on those logits; the threshold maximises
    hit rate plus silent-source rate over the out-of-fold pairs (an auditor needs both: a found clause
    that is right, and a "not found" that can be trusted).
-5. The scorers are fitted again on every contract; the artifact is written.
+5. The scorers are fitted again on every contract; the artifact is written. Asked to, each fold's
+   finder is written too, beside the contracts it never saw (``write_folds``): ``evaluate`` run with
+   it (``CLAUSE_FINDER_DIR``) measures the whole engine on contracts its scorers did not see.
 
 Nothing here reads cuad-dev: the figures the artifact reports on cuad-dev come from ``evaluate``.
 """
@@ -35,7 +37,7 @@ from sklearn.linear_model import LogisticRegression
 from engagements.models import Engagement
 from extraction import catalog
 from extraction.docview import load_document
-from extraction.evaluation.corpus import load_corpus
+from extraction.evaluation.corpus import Corpus, load_corpus
 from extraction.evaluation.metrics import CREDIT, contains, norm_text
 from extraction.evaluation.runner import default_engagement_name, ingest
 from extraction.evaluation.stratify import jaccard
@@ -305,8 +307,19 @@ def training_hash(folder: Path) -> str:
     return h.hexdigest()
 
 
-def train(docs: Sequence[Labelled], types: Sequence[str], *, say: Say = print) -> tuple[ClauseFinder, dict]:
-    """Fit the finder on ``docs``; (the finder, what out-of-fold scoring said of it)."""
+@dataclass(frozen=True)
+class Fold:
+    """One fold of the out-of-fold scoring: its contracts (indices into ``train``'s ``docs``) and a
+    finder whose scorers never saw them, with the shared presence model and threshold."""
+
+    held_out: tuple[int, ...]
+    finder: ClauseFinder
+
+
+def train(
+    docs: Sequence[Labelled], types: Sequence[str], *, say: Say = print
+) -> tuple[ClauseFinder, dict, list[Fold]]:
+    """Fit the finder on ``docs``; (the finder, what out-of-fold scoring said of it, the folds)."""
     started = time.perf_counter()
     clauses = [catalog.get(t) for t in types]
     wordings = [wording(c) for c in clauses]
@@ -316,9 +329,11 @@ def train(docs: Sequence[Labelled], types: Sequence[str], *, say: Say = print) -
     order = sorted(range(len(docs)), key=lambda i: hashlib.sha1(docs[i].name.encode()).hexdigest())
     fold_of = {i: k % FOLDS for k, i in enumerate(order)}
     pairs: list[PairScore] = []
+    scorers: list[tuple[Scorer, Scorer]] = []
     for fold in range(FOLDS):
         fitted = [i for i in range(len(docs)) if fold_of[i] != fold]
         sentence, chunk = fit_both([docs[i] for i in fitted], [words[i] for i in fitted], types, wordings)
+        scorers.append((sentence, chunk))
         for i, d in enumerate(docs):
             if fold_of[i] != fold:
                 continue
@@ -357,7 +372,14 @@ def train(docs: Sequence[Labelled], types: Sequence[str], *, say: Say = print) -
         "pairs": len(pairs),
         "seconds": round(time.perf_counter() - started, 1),
     }
-    return finder, report
+    folds = [
+        Fold(
+            tuple(i for i in range(len(docs)) if fold_of[i] == k),
+            ClauseFinder(*scorers[k], presence, chosen["threshold"], TOP_CHUNKS, vocabulary, options={}),
+        )
+        for k in range(FOLDS)
+    ]
+    return finder, report, folds
 
 
 def write_artifact(finder: ClauseFinder, folder: Path, meta: dict) -> list[Path]:
@@ -385,16 +407,38 @@ def write_artifact(finder: ClauseFinder, folder: Path, meta: dict) -> list[Path]
     return [weights, info]
 
 
+def write_folds(folds: Sequence[Fold], names: Sequence[str], corpus: Corpus, out: Path) -> list[Path]:
+    """Each fold as ``out/fold-K/``: its finder's artifact, and the contracts it never saw as a corpus
+    folder named like the corpus (``evaluate`` then reuses the corpus's engagement and documents)."""
+    written = []
+    for k, fold in enumerate(folds, 1):
+        home = out / f"fold-{k}"
+        held = {names[i] for i in fold.held_out}
+        write_artifact(fold.finder, home, {"fold": k, "held_out": sorted(held)})
+        sub = home / corpus.folder.name
+        sub.mkdir(parents=True, exist_ok=True)
+        for media in ("pdf", "txt"):
+            link = sub / media
+            if (corpus.folder / media).is_dir() and not link.exists():
+                link.symlink_to((corpus.folder / media).resolve())
+        for name, rows in (("documents.jsonl", corpus.documents), ("gold.jsonl", corpus.gold)):
+            (sub / name).write_text("".join(json.dumps(r) + "\n" for r in rows if r["doc"] in held))
+        written.append(home)
+    return written
+
+
 def train_on_corpus(
     folder: Path,
     out: Path,
     *,
     limit: int | None = None,
     engagement_name: str | None = None,
+    folds_out: Path | None = None,
     say: Say = print,
 ) -> dict:
     """Ingest (or reuse) the corpus at ``folder`` (its first ``limit`` contracts), fit the finder on
-    them, write the artifact to ``out``; what it measured."""
+    them, write the artifact to ``out`` (and the out-of-fold finders to ``folds_out``); what it
+    measured."""
     started = time.perf_counter()
     corpus = load_corpus(folder, limit)
     if len(corpus.documents) < FOLDS:
@@ -411,14 +455,15 @@ def train_on_corpus(
     by_doc: dict[str, list[dict]] = {}
     for g in corpus.gold:
         by_doc.setdefault(g["doc"], []).append(g)
-    docs = []
+    docs, names = [], []
     for i, (name, document) in enumerate(sorted(rep.documents.items()), 1):
         if document.status != "ready":
             continue
         docs.append(label(document_rows(load_document(document)), by_doc.get(name, []), types))
+        names.append(name)
         if i % 20 == 0:
             say(f"read {i}/{len(rep.documents)} contracts ({time.perf_counter() - started:.0f} s)")
-    finder, report = train(docs, types, say=say)
+    finder, report, folds = train(docs, types, say=say)
     sentences = sum(len(d.rows.sentences) for d in docs)
     meta = {
         "trained_on": {
@@ -431,4 +476,6 @@ def train_on_corpus(
         "training_seconds": round(time.perf_counter() - started, 1),
     }
     paths = write_artifact(finder, out, meta)
+    if folds_out is not None:
+        report["folds"] = [str(p) for p in write_folds(folds, names, corpus, folds_out)]
     return {**report, **meta, "files": {p.name: p.stat().st_size for p in paths}}

@@ -6,6 +6,8 @@ from __future__ import annotations
 import docx
 import openpyxl
 import pytest
+from django.core.exceptions import ImproperlyConfigured
+from django.test import override_settings
 from django.urls import reverse
 
 from extraction.finder.runtime import active_finder
@@ -227,3 +229,11 @@ def test_change_of_control_is_its_own_sentence_not_the_assignment_beside_it(supp
     assignment = find_clause(supply_agreement, user=auditor, clause_type="Anti-Assignment", engine="offline")
     assert assignment.status == "found", assignment.clause_text
     assert "prior written consent" in assignment.clause_text and "voting shares" not in assignment.clause_text
+
+
+def test_a_named_finder_folder_without_an_artifact_is_a_clear_error(tmp_path):
+    with (
+        override_settings(CLAUSE_FINDER_DIR=str(tmp_path)),
+        pytest.raises(ImproperlyConfigured, match="no clause_finder"),
+    ):
+        active_finder()

@@ -8,9 +8,11 @@ import json
 import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
+from django.test import override_settings
 
-from extraction.finder.runtime import load_finder
-from extraction.finder.training import training_hash
+from extraction.finder.runtime import active_finder, load_finder
+from extraction.finder.training import FOLDS, training_hash
+from ingest.models import Document
 
 pytestmark = [pytest.mark.django_db, pytest.mark.corpus]
 
@@ -40,6 +42,32 @@ def test_training_writes_a_small_credited_artifact_that_loads(cuad_train_dir, tm
     assert finder is not None and finder.knows("Governing Law") and not finder.knows("Payment")
     assert 0.0 < finder.threshold < 1.0
     assert set(facts["out_of_fold"]) >= {"hit_rate", "silent_source", "false_not_found"}
+
+
+def test_each_fold_is_written_with_the_contracts_it_never_saw_and_evaluates_them(cuad_train_dir, tmp_path):
+    corpus, folds = _shortest(cuad_train_dir, tmp_path / "corpus", 6), tmp_path / "folds"
+    call_command("train_clause_finder", str(corpus), out=str(tmp_path / "finder"), folds_out=str(folds))
+    listed = [json.loads(line)["doc"] for line in open(corpus / "documents.jsonl")]
+    held_out = []
+    for k in range(1, FOLDS + 1):
+        home = folds / f"fold-{k}"
+        docs = [json.loads(line)["doc"] for line in open(home / "corpus" / "documents.jsonl")]
+        gold = [json.loads(line) for line in open(home / "corpus" / "gold.jsonl")]
+        assert docs and {g["doc"] for g in gold} == set(docs)
+        assert (home / "corpus" / "pdf").resolve() == (cuad_train_dir / "pdf").resolve()
+        assert json.loads((home / "clause_finder.json").read_text())["held_out"] == sorted(docs)
+        held_out += docs
+    assert sorted(held_out) == sorted(listed)  # every contract is held out once, by one fold
+
+    with override_settings(CLAUSE_FINDER_DIR=str(folds / "fold-1")):
+        assert active_finder().meta["fold"] == 1
+        before = Document.objects.count()
+        out = tmp_path / "eval"
+        call_command("evaluate", str(folds / "fold-1" / "corpus"), out=str(out), engine="offline")
+    assert Document.objects.count() == before  # the corpus's engagement and documents, read again
+    pairs = [json.loads(line) for line in open(out / "predictions.jsonl")]
+    fold_docs = [json.loads(line)["doc"] for line in open(folds / "fold-1" / "corpus" / "documents.jsonl")]
+    assert {p["doc"] for p in pairs} == set(fold_docs)
 
 
 def test_training_refuses_cuad_dev_which_only_reports(cuad_dir, tmp_path):

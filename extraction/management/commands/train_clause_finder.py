@@ -4,6 +4,13 @@ Ingests the corpus's PDFs (reusing documents already ingested, as ``evaluate`` d
 sentence and chunk scorers and the presence model (``extraction.finder.training``), and writes
 DIR/clause_finder.npz and DIR/clause_finder.json. The app loads the committed artifact from
 ``extraction/finder/artifact/``; ``make run`` and ``make test`` never train.
+
+``--folds-out FOLDS`` also writes FOLDS/fold-K/ for each of the out-of-fold scoring's folds: a finder
+whose scorers never saw that fold's contracts, and those contracts as a corpus folder. The engine's
+figures on contracts its scorers did not see, fold K::
+
+    CLAUSE_FINDER_DIR=FOLDS/fold-K manage.py evaluate FOLDS/fold-K/cuad-train --out DIR --engine offline
+
 Fit on cuad-train only: CUAD v1, The Atticus Project (CC BY 4.0).
 """
 
@@ -30,6 +37,11 @@ class Command(DataCommand):
             "--limit", type=int, default=None, help="the first N contracts of documents.jsonl (a quick fit)"
         )
         parser.add_argument(
+            "--folds-out",
+            default=None,
+            help="also write each fold's finder and the contracts it never saw (FOLDS/fold-K/)",
+        )
+        parser.add_argument(
             "--engagement",
             default=None,
             help='engagement holding the ingested corpus (default "evaluate: <folder name>")',
@@ -47,6 +59,7 @@ class Command(DataCommand):
                 Path(options["out"]),
                 limit=options["limit"],
                 engagement_name=options["engagement"],
+                folds_out=Path(options["folds_out"]) if options["folds_out"] else None,
                 say=self.stdout.write,
             )
         except ValueError as exc:
