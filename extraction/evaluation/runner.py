@@ -30,6 +30,8 @@ from extraction.catalog.sync import ensure_catalog
 from extraction.engines import get_engine, resolve_engine_name
 from extraction.evaluation import metrics as evaluation
 from extraction.evaluation.corpus import Corpus, load_corpus
+from extraction.finder.model import ClauseFinder
+from extraction.finder.runtime import active_finder
 from extraction.models import ClauseTask, ClauseType, ExtractionRun
 from extraction.offline import presence
 from extraction.offline.engine import CALIBRATION_FILE, OfflineEngine
@@ -414,6 +416,18 @@ def default_engagement_name(folder: Path) -> str:
     return f"evaluate: {Path(folder).resolve().name}"[:200]
 
 
+def finder_facts(finder: ClauseFinder | None) -> dict | None:
+    """Which clause finder the figures are of (None: the finder was off). A fold's finder
+    (``train_clause_finder --folds-out``) says its fold: its figures are of contracts it never saw."""
+    if finder is None:
+        return None
+    return {
+        "folder": settings.CLAUSE_FINDER_DIR or "extraction/finder/artifact",
+        "trained_on": (finder.meta.get("trained_on") or {}).get("sha256"),
+        "fold": finder.meta.get("fold"),
+    }
+
+
 def evaluate(
     folder: Path,
     out: Path,
@@ -483,6 +497,7 @@ def evaluate(
         "corpus": str(folder),
         "engine": engine.name,
         "model": engine.model,
+        "finder": finder_facts(active_finder()),
         "k": k,
         "limit": limit,
         "run_id": run.pk,

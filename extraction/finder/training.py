@@ -411,10 +411,11 @@ def write_folds(folds: Sequence[Fold], names: Sequence[str], corpus: Corpus, out
     """Each fold as ``out/fold-K/``: its finder's artifact, and the contracts it never saw as a corpus
     folder named like the corpus (``evaluate`` then reuses the corpus's engagement and documents)."""
     written = []
+    trained_on = {"corpus": corpus.folder.name, "sha256": training_hash(corpus.folder)}
     for k, fold in enumerate(folds, 1):
         home = out / f"fold-{k}"
         held = {names[i] for i in fold.held_out}
-        write_artifact(fold.finder, home, {"fold": k, "held_out": sorted(held)})
+        write_artifact(fold.finder, home, {"fold": k, "held_out": sorted(held), "trained_on": trained_on})
         sub = home / corpus.folder.name
         sub.mkdir(parents=True, exist_ok=True)
         for media in ("pdf", "txt"):

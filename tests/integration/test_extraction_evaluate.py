@@ -9,6 +9,8 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
+from extraction.finder.runtime import active_finder
+
 pytestmark = [pytest.mark.django_db, pytest.mark.corpus]
 
 PREDICTION_KEYS = {"doc", "clause_type", "retrieved", "extraction", "latency_ms"}
@@ -52,6 +54,8 @@ def test_evaluate_writes_predictions_and_metrics_in_the_documented_shape(cuad_di
     m = json.loads((out / "metrics.json").read_text())
     assert m["credit"] == "CUAD v1, The Atticus Project (CC BY 4.0)"
     assert m["engine"] == "offline" and m["k"] == 5 and m["documents"]["total"] == 1
+    assert m["finder"]["folder"] == "extraction/finder/artifact" and m["finder"]["fold"] is None
+    assert m["finder"]["trained_on"] == active_finder().meta["trained_on"]["sha256"]  # the committed one
     for key in (
         "recall_at_k",
         "hit_rate",

@@ -68,6 +68,8 @@ def test_each_fold_is_written_with_the_contracts_it_never_saw_and_evaluates_them
     pairs = [json.loads(line) for line in open(out / "predictions.jsonl")]
     fold_docs = [json.loads(line)["doc"] for line in open(folds / "fold-1" / "corpus" / "documents.jsonl")]
     assert {p["doc"] for p in pairs} == set(fold_docs)
+    finder = json.loads((out / "metrics.json").read_text())["finder"]
+    assert finder["fold"] == 1 and finder["trained_on"] == training_hash(corpus)
 
 
 def test_training_refuses_cuad_dev_which_only_reports(cuad_dir, tmp_path):
