@@ -22,6 +22,7 @@ from pathlib import Path
 
 import pypdfium2 as pdfium
 from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
 from django.test.utils import override_settings
 
 from engagements.models import Engagement
@@ -448,6 +449,10 @@ def evaluate(
         raise ValueError(
             f"{folder}/gold.jsonl has no pair of the {len(corpus.documents)} document(s) evaluated"
         )
+    try:  # a finder folder without an artifact is refused here, not once every pair has failed on it
+        finder = active_finder()
+    except ImproperlyConfigured as exc:
+        raise ValueError(str(exc)) from exc
     name = resolve_engine_name(engine_name)  # refused here, before ingest: not after an hour of it
     if name == "anthropic" and not settings.ANTHROPIC_API_KEY:
         raise ValueError("the anthropic engine needs ANTHROPIC_API_KEY; set it, or use --engine offline")
@@ -497,7 +502,7 @@ def evaluate(
         "corpus": str(folder),
         "engine": engine.name,
         "model": engine.model,
-        "finder": finder_facts(active_finder()),
+        "finder": finder_facts(finder),
         "k": k,
         "limit": limit,
         "run_id": run.pk,

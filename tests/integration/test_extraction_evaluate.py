@@ -181,6 +181,17 @@ def test_a_corpus_label_the_catalog_lacks_is_evaluated_without_joining_every_run
     assert clause_type_rows(["Confidentiality"])["Confidentiality"].pk == rows["Confidentiality"].pk
 
 
+def test_a_finder_folder_without_an_artifact_is_refused_before_any_ingest(cuad_dir, tmp_path, settings):
+    from ingest.models import Document
+
+    (tmp_path / "corpus").mkdir()
+    corpus, _ = _slice(cuad_dir, tmp_path / "corpus", "GridironBionutrients")
+    settings.CLAUSE_FINDER_DIR = str(tmp_path / "no-finder-here")
+    with pytest.raises(CommandError, match="CLAUSE_FINDER_DIR=.*holds no clause_finder"):
+        call_command("evaluate", str(corpus), out=str(tmp_path / "out"), engine="offline")
+    assert not Document.objects.exists() and not (tmp_path / "out").exists()
+
+
 @pytest.mark.parametrize("gold", ["", "\n", '{"doc": "later", "clause_type": "Parties", "present": false}\n'])
 def test_a_corpus_with_no_gold_pair_to_score_is_refused_before_any_ingest(tmp_path, gold):
     from django.core.management.base import CommandError
