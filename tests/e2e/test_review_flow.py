@@ -242,6 +242,7 @@ def test_filter_not_reviewed_is_a_work_queue_that_j_walks_and_a_reload_keeps(sig
     assert len(order) == 7
     s.page.locator("body").press("j")  # the first clause
     s.page.wait_for_selector(f'#workspace [data-current-extraction="{order[0]}"]')
+    s.page.wait_for_url(f"**/clauses/{order[0]}/**")  # htmx has pushed the clause's address: "j" is done
     s.settle()
     s.page.keyboard.press("a")  # accepted: it leaves the queue, the count follows
     s.page.wait_for_function(
@@ -272,6 +273,7 @@ def test_a_decision_that_leaves_the_not_reviewed_queue_keeps_the_focus_on_the_pa
     ][:2]
     s.page.locator("body").press("j")
     s.page.wait_for_selector(f'#workspace [data-current-extraction="{first}"]')
+    s.page.wait_for_url(f"**/clauses/{first}/**")  # htmx has pushed the clause's address: "j" is done
     s.settle()
     s.page.keyboard.press("a")  # the clause leaves the queue: its link is hidden, so it cannot hold the focus
     s.page.wait_for_selector("#decision-saved")
