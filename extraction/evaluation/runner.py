@@ -32,7 +32,7 @@ from extraction.engines import get_engine, resolve_engine_name
 from extraction.evaluation import metrics as evaluation
 from extraction.evaluation.corpus import Corpus, load_corpus
 from extraction.finder.model import ClauseFinder
-from extraction.finder.runtime import active_finder
+from extraction.finder.runtime import active_finder, finder_folder
 from extraction.models import ClauseTask, ClauseType, ExtractionRun
 from extraction.offline import presence
 from extraction.offline.engine import CALIBRATION_FILE, OfflineEngine
@@ -422,8 +422,10 @@ def finder_facts(finder: ClauseFinder | None) -> dict | None:
     (``train_clause_finder --folds-out``) says its fold: its figures are of contracts it never saw."""
     if finder is None:
         return None
+    folder = finder_folder().resolve()
+    base = Path(settings.BASE_DIR).resolve()
     return {
-        "folder": settings.CLAUSE_FINDER_DIR or "extraction/finder/artifact",
+        "folder": str(folder.relative_to(base) if folder.is_relative_to(base) else folder),
         "trained_on": (finder.meta.get("trained_on") or {}).get("sha256"),
         "fold": finder.meta.get("fold"),
     }

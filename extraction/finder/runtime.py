@@ -64,16 +64,20 @@ def load_finder(folder: Path = ARTIFACT_DIR) -> ClauseFinder | None:
     )
 
 
+def finder_folder() -> Path:
+    """Where the engines' finder is read from: ``CLAUSE_FINDER_DIR`` when set, else the committed artifact."""
+    named = getattr(settings, "CLAUSE_FINDER_DIR", "")
+    return Path(named) if named else ARTIFACT_DIR
+
+
 def active_finder() -> ClauseFinder | None:
-    """The finder the engines use: the committed artifact, or the one in ``CLAUSE_FINDER_DIR``."""
+    """The finder the engines use (``finder_folder``); None when ``CLAUSE_FINDER`` is off."""
     if not getattr(settings, "CLAUSE_FINDER", True):
         return None
-    named = getattr(settings, "CLAUSE_FINDER_DIR", "")
-    if not named:
-        return load_finder()
-    finder = load_finder(Path(named))
-    if finder is None:  # a folder named on purpose: answering without it would report the wrong finder
-        raise ImproperlyConfigured(f"CLAUSE_FINDER_DIR={named} holds no clause_finder.json and .npz")
+    folder = finder_folder()
+    finder = load_finder(folder)
+    if finder is None and folder != ARTIFACT_DIR:  # named on purpose: without it, figures of the wrong finder
+        raise ImproperlyConfigured(f"CLAUSE_FINDER_DIR={folder} holds no clause_finder.json and .npz")
     return finder
 
 

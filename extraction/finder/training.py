@@ -407,11 +407,13 @@ def write_artifact(finder: ClauseFinder, folder: Path, meta: dict) -> list[Path]
     return [weights, info]
 
 
-def write_folds(folds: Sequence[Fold], names: Sequence[str], corpus: Corpus, out: Path) -> list[Path]:
-    """Each fold as ``out/fold-K/``: its finder's artifact, and the contracts it never saw as a corpus
-    folder named like the corpus (``evaluate`` then reuses the corpus's engagement and documents)."""
+def write_folds(
+    folds: Sequence[Fold], names: Sequence[str], corpus: Corpus, out: Path, trained_on: dict
+) -> list[Path]:
+    """Each fold as ``out/fold-K/``: its finder's artifact (``trained_on``: the corpus and its labels'
+    hash), and the contracts it never saw as a corpus folder named like the corpus (``evaluate`` then
+    reuses the corpus's engagement and documents)."""
     written = []
-    trained_on = {"corpus": corpus.folder.name, "sha256": training_hash(corpus.folder)}
     for k, fold in enumerate(folds, 1):
         home = out / f"fold-{k}"
         held = {names[i] for i in fold.held_out}
@@ -466,10 +468,10 @@ def train_on_corpus(
             say(f"read {i}/{len(rep.documents)} contracts ({time.perf_counter() - started:.0f} s)")
     finder, report, folds = train(docs, types, say=say)
     sentences = sum(len(d.rows.sentences) for d in docs)
+    labels = {"corpus": folder.name, "sha256": training_hash(folder)}
     meta = {
         "trained_on": {
-            "corpus": folder.name,
-            "sha256": training_hash(folder),
+            **labels,
             "contracts": len(docs),
             "sentences": sentences,
             "positive_sentences": int(sum(d.sentence_y.sum() for d in docs)),
@@ -478,5 +480,5 @@ def train_on_corpus(
     }
     paths = write_artifact(finder, out, meta)
     if folds_out is not None:
-        report["folds"] = [str(p) for p in write_folds(folds, names, corpus, folds_out)]
+        report["folds"] = [str(p) for p in write_folds(folds, names, corpus, folds_out, labels)]
     return {**report, **meta, "files": {p.name: p.stat().st_size for p in paths}}
