@@ -110,6 +110,7 @@
 
   function afterWorkspace(decided, found) {
     syncCurrent();
+    sayHeldKey();
     revealMark();
     announce("workspace-status", document.querySelector("#workspace [data-announce]"));
     refocusNav();
@@ -246,6 +247,34 @@
     if (link.getAttribute("aria-current") !== "true") { link.click(); }
   }
 
+  // A clause being opened (j/k, a click in the list): until its view is swapped in, the decision form on
+  // screen is the one of the clause being left, so a decision key pressed now would record on a clause
+  // the reviewer has moved away from. The key is held back and said so on the clause that opens.
+  var opening = false, heldKey = null;
+  function opensClause(event) {
+    var config = event.detail.requestConfig;
+    return event.detail.target && event.detail.target.id === "workspace" && !!config && config.verb === "get";
+  }
+  document.addEventListener("htmx:beforeRequest", function (event) { if (opensClause(event)) { opening = true; } });
+  document.addEventListener("htmx:afterSwap", function (event) {
+    if (event.target && event.target.id === "workspace") { opening = false; }
+  });
+  document.addEventListener("htmx:afterRequest", function (event) {  // a refused or failed request swaps nothing
+    if (opensClause(event) && !event.detail.successful) { opening = false; heldKey = null; }
+  });
+  function sayHeldKey() {
+    var key = heldKey, form = document.getElementById("decision-form");
+    heldKey = null;
+    if (!key || !form) { return; }
+    var note = document.createElement("p");
+    note.id = "decision-held";
+    note.className = "alert warn";
+    note.setAttribute("role", "alert");
+    note.textContent = "Nothing recorded: \u201c" + key + "\u201d was pressed before this clause showed. " +
+      "Press it again to decide this clause.";
+    form.parentNode.insertBefore(note, form);
+  }
+
   function pressDecision(action) {
     var button = document.querySelector('#decision-form button[data-action="' + action + '"]');
     if (button) { button.click(); }
@@ -287,6 +316,11 @@
       return;
     }
     var form = document.getElementById("decision-form");
+    if (opening && form && /^[anre]$/.test(event.key)) {
+      event.preventDefault();
+      heldKey = event.key;
+      return;
+    }
     switch (event.key) {
       case "j": event.preventDefault(); moveClause(1); break;
       case "k": event.preventDefault(); moveClause(-1); break;

@@ -288,6 +288,47 @@ def test_a_decision_that_leaves_the_not_reviewed_queue_keeps_the_focus_on_the_pa
     s.page.wait_for_selector(f'#workspace [data-current-extraction="{second}"]')
 
 
+def test_a_decision_key_pressed_while_the_next_clause_opens_records_nothing_and_says_so(
+    signed_in, auditor, contract
+):
+    s = signed_in(auditor)
+    open_document(s, contract)
+    first, second = [
+        int(x)
+        for x in s.page.locator("#clause-list .clause-link").evaluate_all(
+            "links => links.map(a => a.dataset.extractionId)"
+        )
+    ][:2]
+    s.page.locator("body").press("j")
+    s.page.wait_for_selector(f'#workspace [data-current-extraction="{first}"]')
+    s.page.wait_for_url(f"**/clauses/{first}/**")
+    s.settle()
+    held = []  # the second clause's view is held back, as on a slow network
+    s.page.route(f"**/clauses/{second}/**", lambda route: held.append(route))
+    s.page.keyboard.press("j")
+    for _ in range(50):
+        if held:
+            break
+        s.page.wait_for_timeout(50)
+    assert held, "the second clause was never asked for"
+    s.page.keyboard.press("a")  # the first clause's form is still on screen: it must not take this
+    s.page.wait_for_timeout(300)
+    assert not Review.objects.filter(extraction_id__in=[first, second]).exists()
+    held[0].continue_()
+    s.page.unroute(f"**/clauses/{second}/**")
+    s.page.wait_for_selector(f'#workspace [data-current-extraction="{second}"]')
+    note = s.page.locator("#decision-held")
+    expect(note).to_contain_text("Nothing recorded")
+    assert not Review.objects.filter(extraction_id__in=[first, second]).exists()
+    s.shot("18b-key-held-while-opening")
+    s.settle()
+    s.page.keyboard.press("a")  # now on the clause shown
+    s.page.wait_for_selector("#decision-saved")
+    assert list(
+        Review.objects.filter(extraction_id__in=[first, second]).values_list("extraction_id", "decision")
+    ) == [(second, "accept")]
+
+
 def test_a_group_counts_the_clauses_its_filter_shows(signed_in, auditor, contract):
     from extraction.models import Extraction
 
