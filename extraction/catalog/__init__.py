@@ -73,10 +73,10 @@ _SEED = [
     (
         "Payment",
         TEXT,
-        """The money terms: what is paid, by whom, how much, when and how - fees, prices, invoicing, due
-     dates, currency, late-payment interest, taxes and expense reimbursement.""",
-        """shall pay a fee price amount per month payable invoice payment due within days of receipt currency
-     taxes reimbursement of expenses""",
+        """The money terms: what is paid, by whom, how much, when and how - fees, rent, prices, invoicing,
+     due dates, currency, late-payment interest, taxes and expense reimbursement.""",
+        """shall pay a fee rent price amount per month payable invoice payment due within days of receipt
+     currency taxes reimbursement of expenses""",
     ),
     (
         "IP",

@@ -231,6 +231,78 @@ def test_change_of_control_is_its_own_sentence_not_the_assignment_beside_it(supp
     assert "prior written consent" in assignment.clause_text and "voting shares" not in assignment.clause_text
 
 
+RENT = "Lessee shall pay Lessor monthly rent of EUR 31,920.00 for the Equipment, payable in advance."
+LEASE = [
+    ("EQUIPMENT LEASE AGREEMENT", True),
+    (
+        "This Equipment Lease Agreement is entered into as of March 3, 2025 by and between Northfield Rail "
+        'Services GmbH ("Lessor") and Calder Freight Logistics Ltd ("Lessee").',
+        False,
+    ),
+    ("1. Lease of Equipment", True),
+    (
+        "Lessor hereby leases to Lessee the forty-two (42) intermodal container chassis described in Schedule A "
+        "(the Equipment). Title to the Equipment shall remain with Lessor at all times.",
+        False,
+    ),
+    ("2. Term", True),
+    (
+        "The initial term of this Agreement shall commence on the Effective Date and shall expire on March 2, "
+        "2030, unless terminated earlier in accordance with Section 6.",
+        False,
+    ),
+    ("3. Rent", True),
+    (f"{RENT} {LATE}", False),
+    ("4. Maintenance and Insurance", True),
+    (
+        "Lessee shall keep the Equipment in good working order, ordinary wear and tear excepted. Lessee shall "
+        "maintain all-risks property insurance covering the Equipment for its full replacement value.",
+        False,
+    ),
+    ("5. Assignment", True),
+    (
+        "Lessee may not assign, sublease or otherwise transfer this Agreement or any Equipment without the "
+        "prior written consent of Lessor.",
+        False,
+    ),
+    ("6. Termination", True),
+    (
+        "Either party may terminate this Agreement upon written notice if the other party commits a material "
+        "breach and fails to cure it within thirty (30) days of notice. Upon expiry or termination, Lessee "
+        "shall return the Equipment to Lessor's depot in Hamburg at its own cost.",
+        False,
+    ),
+    ("7. Governing Law", True),
+    ("This Agreement shall be governed by the laws of England and Wales.", False),
+]
+
+
+@pytest.fixture
+def equipment_lease(engagement, tmp_path):
+    document = docx.Document()
+    for text, heading in LEASE:
+        if heading:
+            document.add_heading(text, level=1)
+        else:
+            document.add_paragraph(text)
+    path = tmp_path / "lease.docx"
+    document.save(path)
+    return _ingest(engagement, path)
+
+
+def test_a_leases_rent_is_its_payment_clause(equipment_lease, make_member):
+    ex = find_clause(
+        equipment_lease,
+        user=make_member(equipment_lease.engagement, "auditor"),
+        clause_type="Payment",
+        engine="offline",
+    )
+    assert ex.status == "found", ex.clause_text
+    assert RENT in _flat(ex.clause_text)
+    assert "EUR 31,920.00" in ex.clause_text  # never paraphrased
+    assert "bear interest" not in ex.clause_text
+
+
 def test_a_named_finder_folder_without_an_artifact_is_a_clear_error(tmp_path):
     with (
         override_settings(CLAUSE_FINDER_DIR=str(tmp_path)),
