@@ -2,9 +2,13 @@
 
 Managers read accuracy per document type × clause type × page section; a document the admin
 uploaded without a type would land in "unclassified". Most contracts name their type in the
-title ("EXCLUSIVE DISTRIBUTOR AGREEMENT", "Mutual Non-Disclosure Agreement"), so the type is the one
-named last (the head of the compound) before "Agreement" in the first title line of the opening text
-that names one; when none does, the sentence that names the agreement ("This Hosting Agreement ...").
+title ("EXCLUSIVE DISTRIBUTOR AGREEMENT", "Mutual Non-Disclosure Agreement"), so the type is read from
+the words before "Agreement" in the first title line of the opening text that names one; when none does,
+from the sentence that names the agreement ("This Hosting Agreement ..."). The name is the run of
+capitalised words right before "Agreement" ("that certain Domain Name License Agreement"): a scan's body
+lines are as short as a title, and "the Lessor's maintenance programme during each contract year" names
+no contract. In it the type is the one named last (the head of the compound: "Trademark License"), and
+"Services" only when no other type is named ("Transportation Services"), as CUAD files them.
 The names are CUAD's 25 contract types (CUAD v1, The Atticus Project, CC BY 4.0) plus
 non-disclosure agreements. ``bench/doctype_accuracy.py`` measures how many contracts get CUAD's
 type from their text alone (docs/decisions.md, ingest.doctype). When the title names none and
@@ -39,7 +43,7 @@ TYPES: tuple[tuple[str, str], ...] = (
     ("License", r"licen[cs]\w*"),
     ("Maintenance", r"maintenance|support"),
     ("Manufacturing", r"manufactur\w*"),
-    ("Marketing", r"marketing"),
+    ("Marketing", r"(?:re)?marketing"),
     ("Outsourcing", r"outsourc\w*"),
     ("Promotion", r"promot\w*"),
     ("Reseller", r"resell\w*|resale"),
@@ -57,21 +61,39 @@ _DEAL_PURCHASE = re.compile(
     re.I,
 )
 _TITLE_LINE = re.compile(r"\b(?:agreement|contract)\b", re.I)
+_JOINING_WORDS = frozenset({"and", "&", "of", "for", "the", "to", "in", "on", "with", "or", "a", "an", "-"})
 _NAMING_SENTENCE = re.compile(r"\bthis\s+([A-Za-z][\w\s,&/-]{0,80}?)\s+(?:agreement|contract)\b", re.I)
 OPENING_CHARS = 3000
 TITLE_MAX_CHARS = 150
 
 
 def type_in(text: str) -> str | None:
-    """The type named last in ``text``: in "Trademark License", "Licence and Maintenance" the last
-    noun is the head of the compound (ties: the order of ``TYPES``)."""
+    """The type ``text`` (a title's words) names: the one named last, the head of the compound ("Trademark
+    License", "Licence and Maintenance"); a service contract only when nothing more particular is named
+    ("Transportation Services"). Ties: the order of ``TYPES``."""
     text = _DEAL_PURCHASE.sub(lambda m: " " * len(m.group(0)), text)
-    best: tuple[int, int, str] | None = None
-    for order, (name, pattern) in enumerate(_PATTERNS):
-        for m in pattern.finditer(text):
-            if best is None or (m.end(), -order) > best[:2]:
-                best = (m.end(), -order, name)
-    return best[2] if best else None
+    named = [
+        (m.end(), -order, name)
+        for order, (name, pattern) in enumerate(_PATTERNS)
+        for m in pattern.finditer(text)
+    ]
+    particular = [n for n in named if n[2] != "Service"] or named
+    return max(particular)[2] if particular else None
+
+
+def _named_run(words: str) -> str:
+    """The words right before "Agreement" that read as its name: the run of capitalised words, numbers and
+    joining words that ends there ("that certain Domain Name License" -> "Domain Name License"; "on the
+    Lessor's maintenance programme during each" -> nothing)."""
+    listed = words.split()
+    start = len(listed)
+    while start and (
+        not listed[start - 1][0].isalpha()
+        or listed[start - 1][0].isupper()
+        or listed[start - 1].lower() in _JOINING_WORDS
+    ):
+        start -= 1
+    return " ".join(listed[start:])
 
 
 def classify(text: str) -> str | None:
@@ -83,7 +105,7 @@ def classify(text: str) -> str | None:
         if line and len(line) <= TITLE_MAX_CHARS and _TITLE_LINE.search(line):
             # the words before "Agreement" ("CONTRACT MANUFACTURING AGREEMENT": those after "Contract"); a
             # title broken before it ("SUPPLY\nAGREEMENT") reads the line above
-            found = type_in(_title_words(line) or previous)
+            found = type_in(_named_run(_title_words(line) or previous))
             if found:
                 return found
         previous = line or previous

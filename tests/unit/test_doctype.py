@@ -13,6 +13,25 @@ def test_the_head_of_a_compound_title_wins():
     assert type_in("Co-Branding") == "Co-Branding"
 
 
+def test_services_name_the_type_only_when_nothing_more_particular_does():
+    assert type_in("Transportation Services") == "Transportation"
+    assert type_in("Hosting Services") == "Hosting"
+    assert type_in("Master Services") == "Service"
+    assert type_in("Remarketing") == "Marketing"
+
+
+def test_a_line_of_running_text_is_no_title():
+    scanned = (
+        "EQUIPMENT LEASE AGREEMENT\n\nThis Equipment Lease Agreement is entered into as of March 3, 2025\n"
+        "by and between Northfield Rail Services GmbH and Calder Freight Logistics Ltd.\n"
+        "Lessee shall operate not fewer than thirty units\n"
+        "on the Lessor's maintenance programme during each contract year.\n"
+    )
+    assert classify(scanned) is None  # a lease: none of the types, and no word of the body makes one
+    cited = "WHEREAS, the parties entered into that certain Domain Name License Agreement dated May 1, 2019;"
+    assert classify(f"AMENDMENT NO. 1\n\n{cited}") == "License"  # a name right before "Agreement" still is
+
+
 def test_without_a_title_the_sentence_that_names_the_agreement_is_read():
     text = 'Between Acme Corp. and Beta Ltd.\nThis Sponsorship Agreement (the "Agreement") is entered into as of May 1.'
     assert classify(text) == "Sponsorship"
