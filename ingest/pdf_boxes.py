@@ -162,7 +162,8 @@ def span_boxes(
             page.close()
         frames.append(frame)
         if stored.words is not None:
-            for left, top, right, bottom in ocr_rectangles(stored.words, a, b, frame.width, frame.height):
+            rects = ocr_rectangles(stored.words, stored.text, a, b, frame.width, frame.height)
+            for left, top, right, bottom in rects:
                 boxes.append(
                     Box(stored.number, *frame.user_space(left, top, right, bottom), left, top, right, bottom)
                 )
@@ -173,13 +174,16 @@ def span_boxes(
 
 
 def ocr_rectangles(
-    words: Sequence[Sequence[float]], a: int, b: int, width: float, height: float
+    words: Sequence[Sequence[float]], text: str, a: int, b: int, width: float, height: float
 ) -> list[tuple[float, float, float, float]]:
     """The line rectangles (fractions of the page shown: left, top, right, bottom) of the OCR words of a page
-    ``width`` x ``height`` points that ``[a, b)`` of its text covers; a word cut by the span is cut in
-    proportion to its characters (OCR knows no glyph boxes)."""
+    ``width`` x ``height`` points that ``[a, b)`` of its ``text`` covers; a word cut by the span is cut in
+    proportion to its characters (OCR knows no glyph boxes). A line break of the text starts a rectangle, as
+    for glyphs: the next line's first word lies under the line above, which alone would read as one column."""
     rects: list[list[float]] = []
-    for start, end, left, top, right, bottom in words:
+    last_end = -1
+    for start_f, end_f, left, top, right, bottom in words:
+        start, end = int(start_f), int(end_f)  # character offsets, stored beside the box's fractions
         if end <= a or start >= b or end <= start:
             continue
         cut_left = (max(a, start) - start) / (end - start)
@@ -191,11 +195,8 @@ def ocr_rectangles(
             (right - cut_right * span) * width,
             bottom * height,
         ]
-        if rects and _same_line(rects[-1], box):
-            r = rects[-1]
-            r[:] = min(r[0], box[0]), min(r[1], box[1]), max(r[2], box[2]), max(r[3], box[3])
-        else:
-            rects.append(box)
+        add_to_lines(rects, box, line_break=last_end >= 0 and "\n" in text[last_end:start])
+        last_end = end
     return [(r[0] / width, r[1] / height, r[2] / width, r[3] / height) for r in rects]
 
 

@@ -56,11 +56,30 @@ def test_a_scanned_contract_reads_as_text_with_its_exact_values_and_pages(tmp_pa
     # the words' boxes: "$247.83," is where it was drawn (fractions of the page)
     page = converted.ocr[1]
     at = page.text.index("$247.83")
-    (box,) = ocr_rectangles(page.words, at, at + len("$247.83"), 612, 792)
+    (box,) = ocr_rectangles(page.words, page.text, at, at + len("$247.83"), 612, 792)
     x0, y0, x1, y1 = where["$247.83,"]
     w, h = first.size
     assert abs(box[0] - x0 / w) < 0.01 and abs(box[1] - y0 / h) < 0.01 and abs(box[3] - y1 / h) < 0.01
     assert x0 / w < box[2] < x1 / w + 0.01  # without the comma: the span is cut within its word
+
+
+def test_a_quote_over_three_scanned_lines_is_boxed_line_by_line_to_its_last_word():
+    # each line starts at the left margin, under the line above: only the text's line breaks part them
+    text = "9.2 Lessee may terminate\nthe second anniversary\nmonths rent. 9.3 Upon expiry"
+    words, top = [], 0.30
+    for line in text.split("\n"):
+        line_start, x = text.index(line), 0.10
+        for word in line.split(" "):
+            start = line_start + line.index(word)
+            words.append((start, start + len(word), x, top, x + 0.012 * len(word), top + 0.012))
+            x += 0.012 * len(word) + 0.01
+        top += 0.016
+    quote_end = text.index("rent.") + len("rent.")
+    rects = ocr_rectangles(words, text, 0, quote_end, 612, 792)
+    assert len(rects) == 3
+    rent = next(w for w in words if text[int(w[0]) : int(w[1])] == "rent.")
+    assert abs(rects[2][2] - rent[4]) < 1e-6  # the last line ends at "rent.", not at the line's end
+    assert [round(r[1], 3) for r in rects] == [0.30, 0.316, 0.332]
 
 
 def test_a_mixed_pdf_keeps_its_text_layer_pages_and_reads_the_scanned_one(tmp_path):
