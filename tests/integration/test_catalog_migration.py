@@ -31,3 +31,19 @@ def test_unseeding_keeps_the_types_a_run_has_tasks_for_and_seeding_again_restore
     _migrate("0004")
     assert set(catalog.names()) <= set(ClauseType.objects.values_list("name", flat=True))
     assert ClauseTask.objects.get(run=queued).clause_type_id == audit.pk
+
+
+@pytest.mark.django_db
+def test_payment_takes_the_wording_that_names_rent_unless_an_admin_wrote_their_own():
+    _migrate("0009_clause_type_name_per_engagement")
+    payment = ClauseType.objects.get(name="Payment", engagement=None)
+    payment.query = (  # the built-in wording before rent was named
+        "shall pay a fee price amount per month payable invoice payment due within days of receipt currency "
+        "taxes reimbursement of expenses"
+    )
+    payment.description = "What the client pays us, and when."  # an admin's own words
+    payment.save()
+    _migrate("0010_payment_names_rent")
+    payment.refresh_from_db()
+    assert payment.query == catalog.get("Payment").query and " rent " in payment.query
+    assert payment.description == "What the client pays us, and when."
