@@ -24,12 +24,19 @@ def stems(query: str) -> list[str]:
 
 
 def snippet(text: str, query: str, window: int = WINDOW) -> str:
-    """Escaped HTML: about ``window`` characters of ``text`` centred on its first marked word, with "…" where
-    it is cut, each word that begins with a stem of ``query`` in ``<mark>``."""
+    """Escaped HTML: about ``window`` characters of ``text`` around its marked words, with "…" where it is
+    cut, each word that begins with a stem of ``query`` in ``<mark>``. The window is the one that shows the
+    most of the query's words (then the most marks, then the earliest): "increase the rent" answers "rent
+    increase" better than the first "rent" of the chunk."""
     text = " ".join(text.split())
     marks = stems(query)
-    spans = [m.span() for m in _WORD.finditer(text) if any(m.group().casefold().startswith(s) for s in marks)]
-    first = spans[0][0] if spans else 0
+    found = [
+        (m.span(), next(s for s in marks if m.group().casefold().startswith(s)))
+        for m in _WORD.finditer(text)
+        if any(m.group().casefold().startswith(s) for s in marks)
+    ]
+    spans = [span for span, _ in found]
+    first = _best_anchor(found, window) if found else 0
     start = max(0, min(first - window // 3, len(text) - window))
     end = min(len(text), start + window)
     if start > 0:  # a whole word first
@@ -44,3 +51,16 @@ def snippet(text: str, query: str, window: int = WINDOW) -> str:
         at = e
     out.append(html.escape(text[at:end]))
     return ("…" if start > 0 else "") + "".join(out) + ("…" if end < len(text) else "")
+
+
+def _best_anchor(found: list[tuple[tuple[int, int], str]], window: int) -> int:
+    """Where the marked word starts that opens the window (a third of it before the word) holding the most
+    distinct stems, then the most marks; the earliest of equals."""
+    best, best_key = found[0][0][0], (-1, -1)
+    for (anchor, _), _ in found:
+        lo, hi = anchor - window // 3, anchor - window // 3 + window
+        inside = [stem for (s, e), stem in found if lo <= s and e <= hi]
+        key = (len(set(inside)), len(inside))
+        if key > best_key:
+            best, best_key = anchor, key
+    return best

@@ -20,3 +20,14 @@ def test_a_long_text_is_cut_around_the_first_match():
 def test_contract_text_is_escaped():
     html = snippet('<script>alert("x")</script> Delaware', "delaware")
     assert "<script>" not in html and "&lt;script&gt;" in html and "<mark>Delaware</mark>" in html
+
+
+def test_the_window_shows_the_most_of_the_querys_words():
+    text = (
+        "3.1 Lessee shall pay Lessor monthly rent of EUR 31,920.00, payable in advance. "
+        + "The Equipment stays at the depot named in Schedule A. " * 6
+        + "3.3 Lessor may increase the rent once a year, by no more than the index."
+    )
+    html = snippet(text, "rent increase", window=120)
+    assert "<mark>increase</mark> the <mark>rent</mark>" in html
+    assert "EUR 31,920.00" not in html
