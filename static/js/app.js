@@ -248,19 +248,26 @@
   }
 
   // A clause being opened (j/k, a click in the list): until its view is swapped in, the decision form on
-  // screen is the one of the clause being left, so a decision key pressed now would record on a clause
-  // the reviewer has moved away from. The key is held back and said so on the clause that opens.
-  var opening = false, heldKey = null;
+  // screen is the one of the clause being left, so a decision taken now would record on a clause the
+  // reviewer has moved away from. Its buttons are disabled meanwhile; a decision key is held back and
+  // said so on the clause that opens.
+  var opening = 0, heldKey = null;  // clauses asked for and not yet shown
   function opensClause(event) {
     var config = event.detail.requestConfig;
     return event.detail.target && event.detail.target.id === "workspace" && !!config && config.verb === "get";
   }
-  document.addEventListener("htmx:beforeRequest", function (event) { if (opensClause(event)) { opening = true; } });
-  document.addEventListener("htmx:afterSwap", function (event) {
-    if (event.target && event.target.id === "workspace") { opening = false; }
+  function disableDecisions(now) {
+    Array.prototype.forEach.call(document.querySelectorAll("#decision-form button"), function (b) { b.disabled = now; });
+  }
+  document.addEventListener("htmx:beforeRequest", function (event) {
+    if (opensClause(event)) { opening += 1; disableDecisions(true); }
   });
-  document.addEventListener("htmx:afterRequest", function (event) {  // a refused or failed request swaps nothing
-    if (opensClause(event) && !event.detail.successful) { opening = false; heldKey = null; }
+  // htmx swaps a response in before it says the request is over; a refused or failed one swaps nothing
+  document.addEventListener("htmx:afterRequest", function (event) {
+    if (!opensClause(event)) { return; }
+    opening = Math.max(0, opening - 1);
+    if (opening) { disableDecisions(true); }  // the clause just shown is not the last one asked for
+    else if (!event.detail.successful) { disableDecisions(false); heldKey = null; }
   });
   function sayHeldKey() {
     var key = heldKey, form = document.getElementById("decision-form");

@@ -312,6 +312,8 @@ def test_a_decision_key_pressed_while_the_next_clause_opens_records_nothing_and_
         s.page.wait_for_timeout(50)
     assert held, "the second clause was never asked for"
     s.page.keyboard.press("a")  # the first clause's form is still on screen: it must not take this
+    accept = s.page.locator('#decision-form button[data-action="accept"]')
+    expect(accept).to_be_disabled()  # nor a click on it
     s.page.wait_for_timeout(300)
     assert not Review.objects.filter(extraction_id__in=[first, second]).exists()
     held[0].continue_()
