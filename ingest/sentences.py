@@ -298,6 +298,7 @@ _UNIT_ENUMERATOR = re.compile(r"(?:#{1,6}\s*)?\(?(?:\d{1,3}(?:\.\d{1,3})*|[ivxlc
 
 
 _TABLE_ROW = re.compile(r"^[ \t]*\|.*\|[ \t]*$", re.M)  # a Markdown table row: "| Fee | $1,950.00 |"
+_HEADING_LINE = re.compile(r"^[ \t]*#{1,6}[ \t]+\S.*$", re.M)  # a Markdown heading: "# Territory"
 
 
 def evidence_sentences(text: str) -> list[tuple[int, int]]:
@@ -308,8 +309,9 @@ def evidence_sentences(text: str) -> list[tuple[int, int]]:
 
     Breaks at ``.!?`` followed by space and a capital/digit/quote/bracket (not after
     common abbreviations or initials), at blank lines and page breaks, around each Markdown table
-    row (a sheet's row is the answer to a question about its cells, never the whole sheet), and cuts
-    sentences longer than ``MAX_SENTENCE_CHARS`` at ``; ``.
+    row (a sheet's row is the answer to a question about its cells, never the whole sheet) and each
+    Markdown heading line (a slide's or a Markdown file's body can follow its heading on the next
+    line), and cuts sentences longer than ``MAX_SENTENCE_CHARS`` at ``; ``.
     """
     cuts = {0, len(text)}
     for m in re.finditer(r"[.!?][\"'”’)]?(?=\s+[\"'“‘(\[A-Z0-9])", text):
@@ -322,6 +324,9 @@ def evidence_sentences(text: str) -> list[tuple[int, int]]:
         cuts.add(m.start())
         cuts.add(m.end())
     for m in _TABLE_ROW.finditer(text):  # a row of a sheet or table is one fact: a unit of its own
+        cuts.add(m.start())
+        cuts.add(m.end())
+    for m in _HEADING_LINE.finditer(text):  # a heading names what follows, its own unit
         cuts.add(m.start())
         cuts.add(m.end())
     spans = []
