@@ -297,8 +297,10 @@ _UNIT_ABBREV = re.compile(
 _UNIT_ENUMERATOR = re.compile(r"(?:#{1,6}\s*)?\(?(?:\d{1,3}(?:\.\d{1,3})*|[ivxlcIVXLC]{1,6}|[A-Za-z])\)?")
 
 
-_TABLE_ROW = re.compile(r"^[ \t]*\|.*\|[ \t]*$", re.M)  # a Markdown table row: "| Fee | $1,950.00 |"
-_HEADING_LINE = re.compile(r"^[ \t]*#{1,6}[ \t]+\S.*$", re.M)  # a Markdown heading: "# Territory"
+# A Markdown table row ("| Fee | $1,950.00 |") and a Markdown heading ("# Territory"): lines, each starting
+# after a newline or a page break (each slide, sheet or page of a document starts after "\f").
+_TABLE_ROW = re.compile(r"(?:^|(?<=\f))[ \t]*\|[^\n\f]*\|[ \t]*$", re.M)
+_HEADING_LINE = re.compile(r"(?:^|(?<=\f))[ \t]*#{1,6}[ \t]+\S[^\n\f]*$", re.M)
 
 
 def evidence_sentences(text: str) -> list[tuple[int, int]]:

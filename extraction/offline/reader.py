@@ -67,14 +67,15 @@ _DATE = re.compile(
     r"|\bday\s+of\s*,\s*\d{4}\b"
 )
 _TITLE_WORD = r"(?:[A-Z][\w&'’\-]*,?|and|of|for|to|the|on|in)"
-_TITLE_NOUN = r"(?:Agreement|Contract|License|Licence|Amendment|Addendum|Memorandum|Deed)"
-# The title: an upper-case heading line, a Title Case line ending in a document noun (either without a
-# Markdown heading's "#"), or the name the preamble gives the contract ("This Consulting and Product
-# Development Agreement (the ...").
+_TITLE_NOUN = r"(?:Agreement|Contract|License|Licence|Amendment|Addendum|Memorandum|Deed|Terms|Conditions)"
+# The title: an upper-case heading line, a Title Case line ending in a document noun (or in it and a
+# year: "Reseller Programme Terms 2026"; either without a Markdown heading's "#"), or the name the
+# preamble gives the contract ("This Consulting and Product Development Agreement (the ...").
 _TITLE = re.compile(
     r"^(?:#{1,6}[ \t]+)?(?P<upper>(?!#)[^a-z\n]{0,80}\b(?:AGREEMENT|CONTRACT|LICENSE|LICENCE|AMENDMENT|"
     r"ADDENDUM|MEMORANDUM|ARRANGEMENT|TERMS|DEED|NOTE|PLAN|STATEMENT OF WORK)\b[^a-z\n]{0,80})$"
-    rf"|^[ \t]*(?:#{{1,6}}[ \t]+)?(?P<line>(?:{_TITLE_WORD}[ \t]+){{1,8}}{_TITLE_NOUN})[ \t]*$"
+    rf"|^[ \t]*(?:#{{1,6}}[ \t]+)?(?P<line>(?:{_TITLE_WORD}[ \t]+){{1,8}}{_TITLE_NOUN}(?:[ \t]+\d{{4}})?)"
+    r"[ \t]*$"
     rf"|\bThis\s+(?P<preamble>(?:{_TITLE_WORD}\s+){{1,8}}{_TITLE_NOUN})\b",
     re.M,
 )

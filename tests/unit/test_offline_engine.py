@@ -332,9 +332,14 @@ def test_a_markdown_heading_is_one_unit():
 
 def test_a_markdown_heading_is_a_unit_even_with_its_body_on_the_next_line():
     # a slide converted from PPTX, or a Markdown file: the heading's body follows on the very next line
-    text = "# Territory and exclusivity\nReseller is appointed exclusive reseller of the Products in Ireland."
+    text = (
+        "# Reseller Terms\nBetween Quillon AB and Marlow Ltd.\f"  # each slide a page: a heading after "\f"
+        "# Territory and exclusivity\nReseller is appointed exclusive reseller of the Products in Ireland."
+    )
     units = [text[s:e] for s, e in evidence_sentences(text)]
     assert units == [
+        "# Reseller Terms",
+        "Between Quillon AB and Marlow Ltd.",
         "# Territory and exclusivity",
         "Reseller is appointed exclusive reseller of the Products in Ireland.",
     ]
@@ -342,7 +347,11 @@ def test_a_markdown_heading_is_a_unit_even_with_its_body_on_the_next_line():
 
 def test_the_document_name_is_quoted_without_its_markdown_heading_marks():
     clause = catalog.get("Document Name")
-    for title in ("# WEBSITE HOSTING AGREEMENT", "## Website Hosting Agreement"):
+    for title in (
+        "# WEBSITE HOSTING AGREEMENT",
+        "## Website Hosting Agreement",
+        "# Reseller Programme Terms 2026",
+    ):
         text = f"{title}\n\nThis Website Hosting Agreement is made on 4 May 2026 between Host and Client."
         chunk = ChunkSpec("c0", 0, text, 0, len(text), 1, 1, 0, "")
         r = extract_offline(clause, [chunk], pages=[(1, 0, len(text))], threshold=0.0)
