@@ -9,6 +9,7 @@ import pytest
 from django.core.exceptions import ImproperlyConfigured
 from django.test import override_settings
 from django.urls import reverse
+from pptx import Presentation
 
 from extraction.finder.runtime import active_finder
 from extraction.models import UNSURE_BELOW
@@ -301,6 +302,41 @@ def test_a_leases_rent_is_its_payment_clause(equipment_lease, make_member):
     assert RENT in _flat(ex.clause_text)
     assert "EUR 31,920.00" in ex.clause_text  # never paraphrased
     assert "bear interest" not in ex.clause_text
+
+
+EXCLUSIVE = "Reseller is appointed exclusive reseller of the Products in Ireland and Northern Ireland."
+SLIDES = [
+    (
+        "Reseller Programme Terms 2026",
+        'Between Quillon Software AB ("Vendor") and Marlow Digital Partners Ltd.',
+    ),
+    (
+        "Territory and exclusivity",
+        f"{EXCLUSIVE} Vendor shall not appoint any other reseller in the Territory.",
+    ),
+    ("Governing law", "These terms are governed by the laws of Sweden."),
+]
+
+
+@pytest.fixture
+def reseller_deck(engagement, tmp_path):
+    deck = Presentation()
+    for title, body in SLIDES:
+        slide = deck.slides.add_slide(deck.slide_layouts[1])
+        slide.shapes.title.text = title
+        slide.placeholders[1].text = body
+    path = tmp_path / "reseller-terms.pptx"
+    deck.save(path)
+    return _ingest(engagement, path)
+
+
+def test_a_slides_answer_is_its_body_without_the_slides_heading(reseller_deck, make_member):
+    auditor = make_member(reseller_deck.engagement, "auditor")
+    exclusivity = find_clause(reseller_deck, user=auditor, clause_type="Exclusivity", engine="offline")
+    assert exclusivity.status == "found", exclusivity.clause_text
+    assert exclusivity.clause_text.startswith(EXCLUSIVE), exclusivity.clause_text  # not "# Territory ..."
+    name = find_clause(reseller_deck, user=auditor, clause_type="Document Name", engine="offline")
+    assert name.clause_text == "Reseller Programme Terms 2026"
 
 
 def test_a_named_finder_folder_without_an_artifact_is_a_clear_error(tmp_path):
