@@ -24,6 +24,22 @@ def open_document(s, contract):
     s.page.wait_for_selector("#clause-list [data-extraction-id]")
 
 
+def open_first_listed(s) -> tuple[int, int]:
+    """Open the first clause the list shows with "j", once htmx has pushed its address ("j" is done);
+    the ids of the first two shown."""
+    first, second = [
+        int(x)
+        for x in s.page.locator("#clause-list .clause-link:visible").evaluate_all(
+            "links => links.map(a => a.dataset.extractionId)"
+        )
+    ][:2]
+    s.page.locator("body").press("j")
+    s.page.wait_for_selector(f'#workspace [data-current-extraction="{first}"]')
+    s.page.wait_for_url(f"**/clauses/{first}/**")
+    s.settle()
+    return first, second
+
+
 def click_clause(s, ex):
     s.page.click(f'#clause-list [data-extraction-id="{ex.pk}"]')
     s.page.wait_for_selector(f'#workspace [data-current-extraction="{ex.pk}"]')
@@ -265,16 +281,7 @@ def test_a_decision_that_leaves_the_not_reviewed_queue_keeps_the_focus_on_the_pa
     s = signed_in(auditor)
     open_document(s, contract)
     s.page.locator('#clause-filter [data-show="pending"]').click()
-    first, second = [
-        int(x)
-        for x in s.page.locator("#clause-list .clause-link:visible").evaluate_all(
-            "links => links.map(a => a.dataset.extractionId)"
-        )
-    ][:2]
-    s.page.locator("body").press("j")
-    s.page.wait_for_selector(f'#workspace [data-current-extraction="{first}"]')
-    s.page.wait_for_url(f"**/clauses/{first}/**")  # htmx has pushed the clause's address: "j" is done
-    s.settle()
+    first, second = open_first_listed(s)
     s.page.keyboard.press("a")  # the clause leaves the queue: its link is hidden, so it cannot hold the focus
     s.page.wait_for_selector("#decision-saved")
     s.settle()
@@ -293,16 +300,7 @@ def test_a_decision_key_pressed_while_the_next_clause_opens_records_nothing_and_
 ):
     s = signed_in(auditor)
     open_document(s, contract)
-    first, second = [
-        int(x)
-        for x in s.page.locator("#clause-list .clause-link").evaluate_all(
-            "links => links.map(a => a.dataset.extractionId)"
-        )
-    ][:2]
-    s.page.locator("body").press("j")
-    s.page.wait_for_selector(f'#workspace [data-current-extraction="{first}"]')
-    s.page.wait_for_url(f"**/clauses/{first}/**")
-    s.settle()
+    first, second = open_first_listed(s)
     held = []  # the second clause's view is held back, as on a slow network
     s.page.route(f"**/clauses/{second}/**", lambda route: held.append(route))
     s.page.keyboard.press("j")

@@ -64,17 +64,21 @@ def _ingest(engagement, path):
     return doc
 
 
-@pytest.fixture
-def service_agreement(engagement, tmp_path):
+def _ingest_docx(engagement, path, blocks):
+    """A DOCX of ``blocks`` ((text, is_heading) in order) through the real pipeline."""
     document = docx.Document()
-    for text, heading in SERVICE_AGREEMENT:
+    for text, heading in blocks:
         if heading:
             document.add_heading(text, level=1)
         else:
             document.add_paragraph(text)
-    path = tmp_path / "services.docx"
     document.save(path)
     return _ingest(engagement, path)
+
+
+@pytest.fixture
+def service_agreement(engagement, tmp_path):
+    return _ingest_docx(engagement, tmp_path / "services.docx", SERVICE_AGREEMENT)
 
 
 def _flat(text: str) -> str:
@@ -280,15 +284,7 @@ LEASE = [
 
 @pytest.fixture
 def equipment_lease(engagement, tmp_path):
-    document = docx.Document()
-    for text, heading in LEASE:
-        if heading:
-            document.add_heading(text, level=1)
-        else:
-            document.add_paragraph(text)
-    path = tmp_path / "lease.docx"
-    document.save(path)
-    return _ingest(engagement, path)
+    return _ingest_docx(engagement, tmp_path / "lease.docx", LEASE)
 
 
 def test_a_leases_rent_is_its_payment_clause(equipment_lease, make_member):
