@@ -297,10 +297,11 @@ _UNIT_ABBREV = re.compile(
 _UNIT_ENUMERATOR = re.compile(r"(?:#{1,6}\s*)?\(?(?:\d{1,3}(?:\.\d{1,3})*|[ivxlcIVXLC]{1,6}|[A-Za-z])\)?")
 
 
-# A Markdown table row ("| Fee | $1,950.00 |") and a Markdown heading ("# Territory"): lines, each starting
-# after a newline or a page break (each slide, sheet or page of a document starts after "\f").
-_TABLE_ROW = re.compile(r"(?:^|(?<=\f))[ \t]*\|[^\n\f]*\|[ \t]*$", re.M)
-_HEADING_LINE = re.compile(r"(?:^|(?<=\f))[ \t]*#{1,6}[ \t]+\S[^\n\f]*$", re.M)
+# A Markdown table row ("| Fee | $1,950.00 |") and a Markdown heading ("# Territory"): lines, each between
+# newlines or page breaks (each slide, sheet or page of a document starts after "\f", the last row of a
+# sheet ends before it).
+_TABLE_ROW = re.compile(r"(?:^|(?<=\f))[ \t]*\|[^\n\f]*\|[ \t]*(?=[\n\f]|\Z)", re.M)
+_HEADING_LINE = re.compile(r"(?:^|(?<=\f))[ \t]*#{1,6}[ \t]+\S[^\n\f]*(?=[\n\f]|\Z)", re.M)
 
 
 def evidence_sentences(text: str) -> list[tuple[int, int]]:

@@ -343,6 +343,15 @@ def test_a_markdown_heading_is_a_unit_even_with_its_body_on_the_next_line():
         "# Territory and exclusivity",
         "Reseller is appointed exclusive reseller of the Products in Ireland.",
     ]
+    sheets = "## Prices\n| Item | Fee |\n| Onboarding | $1,950.00 |\f## Terms\n| Law | England |"
+    rows = [sheets[s:e] for s, e in evidence_sentences(sheets)]
+    assert rows == [
+        "## Prices",
+        "| Item | Fee |",
+        "| Onboarding | $1,950.00 |",
+        "## Terms",
+        "| Law | England |",
+    ]
 
 
 def test_the_document_name_is_quoted_without_its_markdown_heading_marks():
