@@ -30,11 +30,11 @@ def snippet(text: str, query: str, window: int = WINDOW) -> str:
     increase" better than the first "rent" of the chunk."""
     text = " ".join(text.split())
     marks = stems(query)
-    found = [
-        (m.span(), next(s for s in marks if m.group().casefold().startswith(s)))
+    stemmed = (
+        (m.span(), next((s for s in marks if m.group().casefold().startswith(s)), None))
         for m in _WORD.finditer(text)
-        if any(m.group().casefold().startswith(s) for s in marks)
-    ]
+    )
+    found = [(span, stem) for span, stem in stemmed if stem is not None]
     spans = [span for span, _ in found]
     first = _best_anchor(found, window) if found else 0
     start = max(0, min(first - window // 3, len(text) - window))

@@ -103,21 +103,6 @@ def test_termination_for_convenience_is_the_ninety_days_notice_sentence(service_
     assert "materially breaches" not in ex.clause_text
 
 
-def test_the_payment_clause_is_the_fee_sentence_not_the_late_interest_after_it(
-    service_agreement, make_member
-):
-    ex = find_clause(
-        service_agreement,
-        user=make_member(service_agreement.engagement, "auditor"),
-        clause_type="Payment",
-        engine="offline",
-    )
-    assert ex.status == "found", ex.clause_text
-    assert FEE in _flat(ex.clause_text)
-    assert "$247.83" in ex.clause_text  # never paraphrased
-    assert "bear interest" not in ex.clause_text
-
-
 def test_the_royalty_percentage_question_cites_the_sentence_with_the_percentage(
     service_agreement, make_member
 ):
@@ -206,24 +191,24 @@ CHANGE_OF_CONTROL = (
 )
 
 
+SUPPLY_AGREEMENT = [
+    ("SUPPLY AGREEMENT", True),
+    (
+        'This Supply Agreement is made on June 2, 2025 between Fabrikam Components Ltd (the "Supplier") '
+        'and Litware Devices Inc (the "Customer").',
+        False,
+    ),
+    ("1. Supply", True),
+    ("The Supplier shall supply the products listed in Schedule 1 at the prices set there.", False),
+    ("9. General", True),  # the two neighbouring clauses side by side, no heading apart
+    (f"{ASSIGNMENT} {CHANGE_OF_CONTROL}", False),
+    ("This Agreement is governed by the laws of the State of Ohio.", False),
+]
+
+
 @pytest.fixture
 def supply_agreement(engagement, tmp_path):
-    document = docx.Document()
-    document.add_heading("SUPPLY AGREEMENT", level=1)
-    document.add_paragraph(
-        'This Supply Agreement is made on June 2, 2025 between Fabrikam Components Ltd (the "Supplier") '
-        'and Litware Devices Inc (the "Customer").'
-    )
-    document.add_heading("1. Supply", level=1)
-    document.add_paragraph(
-        "The Supplier shall supply the products listed in Schedule 1 at the prices set there."
-    )
-    document.add_heading("9. General", level=1)  # the two neighbouring clauses side by side, no heading apart
-    document.add_paragraph(f"{ASSIGNMENT} {CHANGE_OF_CONTROL}")
-    document.add_paragraph("This Agreement is governed by the laws of the State of Ohio.")
-    path = tmp_path / "supply.docx"
-    document.save(path)
-    return _ingest(engagement, path)
+    return _ingest_docx(engagement, tmp_path / "supply.docx", SUPPLY_AGREEMENT)
 
 
 def test_change_of_control_is_its_own_sentence_not_the_assignment_beside_it(supply_agreement, make_member):
@@ -287,16 +272,23 @@ def equipment_lease(engagement, tmp_path):
     return _ingest_docx(engagement, tmp_path / "lease.docx", LEASE)
 
 
-def test_a_leases_rent_is_its_payment_clause(equipment_lease, make_member):
+@pytest.mark.parametrize(
+    ("contract", "sentence", "amount"),
+    [("service_agreement", FEE, "$247.83"), ("equipment_lease", RENT, "EUR 31,920.00")],
+)
+def test_the_payment_clause_is_the_fee_or_rent_sentence_not_the_late_interest_after_it(
+    contract, sentence, amount, request, make_member
+):
+    document = request.getfixturevalue(contract)  # a service agreement's fee; a lease's rent
     ex = find_clause(
-        equipment_lease,
-        user=make_member(equipment_lease.engagement, "auditor"),
+        document,
+        user=make_member(document.engagement, "auditor"),
         clause_type="Payment",
         engine="offline",
     )
     assert ex.status == "found", ex.clause_text
-    assert RENT in _flat(ex.clause_text)
-    assert "EUR 31,920.00" in ex.clause_text  # never paraphrased
+    assert sentence in _flat(ex.clause_text)
+    assert amount in ex.clause_text  # never paraphrased
     assert "bear interest" not in ex.clause_text
 
 
