@@ -155,6 +155,7 @@
     if (event.target && event.target.id === "upload-results") { announce("upload-status", event.target); }
     if (event.target && event.target.id === "workspace") {
       var config = event.detail.requestConfig, posted = config && config.verb === "post" && config.elt;
+      clauseShown(event);
       afterWorkspace(!!(posted && posted.id === "decision-form"), !!(posted && posted.id === "find-form"));
     }
   });
@@ -250,8 +251,10 @@
   // A clause being opened (j/k, a click in the list): until its view is swapped in, the decision form on
   // screen is the one of the clause being left, so a decision taken now would record on a clause the
   // reviewer has moved away from. Its buttons are disabled meanwhile; a decision key is held back and
-  // said so on the clause that opens.
-  var opening = 0, heldKey = null;  // clauses asked for and not yet shown
+  // said so on the clause that opens. The clause counts as shown once htmx has settled its view: before
+  // that (20 ms, longer on a busy machine) htmx has not taken over the new form, and a click on it would
+  // post the form as a page of its own.
+  var opening = 0, heldKey = null;  // clauses asked for and not yet settled
   function opensClause(event) {
     var config = event.detail.requestConfig;
     return event.detail.target && event.detail.target.id === "workspace" && !!config && config.verb === "get";
@@ -262,14 +265,23 @@
   document.addEventListener("htmx:beforeRequest", function (event) {
     if (opensClause(event)) { opening += 1; disableDecisions(true); }
   });
-  // htmx swaps a response in before it says the request is over; a refused or failed one swaps nothing
-  document.addEventListener("htmx:afterRequest", function (event) {
-    if (!opensClause(event)) { return; }
-    opening = Math.max(0, opening - 1);
-    if (opening) { disableDecisions(true); }  // the clause just shown is not the last one asked for
-    else if (!event.detail.successful) { disableDecisions(false); heldKey = null; }
+  // Any view swapped into the workspace (a clause, a decision's answer) waits for its settling
+  // with its buttons disabled, for the same reason.
+  document.addEventListener("htmx:afterSwap", function (event) {
+    if (event.target && event.target.id === "workspace") { disableDecisions(true); }
   });
+  // A refused or failed request swaps nothing and is never settled: it is over when htmx says so.
+  document.addEventListener("htmx:afterRequest", function (event) {
+    if (!opensClause(event) || event.detail.successful) { return; }
+    opening = Math.max(0, opening - 1);
+    if (!opening) { disableDecisions(false); heldKey = null; }
+  });
+  function clauseShown(event) {
+    if (opensClause(event)) { opening = Math.max(0, opening - 1); }
+    if (!opening) { disableDecisions(false); }  // else the clause just shown is not the last one asked for
+  }
   function sayHeldKey() {
+    if (opening) { return; }  // the key is said on the last clause asked for
     var key = heldKey, form = document.getElementById("decision-form");
     heldKey = null;
     if (!key || !form) { return; }

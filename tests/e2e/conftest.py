@@ -146,8 +146,11 @@ class Session:
         return path
 
     def settle(self):
-        """Wait until htmx has no request in flight."""
-        self.page.wait_for_function("() => !document.querySelector('.htmx-request')")
+        """Wait until htmx has no request in flight and has settled what it swapped in (until then
+        it has not taken over the new content's links and forms)."""
+        self.page.wait_for_function(
+            "() => !document.querySelector('.htmx-request, .htmx-swapping, .htmx-settling, .htmx-added')"
+        )
 
 
 @pytest.fixture
