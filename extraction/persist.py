@@ -63,6 +63,7 @@ def save_outcome(
                 verification_errors=list(outcome.errors),
                 refused_attempts=list(outcome.refused_attempts),
                 confidence=outcome.detail.get("confidence"),
+                closest=dict(outcome.detail.get("closest") or {}) if outcome.status == NOT_FOUND else {},
             )
             chunks = (
                 chunk_pks

@@ -34,6 +34,7 @@ class Span:
     citation_id: int
     start: int  # absolute offsets into Document.text
     end: int
+    closest: bool = False  # a not_found's nearest miss (``Extraction.closest``), not a citation
 
 
 def highlight(page: PageText, spans: list[Span] | tuple[Span, ...] = ()) -> SafeString:
@@ -43,7 +44,7 @@ def highlight(page: PageText, spans: list[Span] | tuple[Span, ...] = ()) -> Safe
     reads in rows and columns, not as lines of "|". A span across cells is marked in each."""
     headings = _heading_lines(page.text)
     spans = sorted(spans, key=lambda s: (s.start, s.end))
-    emitted: set[int] = set()  # citations whose mark carrying the id is out (ids are unique in a page)
+    emitted: set[int | str] = set()  # citations whose mark carrying the id is out (ids are unique in a page)
     parts: list[str] = []
     pos = page.start
     for table in _tables(page.text):
@@ -55,7 +56,9 @@ def highlight(page: PageText, spans: list[Span] | tuple[Span, ...] = ()) -> Safe
     return mark_safe("".join(parts))
 
 
-def _marked(page: PageText, a: int, b: int, spans: list[Span], headings, emitted: set[int]) -> SafeString:
+def _marked(
+    page: PageText, a: int, b: int, spans: list[Span], headings, emitted: set[int | str]
+) -> SafeString:
     """Escaped text of ``page`` between absolute offsets ``a`` and ``b``, the spans in it marked."""
     parts: list[str] = []
     pos = a
@@ -70,9 +73,17 @@ def _marked(page: PageText, a: int, b: int, spans: list[Span], headings, emitted
     return mark_safe("".join(parts))
 
 
-def _mark(span: Span, page: PageText, inner: SafeString, emitted: set[int]) -> SafeString:
+def _mark(span: Span, page: PageText, inner: SafeString, emitted: set[int | str]) -> SafeString:
     """A span's ``<mark>`` on ``page``. A quote across a page break (or across table cells) is marked in
     each part: only the first part where it starts on this page carries its id."""
+    if span.closest:
+        first = span.start >= page.start and "closest" not in emitted
+        emitted.add("closest")
+        if first:
+            return format_html(
+                '<mark class="closest" data-closest id="closest-passage" tabindex="-1">{}</mark>', inner
+            )
+        return format_html('<mark class="closest" data-closest>{}</mark>', inner)
     if span.start < page.start or span.citation_id in emitted:
         return format_html('<mark data-citation-id="{}">{}</mark>', span.citation_id, inner)
     emitted.add(span.citation_id)
@@ -113,7 +124,7 @@ def _tables(text: str) -> list[_Table]:
     return out
 
 
-def _table(page: PageText, table: _Table, spans: list[Span], emitted: set[int]) -> SafeString:
+def _table(page: PageText, table: _Table, spans: list[Span], emitted: set[int | str]) -> SafeString:
     """``table`` as an HTML table, each cell's text (spaces around it aside) escaped and marked; the rule
     under the header row is not shown, nor are the "|" between cells. Built as plain strings (a sheet of
     ten thousand rows is one page: Django's lazy-aware helpers took half a second over its cells)."""

@@ -98,6 +98,11 @@ urlpatterns = [
         pages.citation_boxes,
         name="citation-boxes",
     ),
+    path(
+        "documents/<int:document_id>/clauses/<int:extraction_id>/closest/boxes.json",
+        pages.closest_boxes,
+        name="closest-boxes",
+    ),
     path("documents/<int:document_id>/original.pdf", pages.original, name="document-original"),
     path("documents/<int:document_id>/find/", find.find, name="find"),
     path("documents/<int:document_id>/summary/", summary.summary, name="document-summary"),

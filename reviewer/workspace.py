@@ -38,6 +38,29 @@ class ShownPage:
         return self.ocr_confidence is not None and self.ocr_confidence < LOW_CONFIDENCE
 
 
+@dataclass(frozen=True)
+class ClosestPassage:
+    """The sentence the engine judged best for a not_found (``Extraction.closest``): where, and what."""
+
+    page: int
+    start: int
+    end: int
+    quote: str
+
+    @classmethod
+    def of(cls, extraction: Extraction) -> ClosestPassage | None:
+        saved = extraction.closest or {}
+        try:
+            passage = cls(int(saved["page"]), int(saved["start"]), int(saved["end"]), str(saved["quote"]))
+        except (KeyError, TypeError, ValueError):
+            return None
+        return (
+            passage
+            if extraction.status == Extraction.Status.NOT_FOUND and passage.end > passage.start
+            else None
+        )
+
+
 @dataclass
 class Workspace:
     document: Document
@@ -55,6 +78,7 @@ class Workspace:
     box_citations: list[int] = field(default_factory=list)  # citations whose boxes the page images show
     citation_section: str = ""  # the heading path the cited quote itself is under
     citation_label: str = ""  # the printed label of the cited page, when the PDF has one
+    closest: ClosestPassage | None = None  # a not_found's nearest miss, shown on its page
 
     @property
     def citation_ocr_low(self) -> list[ShownPage]:
@@ -84,6 +108,12 @@ class Workspace:
     def next_page(self) -> int | None:
         last = self.pages[-1].number if self.pages else self.page_number
         return last + 1 if last < self.document.page_count else None
+
+    @property
+    def closest_shown(self) -> bool:
+        """The nearest miss lies on a page shown (its glyph boxes are drawn there)."""
+        c = self.closest
+        return c is not None and any(c.start < p.end and p.start < c.end for p in self.pages)
 
     @property
     def latest_review_id(self) -> int:
@@ -155,8 +185,13 @@ def build(
             ws.citation_section = section_at(document, ws.citation.start)
         else:
             spans = [source.Span(c.pk, c.start, c.end) for c in ws.citations]  # clipped to the page
-    if extraction is not None and ws.citation is None and page_number is None:
-        return ws  # nothing cited (e.g. not_found): no page to show until asked
+    if extraction is not None and ws.citation is None:
+        ws.closest = ClosestPassage.of(extraction)
+        if ws.closest is not None:
+            spans = [source.Span(0, ws.closest.start, ws.closest.end, closest=True)]
+            lo = hi = page_number or ws.closest.page
+        elif page_number is None:
+            return ws  # nothing cited and nothing near: no page to show until asked
     _load_pages(ws, lo, hi, spans)
     return ws
 
@@ -180,7 +215,9 @@ def _load_pages(ws: Workspace, lo: int, hi: int, spans: list[source.Span]) -> No
     (or already loaded with the clause, see ``reviewer.rows.with_rows(pages_for=...)``)."""
     rows = rows_module.page_rows(ws.extraction, ws.citation.pk) if ws.citation is not None else None
     if rows is None:
-        end, start = (ws.citation.end, ws.citation.start) if ws.citation is not None else (0, 0)
+        near = ws.closest if ws.closest is not None and lo == ws.closest.page else None
+        focus = ws.citation if ws.citation is not None else near
+        end, start = (focus.end, focus.start) if focus is not None else (0, 0)
         with connection.cursor() as cursor:
             cursor.execute(PAGES_SQL, {"doc": ws.document.pk, "lo": lo, "hi": hi, "end": end, "start": start})
             rows = cursor.fetchall()
@@ -188,6 +225,8 @@ def _load_pages(ws: Workspace, lo: int, hi: int, spans: list[source.Span]) -> No
     read_by_ocr = {row[0]: row[4] for row in rows}  # a page read by OCR: its confidence (else None)
     if ws.citation is not None:
         shown = set(source.pages_of_span(ws.citation.start, ws.citation.end, texts)) or {lo}
+    elif ws.closest is not None and lo == ws.closest.page:
+        shown = set(source.pages_of_span(ws.closest.start, ws.closest.end, texts)) or {lo}
     else:
         shown = {lo}
     ws.page_number = min(shown)
@@ -209,4 +248,4 @@ def _load_pages(ws: Workspace, lo: int, hi: int, spans: list[source.Span]) -> No
         touched = [
             s for s in spans if any(s.start < p.end and p.start < max(s.end, s.start + 1) for p in ws.pages)
         ]
-        ws.box_citations = [s.citation_id for s in touched]
+        ws.box_citations = [s.citation_id for s in touched if not s.closest]

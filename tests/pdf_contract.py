@@ -171,3 +171,28 @@ def make_pdf_contract(
             )
             out.citations.setdefault(name, []).append(citation)
     return out
+
+
+def not_found_pointing_at(contract, quote_of: str, type_name: str = "Non-Compete"):
+    """A not_found whose closest sentence is the first quote of ``quote_of`` (as the offline engine keeps it)."""
+    from extraction.models import Extraction
+    from tests.factories import ensure_clause_types
+
+    near = contract.citations[quote_of][0]
+    run = contract.extractions[quote_of].run
+    return Extraction.objects.create(
+        run=run,
+        document=contract.document,
+        clause_type=ensure_clause_types([type_name])[type_name],
+        status="not_found",
+        engine="offline",
+        dedupe_key="not_found",
+        confidence=0.93,
+        closest={
+            "chunk_id": near.chunk.chunk_id,
+            "page": near.page,
+            "start": near.start,
+            "end": near.end,
+            "quote": near.quote,
+        },
+    )

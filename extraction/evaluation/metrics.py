@@ -92,6 +92,7 @@ class PairRecord:
     confidence: float | None = None  # the engine's probability that the clause is there, when it gives one
     features: dict = field(default_factory=dict)  # the engine's decision signals (offline)
     pdf_pages: dict[int, str] = field(default_factory=dict)  # page number -> normalised PDF text layer
+    closest: str = ""  # a not_found's closest sentence (``Extraction.closest``), when the engine kept one
 
     @property
     def parts(self) -> list[dict]:
@@ -117,6 +118,16 @@ def parts_retrieved(rec: PairRecord, *, merged: bool = False) -> tuple[int, int]
 def is_hit(rec: PairRecord, threshold: float = HIT_JACCARD) -> bool:
     return (
         rec.present and rec.status == "found" and best_jaccard(rec.clause_text, rec.span_texts) >= threshold
+    )
+
+
+def closest_is_hit(rec: PairRecord, threshold: float = HIT_JACCARD) -> bool:
+    """A present clause answered not_found whose closest sentence would have been a hit."""
+    return (
+        rec.present
+        and rec.status == "not_found"
+        and bool(rec.closest)
+        and best_jaccard(rec.closest, rec.span_texts) >= threshold
     )
 
 
@@ -247,6 +258,12 @@ def metrics(records: Iterable[PairRecord]) -> dict:
         ),
         "false_not_found_rate": _rate(
             sum(r.status == "not_found" for r in answered_present), len(answered_present)
+        ),
+        # of the present clauses answered not_found, those whose closest sentence (shown to the reviewer)
+        # is the clause by the hit criterion: a wrong not_found that still points at the clause
+        "false_not_found_closest_hit_rate": _rate(
+            sum(closest_is_hit(r) for r in answered_present if r.status == "not_found"),
+            sum(r.status == "not_found" for r in answered_present),
         ),
         "found": sum(r.status == "found" for r in recs),
         "unverified": sum(r.status == "unverified" for r in recs),

@@ -44,6 +44,7 @@ from extraction.offline.presence import PresenceModel, features, type_margin
 from extraction.offline.reader import (
     DEFAULT_THRESHOLD,
     NOT_FOUND,
+    Candidate,
     extract_offline,
     section_match,
     unit_rows,
@@ -52,6 +53,7 @@ from extraction.outcome import ClauseOutcome, outcome_from_verification
 from extraction.retrieval import clause_query, embed_texts
 from extraction.usage import Usage
 from extraction.verify import verify_extraction
+from ingest.pages import page_of
 
 # share of a sentence's score that is the clause finder's probability (docs/decisions.md,
 # extraction.offline.engine.LEARNED_WEIGHT)
@@ -86,6 +88,29 @@ def _detail(result, threshold: float) -> dict:
         "candidates": len(cands),
         "value_cue": float(result.value_cued),
     }
+
+
+def closest_passage(doc: DocumentView, candidate: Candidate) -> dict | None:
+    """``candidate`` as a citation the verifier located in ``doc`` ({chunk_id, page, start, end, quote}),
+    or None when it cannot be located (it is then not shown)."""
+    cited = {
+        "chunk_id": candidate.chunk_id,
+        "page": page_of(candidate.start, doc.pages),
+        "quote": candidate.text,
+    }
+    verified = verify_extraction(
+        [cited],
+        doc.by_id,
+        doc.pages,
+        candidate.text,
+        document_text=doc.text,
+        offsets=[candidate.start],
+        furniture=doc.furniture,
+    )
+    if not verified.ok or len(verified.citations) != 1:
+        return None
+    v = verified.citations[0]
+    return {"chunk_id": v.chunk_id, "page": v.page, "start": v.start, "end": v.end, "quote": v.quote}
 
 
 class OfflineSession:
@@ -135,7 +160,7 @@ class OfflineSession:
             )
             if p < self.engine.presence_threshold:
                 tool_input = {**tool_input, "clause_text": NOT_FOUND, "citations": []}
-        return self._verified(clause, clause_id, tool_input, result.offsets, detail)
+        return self._verified(clause, clause_id, tool_input, result.offsets, detail, result.candidates)
 
     def _extract_found_by_finder(
         self, clause: ClauseType, clause_id: str, retrieved: Sequence[ScoredChunk], assessment: Assessment
@@ -161,13 +186,25 @@ class OfflineSession:
         tool_input = result.tool_input
         if not assessment.found:
             tool_input = {**tool_input, "clause_text": NOT_FOUND, "citations": []}
-        return self._verified(clause, clause_id, tool_input, result.offsets, detail)
+        return self._verified(clause, clause_id, tool_input, result.offsets, detail, result.candidates)
 
     def _verified(
-        self, clause: ClauseType, clause_id: str, tool_input: dict, offsets: Sequence[int], detail: dict
+        self,
+        clause: ClauseType,
+        clause_id: str,
+        tool_input: dict,
+        offsets: Sequence[int],
+        detail: dict,
+        candidates: Sequence[Candidate] = (),
     ) -> ClauseOutcome:
-        """The answer through the same citation verifier as Claude's."""
+        """The answer through the same citation verifier as Claude's. A not_found keeps the sentence the
+        engine judged best (``closest``), verified the same way: a reviewer who doubts the not_found reads
+        the nearest miss first."""
         doc = self.document
+        if tool_input["clause_text"] == NOT_FOUND and candidates:
+            closest = closest_passage(doc, candidates[0])
+            if closest is not None:
+                detail = {**detail, "closest": closest}
         verified = verify_extraction(
             tool_input["citations"],
             doc.by_id,

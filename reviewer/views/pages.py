@@ -15,7 +15,7 @@ from django.utils.http import parse_etags
 
 from ingest import page_view
 from ingest.page_view import PageImageError
-from reviewer import access
+from reviewer import access, workspace
 
 CACHE_CONTROL = "private, no-cache"
 
@@ -79,25 +79,33 @@ def citation_boxes(request, document_id: int, citation_id: int):
     ``notes`` say what a reader should know (``ingest.office_boxes``). 404 for a document whose pages are
     not drawn; 422 (with ``error``) when its original cannot be read or laid out."""
     citation = access.citation_for(request.user, document_id, citation_id)
-    doc = citation.extraction.document
+    return _span_boxes(
+        request, citation.extraction.document, citation.pk, citation.start, citation.end, citation.page
+    )
+
+
+def closest_boxes(request, document_id: int, extraction_id: int):
+    """The rectangles of a not_found's nearest miss (``Extraction.closest``), shaped as
+    ``citation_boxes`` with ``"citation": "closest"``; 404 when the clause has none."""
+    extraction = access.extraction_for(request.user, document_id, extraction_id)
+    closest = workspace.ClosestPassage.of(extraction)
+    if closest is None:
+        raise Http404("This clause has no closest passage.")
+    return _span_boxes(request, extraction.document, "closest", closest.start, closest.end, closest.page)
+
+
+def _span_boxes(request, doc, key: int | str, start: int, end: int, page: int):
     if not page_view.has_page_images(doc):
         raise Http404("This document has no PDF pages.")
     version = page_view.document_version(doc)
-    etag = f'"{version}-{citation.pk}-{citation.start}-{citation.end}-b{page_view.BOXES_VERSION}"'
+    etag = f'"{version}-{key}-{start}-{end}-b{page_view.BOXES_VERSION}"'
     if _fresh(request, etag):
         return _not_modified(etag)
     try:
-        data = page_view.span_boxes_json(doc, citation.start, citation.end)
+        data = page_view.span_boxes_json(doc, start, end)
     except PageImageError as exc:
         return JsonResponse({"error": str(exc)}, status=422)
-    payload = {
-        "document": doc.pk,
-        "citation": citation.pk,
-        "start": citation.start,
-        "end": citation.end,
-        "page": citation.page,
-        **data,
-    }
+    payload = {"document": doc.pk, "citation": key, "start": start, "end": end, "page": page, **data}
     return _cached(JsonResponse(payload), etag)
 
 

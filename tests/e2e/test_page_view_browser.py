@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from django.urls import reverse
 
-from tests.pdf_contract import make_pdf_contract
+from tests.pdf_contract import make_pdf_contract, not_found_pointing_at
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -189,3 +189,26 @@ def test_a_docx_clause_is_boxed_on_libreoffices_page_in_the_browser(signed_in, a
     assert_boxes_over_the_quote(s, figure, citation)
     assert "LibreOffice" in s.page.locator("[data-office-note]").text_content()
     s.shot("34-page-view-docx")
+
+
+def test_a_not_found_shows_its_closest_sentence_outlined_on_the_page_and_marked_in_the_text(
+    signed_in, auditor, pdf_contract
+):
+    s = signed_in(auditor)
+    ex = not_found_pointing_at(pdf_contract, "Termination For Convenience")
+    s.page.goto(reverse("clause", args=[ex.document_id, ex.pk]))
+    figure = wait_for_page(s, 2)
+    s.settle()
+    assert "judged closest, on page 2" in s.page.locator("#closest-note").inner_text()
+    near = pdf_contract.citations["Termination For Convenience"][0]
+    assert s.page.locator("#decision-corrected").input_value() == near.quote  # "e" starts from it
+    outline = figure.locator("rect.closest").first
+    assert visible_in_viewer(s, outline)  # scrolled to it, outlined (not filled as a citation is)
+    assert outline.evaluate("(r) => getComputedStyle(r).fill") == "none"
+    assert figure.locator("rect.current").count() == 0
+    s.shot("33-not-found-closest-sentence")
+    s.page.locator("#viewer").focus()
+    s.page.keyboard.press("v")
+    mark = s.page.locator("mark.closest").first
+    assert mark.is_visible() and visible_in_viewer(s, mark)
+    assert s.errors == []

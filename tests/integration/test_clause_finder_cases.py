@@ -333,3 +333,46 @@ def test_a_named_finder_folder_without_an_artifact_is_a_clear_error(tmp_path):
         pytest.raises(ImproperlyConfigured, match="no clause_finder"),
     ):
         active_finder()
+
+
+MFN = (
+    "If Supplier offers any other distributor prices lower than those under this Agreement, Supplier shall "
+    "offer the same lower prices to Distributor from the date they were first offered."
+)
+DISTRIBUTION_AGREEMENT = [
+    ("SOFTWARE DISTRIBUTION AGREEMENT", True),
+    (
+        "This Software Distribution Agreement is made on 14 March 2025 between Norrland Analytics AB "
+        '("Supplier") and Petrel Systems Pty Ltd ("Distributor").',
+        False,
+    ),
+    ("3. Prices and Payment", True),
+    (
+        "Distributor shall pay Supplier a licence fee of $247.83 per seat per year, invoiced quarterly. "
+        f"{MFN} Overdue amounts bear interest at 1.5% per month.",
+        False,
+    ),
+    ("10. Governing Law", True),
+    ("This Agreement is governed by the laws of New South Wales, Australia.", False),
+]
+
+
+def test_a_not_found_keeps_the_sentence_it_judged_closest_located_in_the_source(engagement, tmp_path):
+    """A price promise to match any lower price (Most Favored Nation, a type with few labelled examples):
+    either found, or the not_found points the reviewer at it; found answers keep no closest sentence."""
+    doc = _ingest_docx(engagement, tmp_path / "distribution.docx", DISTRIBUTION_AGREEMENT)
+    mfn = find_clause(doc, user=None, clause_type="Most Favored Nation", engine="offline")
+    if mfn.status == "found":
+        assert MFN in _flat(mfn.clause_text)
+    else:
+        assert _flat(mfn.closest["quote"]) == MFN
+    escrow = find_clause(doc, user=None, clause_type="Source Code Escrow", engine="offline")
+    assert escrow.status == "not_found"
+    for ex in (mfn, escrow):
+        if ex.status == "not_found":
+            near = ex.closest
+            assert doc.text[near["start"] : near["end"]] == near["quote"]
+            page = doc.pages.get(char_start__lte=near["start"], char_end__gt=near["start"])
+            assert near["page"] == page.number
+    law = find_clause(doc, user=None, clause_type="Governing Law", engine="offline")
+    assert law.status == "found" and law.closest == {}

@@ -13,7 +13,7 @@ from extraction.finder.runtime import active_finder
 
 pytestmark = [pytest.mark.django_db, pytest.mark.corpus]
 
-PREDICTION_KEYS = {"doc", "clause_type", "retrieved", "extraction", "latency_ms"}
+PREDICTION_KEYS = {"doc", "clause_type", "retrieved", "extraction", "closest", "latency_ms"}
 
 
 def _slice(cuad_dir, tmp_path, doc_prefix: str, *, then: int = 0):
@@ -50,6 +50,11 @@ def test_evaluate_writes_predictions_and_metrics_in_the_documented_shape(cuad_di
             assert set(c) == {"chunk_id", "page", "start", "end", "quote"}
         if p["extraction"]["status"] == "not_found":
             assert p["extraction"]["citations"] == []
+            near = p["closest"] or {}  # the sentence the engine judged best (none without a candidate)
+            assert not near or set(near) == {"chunk_id", "page", "start", "end", "quote"}
+        else:
+            assert p["closest"] is None
+    assert any(p["closest"] for p in lines)  # the not_founds point at their nearest miss
 
     m = json.loads((out / "metrics.json").read_text())
     assert m["credit"] == "CUAD v1, The Atticus Project (CC BY 4.0)"
@@ -63,6 +68,7 @@ def test_evaluate_writes_predictions_and_metrics_in_the_documented_shape(cuad_di
         "citation_validity",
         "silent_source_rate",
         "false_not_found_rate",
+        "false_not_found_closest_hit_rate",
     ):
         assert key in m["overall"]
     assert m["overall"]["citation_validity"] in (None, 1.0)

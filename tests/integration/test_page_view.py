@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import re
+from html import unescape as html_unescape
 from pathlib import Path
 
 import pypdfium2 as pdfium
@@ -16,7 +17,7 @@ from PIL import Image
 from engagements.models import Engagement
 from ingest import pdf_render
 from ingest.pdf_boxes import Box
-from tests.pdf_contract import contract_pdf, make_pdf_contract
+from tests.pdf_contract import contract_pdf, make_pdf_contract, not_found_pointing_at
 
 pytestmark = pytest.mark.django_db
 HX = {"HTTP_HX_REQUEST": "true"}
@@ -221,3 +222,44 @@ def test_with_the_cache_away_the_page_view_and_the_citation_line_still_work(
     assert "12.2 Cap on Liability" in html and "data-page-image" in html
     assert client.get(boxes_url(citation)).json()["boxes"]
     assert "cache unavailable, sections computed again" in caplog.text
+
+
+def test_a_not_found_shows_its_closest_sentence_marked_on_its_page_and_drawn_on_the_image(
+    client, auditor, pdf_contract
+):
+    client.force_login(auditor)
+    ex = not_found_pointing_at(pdf_contract, "Termination For Convenience")
+    near = pdf_contract.citations["Termination For Convenience"][0]
+    html = client.get(reverse("clause", args=[ex.document_id, ex.pk]), **HX).content.decode()
+    assert "absent</strong> (93% sure)" in html and "judged closest, on page 2" in html
+    assert html.count('id="closest-passage"') == 1
+    marked = re.findall(r'<mark class="closest" data-closest[^>]*>(.*?)</mark>', html, re.S)
+    assert " ".join(html_unescape(" ".join(marked)).split()) == " ".join(near.quote.split())
+    assert "data-citation-id" not in html.split('id="viewer"')[1].split("</section>")[0]  # no citation marked
+    boxes = reverse("closest-boxes", args=[ex.document_id, ex.pk])
+    assert f'data-boxes="{boxes}"' in html and 'data-citation="closest"' in html
+    data = client.get(boxes).json()
+    assert (data["citation"], data["start"], data["end"], data["page"]) == (
+        "closest",
+        near.start,
+        near.end,
+        2,
+    )
+    assert data["boxes"] and data["boxes"][0]["page"] == 2  # the sentence runs on to page 3
+    found = pdf_contract.extractions["Governing Law"]
+    assert client.get(reverse("closest-boxes", args=[found.document_id, found.pk])).status_code == 404
+
+
+def test_a_not_found_without_a_closest_sentence_shows_no_page(client, auditor, contract):
+    client.force_login(auditor)
+    ex = contract.extractions["Non-Compete"]
+    html = client.get(reverse("clause", args=[ex.document_id, ex.pk]), **HX).content.decode()
+    assert "there is no citation to show" in html and "closest" not in html
+    assert client.get(reverse("closest-boxes", args=[ex.document_id, ex.pk])).status_code == 404
+
+
+def test_another_engagements_closest_boxes_are_404(client, make_member, pdf_contract):
+    ex = not_found_pointing_at(pdf_contract, "Governing Law")
+    other = Engagement.objects.create(name="Other audit", client="Other")
+    client.force_login(make_member(other, "auditor", username="outsider"))
+    assert client.get(reverse("closest-boxes", args=[ex.document_id, ex.pk])).status_code == 404

@@ -100,6 +100,18 @@ def test_citation_validity_checks_text_chunk_and_page():
     assert not citation_is_valid({**cit, "end": 999}, text, (15, len(text)), 2)
 
 
+def test_a_false_not_found_whose_closest_sentence_is_the_clause_is_counted():
+    rows = [
+        rec(status="not_found", closest="This Agreement shall be governed by the laws of New York."),
+        rec(status="not_found", closest="Notices are given in writing."),
+        rec(status="not_found"),  # the engine kept none
+        rec(status="found", clause_text=LAW),
+        rec(present=False, gold_spans=[], status="not_found", closest=LAW),  # absent: not a false not_found
+    ]
+    assert metrics(rows)["false_not_found_closest_hit_rate"] == round(1 / 3, 4)
+    assert metrics(rows[3:])["false_not_found_closest_hit_rate"] is None
+
+
 def test_silent_source_and_false_not_found_rates():
     rows = [
         rec(present=False, gold_spans=[], status="not_found"),

@@ -33,6 +33,16 @@ def test_the_mark_holds_exactly_the_cited_span_and_everything_is_escaped():
     )
 
 
+def test_a_closest_sentence_is_marked_apart_from_citations_and_escaped():
+    start = TEXT.index('"$247.83"')
+    html = highlight(page(2), [Span(0, start, start + 9, closest=True)])
+    assert html == (
+        'The &lt;b&gt;cap&lt;/b&gt; is <mark class="closest" data-closest id="closest-passage" tabindex="-1">'
+        "&quot;$247.83&quot;</mark> &amp; final."
+    )
+    assert "data-citation-id" not in html
+
+
 def test_no_span_means_escaped_text_only():
     assert highlight(page(2)) == "The &lt;b&gt;cap&lt;/b&gt; is &quot;$247.83&quot; &amp; final."
 

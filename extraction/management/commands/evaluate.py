@@ -80,7 +80,8 @@ class Command(DataCommand):
         self.stdout.write(
             f"{m['engine']} k={m['k']}: recall@k {o['recall_at_k']} (merged {o['recall_at_k_merged']}), "
             f"hit rate {o['hit_rate']}, silent-source {o['silent_source_rate']}, "
-            f"false not_found {o['false_not_found_rate']}, citation validity {o['citation_validity']}, "
+            f"false not_found {o['false_not_found_rate']} (its closest sentence the clause: "
+            f"{o['false_not_found_closest_hit_rate']}), citation validity {o['citation_validity']}, "
             f"page accuracy {o['citation_page_accuracy']}"
         )
         weakest = sorted(
