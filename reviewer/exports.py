@@ -46,6 +46,7 @@ COLUMNS = (
     "status",
     "engine",
     "model",
+    "confidence",
     "verification_errors",
     "refused_attempts",
     "extraction_version",
@@ -55,6 +56,8 @@ COLUMNS = (
     "span_start",
     "span_end",
     "quote",
+    "closest_page",
+    "closest_quote",
     "current_decision",
     "reviewer",
     "decided_at",
@@ -114,6 +117,17 @@ def export_record(ex: Any) -> dict:
         "refused_attempts": list(ex.refused_attempts or []),  # the answers refused before this one
         "engine": ex.engine,
         "model": ex.model,
+        "confidence": ex.confidence,  # how sure the engine is of this answer (None: it does not say)
+        # a not_found's closest sentence (``Extraction.closest``): never a citation
+        "closest": (
+            {
+                "page": ex.closest["page"],
+                "span": [ex.closest["start"], ex.closest["end"]],
+                "quote": ex.closest["quote"],
+            }
+            if ex.closest
+            else None
+        ),
         "extraction_version": ex.version,
         "citations": [
             {
@@ -181,6 +195,9 @@ def flat_rows(records: list[dict]) -> list[dict]:
         base["history"] = history_text(rec.get("decisions") or [])
         base["verification_errors"] = "\n".join(rec.get("verification_errors") or [])  # one reason a line
         base["refused_attempts"] = refused_text(rec.get("refused_attempts") or [])  # one attempt a line
+        near = rec.get("closest") or {}
+        base["closest_page"], base["closest_quote"] = near.get("page", ""), near.get("quote", "")
+        base["confidence"] = "" if rec.get("confidence") is None else rec["confidence"]
         for cit in rec["citations"] or [None]:
             row = dict(base)
             if cit:

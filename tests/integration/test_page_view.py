@@ -4,6 +4,7 @@ every page, cached with ETags, bounded on disk, and a page that cannot be drawn 
 from __future__ import annotations
 
 import io
+import json
 import re
 from html import unescape as html_unescape
 from pathlib import Path
@@ -248,6 +249,18 @@ def test_a_not_found_shows_its_closest_sentence_marked_on_its_page_and_drawn_on_
     assert data["boxes"] and data["boxes"][0]["page"] == 2  # the sentence runs on to page 3
     found = pdf_contract.extractions["Governing Law"]
     assert client.get(reverse("closest-boxes", args=[found.document_id, found.pk])).status_code == 404
+
+
+def test_the_export_keeps_a_not_founds_closest_sentence_apart_from_its_citations(
+    client, auditor, pdf_contract
+):
+    client.force_login(auditor)
+    ex = not_found_pointing_at(pdf_contract, "Governing Law")
+    near = pdf_contract.citations["Governing Law"][0]
+    data = json.loads(client.get(reverse("document-export", args=[ex.document_id, "json"])).getvalue())
+    (record,) = [r for r in data["clauses"] if r["extraction_id"] == ex.pk]
+    assert record["citations"] == [] and record["confidence"] == 0.93
+    assert record["closest"] == {"page": near.page, "span": [near.start, near.end], "quote": near.quote}
 
 
 def test_a_not_found_without_a_closest_sentence_shows_no_page(client, auditor, contract):

@@ -70,6 +70,8 @@ RECORDS = [
         "status": "not_found",
         "engine": "offline",
         "model": "",
+        "confidence": 0.91,
+        "closest": {"page": 7, "span": [50, 90], "quote": "=Distributor shall not sell rival products."},
         "extraction_version": 1,
         "citations": [],
         "current_decision": "not reviewed",
@@ -93,6 +95,14 @@ def test_one_row_per_citation_and_one_for_an_uncited_clause():
         and rows[0]["current_decision"] == "accepted"
     )
     assert [r["document_type"] for r in rows] == ["Service", "Service", ""]
+
+
+def test_a_not_found_row_says_how_sure_and_names_its_closest_sentence_apart_from_citations():
+    rows = flat_rows(RECORDS)
+    assert (rows[2]["confidence"], rows[2]["closest_page"], rows[2]["quote"]) == (0.91, 7, "")
+    assert rows[0]["confidence"] == rows[0]["closest_quote"] == ""  # the engine said neither
+    (line,) = list(csv.DictReader(io.StringIO(to_csv(RECORDS[1:]).decode("utf-8-sig"))))
+    assert line["closest_quote"] == "'=Distributor shall not sell rival products."  # a formula never runs
 
 
 def test_formula_cells_are_neutralised():
