@@ -251,6 +251,15 @@ def test_a_not_found_shows_its_closest_sentence_marked_on_its_page_and_drawn_on_
     assert client.get(reverse("closest-boxes", args=[found.document_id, found.pk])).status_code == 404
 
 
+def test_a_manager_reads_the_closest_sentence_without_being_told_to_correct(
+    client, make_member, pdf_contract
+):
+    ex = not_found_pointing_at(pdf_contract, "Governing Law")
+    client.force_login(make_member(pdf_contract.document.engagement, "manager", username="mona"))
+    html = client.get(reverse("clause", args=[ex.document_id, ex.pk]), **HX).content.decode()
+    assert 'id="closest-passage"' in html and "judged closest" in html and "correct the answer" not in html
+
+
 def test_the_export_keeps_a_not_founds_closest_sentence_apart_from_its_citations(
     client, auditor, pdf_contract
 ):
