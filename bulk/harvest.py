@@ -65,6 +65,7 @@ from extraction import checkpoints, run_status
 from extraction.agent.case_facts import CaseFacts
 from extraction.agent.engine import make_client
 from extraction.catalog.sync import as_plain
+from extraction.closest import with_closest
 from extraction.models import ClauseTask, ExtractionRun
 from extraction.outcome import FAILED, Interrupted
 from extraction.persist import save_outcome
@@ -446,7 +447,7 @@ def _succeeded(
         run,
         document,
         task.clause_type,
-        outcome,
+        with_closest(outcome, session.document, clause),
         engine="anthropic",
         model=run.model,
         chunk_pks=session.document.chunk_pks,

@@ -219,8 +219,9 @@ class Extraction(models.Model):
     # How sure the engine is of this answer, 0..1, when it says (the offline engine's clause finder: the
     # probability that the clause is there for a found answer, that it is not for a not_found)
     confidence = models.FloatField(null=True, blank=True)
-    # A not_found of the offline engine: the sentence it judged best, located in the source as a
-    # citation is ({chunk_id, page, start, end, quote}); never a citation, never counted as an answer
+    # A not_found's closest sentence (``extraction.closest``): the one its engine, or the clause finder,
+    # judged best, located as a citation is ({chunk_id, page, start, end, quote}); never a citation, never
+    # counted as an answer
     closest = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 

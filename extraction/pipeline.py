@@ -23,6 +23,7 @@ from django.db.models import F
 from extraction import checkpoints, retrieval
 from extraction.catalog.sync import as_plain, catalog_order
 from extraction.checkpoints import clause_id_for
+from extraction.closest import with_closest
 from extraction.doc_type import classify_for_run
 from extraction.docview import load_document
 from extraction.engines import get_engine
@@ -199,6 +200,7 @@ def process_document(
                 retrieved = retrieve(document, clause, k) if (observe or wants_retrieval(view)) else []
             t1 = time.perf_counter()
             outcome = session.extract(clause, clause_id_for(document.pk, clause.slug), retrieved)
+            outcome = with_closest(outcome, view, clause, [sc.chunk.chunk_id for sc in retrieved])
             t2 = time.perf_counter()
         except Interrupted as exc:  # checkpointed: this start does not count against MAX_ATTEMPTS
             ClauseTask.objects.filter(pk=task.pk).update(attempts=F("attempts") - 1)

@@ -37,6 +37,7 @@ import numpy as np
 
 from extraction import catalog
 from extraction.catalog import ClauseType
+from extraction.closest import locate
 from extraction.docview import DocumentView, ScoredChunk
 from extraction.finder.model import ClauseFinder
 from extraction.finder.runtime import Assessment, active_finder, assess
@@ -53,7 +54,6 @@ from extraction.outcome import ClauseOutcome, outcome_from_verification
 from extraction.retrieval import clause_query, embed_texts
 from extraction.usage import Usage
 from extraction.verify import verify_extraction
-from ingest.pages import page_of
 
 # share of a sentence's score that is the clause finder's probability (docs/decisions.md,
 # extraction.offline.engine.LEARNED_WEIGHT)
@@ -88,29 +88,6 @@ def _detail(result, threshold: float) -> dict:
         "candidates": len(cands),
         "value_cue": float(result.value_cued),
     }
-
-
-def closest_passage(doc: DocumentView, candidate: Candidate) -> dict | None:
-    """``candidate`` as a citation the verifier located in ``doc`` ({chunk_id, page, start, end, quote}),
-    or None when it cannot be located (it is then not shown)."""
-    cited = {
-        "chunk_id": candidate.chunk_id,
-        "page": page_of(candidate.start, doc.pages),
-        "quote": candidate.text,
-    }
-    verified = verify_extraction(
-        [cited],
-        doc.by_id,
-        doc.pages,
-        candidate.text,
-        document_text=doc.text,
-        offsets=[candidate.start],
-        furniture=doc.furniture,
-    )
-    if not verified.ok or len(verified.citations) != 1:
-        return None
-    v = verified.citations[0]
-    return {"chunk_id": v.chunk_id, "page": v.page, "start": v.start, "end": v.end, "quote": v.quote}
 
 
 class OfflineSession:
@@ -202,7 +179,8 @@ class OfflineSession:
         the nearest miss first."""
         doc = self.document
         if tool_input["clause_text"] == NOT_FOUND and candidates:
-            closest = closest_passage(doc, candidates[0])
+            best = candidates[0]
+            closest = locate(doc, best.chunk_id, best.start, best.text)
             if closest is not None:
                 detail = {**detail, "closest": closest}
         verified = verify_extraction(

@@ -192,6 +192,8 @@ def test_succeeded_errored_expired_canceled_then_the_retries_succeed(engagement)
         status, text, cites = pic[name]
         if ANSWERS[name] is None:
             assert status == "not_found" and not cites
+            near = Extraction.objects.get(run=run, clause_type__name=name).closest  # the finder's nearest
+            assert near["quote"] and document.text[near["start"] : near["end"]] == near["quote"]
         else:
             assert status == "found" and text == ANSWERS[name]
             ((page, start, end, quote),) = cites
@@ -544,7 +546,11 @@ def test_a_harvest_reads_a_documents_chunks_once_not_once_per_stored_clause(enga
         for q in queries.captured_queries
         if q["sql"].startswith("SELECT") and 'FROM "ingest_chunk"' in q["sql"]
     ]
-    assert len(chunk_reads) == 1  # the document's chunks, loaded with its text (not a lookup per citation)
+    # the document's chunks once, with its text (not a lookup per citation), and their vectors at most
+    # once, for the clause finder's closest sentence of a not_found (not a read per clause)
+    texts = [q for q in chunk_reads if '"ingest_chunk"."text"' in q]
+    vectors = [q for q in chunk_reads if '"ingest_chunk"."embedding"' in q and q not in texts]
+    assert len(texts) == 1 and len(vectors) <= 1 and len(chunk_reads) == len(texts) + len(vectors)
     # every citation still points at the chunk it quotes
     cited = Citation.objects.filter(extraction__run=run).select_related("chunk")
     assert cited.count() == 4

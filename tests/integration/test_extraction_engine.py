@@ -132,6 +132,10 @@ def test_not_found_answer(engagement):
     pipeline.process_document(run.pk, document.pk, engine=_engine(api))
     ex = Extraction.objects.get(run=run)
     assert (ex.status, ex.clause_text, ex.citations.count()) == ("not_found", "", 0)
+    # Claude names no sentence: the clause finder's best is kept as the closest, located in the source
+    near = ex.closest
+    assert ANSWERS["Governing Law"] in near["quote"] and near["page"] == PAGE_OF["Governing Law"]
+    assert document.text[near["start"] : near["end"]] == near["quote"]
 
 
 def test_quote_not_in_cited_chunk_gets_one_retry_then_verified(engagement):
