@@ -156,7 +156,6 @@
     if (event.target && event.target.id === "upload-results") { announce("upload-status", event.target); }
     if (event.target && event.target.id === "workspace") {
       var config = event.detail.requestConfig, posted = config && config.verb === "post" && config.elt;
-      clauseShown(event);
       afterWorkspace(!!(posted && posted.id === "decision-form"), !!(posted && posted.id === "find-form"));
     }
   });
@@ -252,10 +251,8 @@
   // A clause being opened (j/k, a click in the list): until its view is swapped in, the decision form on
   // screen is the one of the clause being left, so a decision taken now would record on a clause the
   // reviewer has moved away from. Its buttons are disabled meanwhile; a decision key is held back and
-  // said so on the clause that opens. The clause counts as shown once htmx has settled its view: before
-  // that (20 ms, longer on a busy machine) htmx has not taken over the new form, and a click on it would
-  // post the form as a page of its own.
-  var opening = 0, heldKey = null;  // clauses asked for and not yet settled
+  // said so on the clause that opens.
+  var opening = 0, heldKey = null;  // clauses asked for and not yet shown
   function opensClause(event) {
     var config = event.detail.requestConfig;
     return event.detail.target && event.detail.target.id === "workspace" && !!config && config.verb === "get";
@@ -266,12 +263,16 @@
   document.addEventListener("htmx:beforeRequest", function (event) {
     if (opensClause(event)) { opening += 1; disableDecisions(true); }
   });
-  // Any view swapped into the workspace (a clause, a decision's answer) waits for its settling
-  // with its buttons disabled, for the same reason.
+  // htmx takes over a swapped-in view's links and forms only when it settles it (20 ms later, longer on a
+  // busy machine): a decision key pressed meanwhile would have the browser post the form as a page of its
+  // own. The workspace is taken over at once instead (htmx skips it when it settles), and a clause counts
+  // as shown from then.
   document.addEventListener("htmx:afterSwap", function (event) {
-    if (event.target && event.target.id === "workspace") { disableDecisions(true); }
+    if (!event.target || event.target.id !== "workspace") { return; }
+    window.htmx.process(event.target);
+    clauseShown(event);
   });
-  // A refused or failed request swaps nothing and is never settled: it is over when htmx says so.
+  // A refused or failed request swaps nothing: it is over when htmx says so.
   document.addEventListener("htmx:afterRequest", function (event) {
     if (!opensClause(event) || event.detail.successful) { return; }
     opening = Math.max(0, opening - 1);
@@ -279,7 +280,7 @@
   });
   function clauseShown(event) {
     if (opensClause(event)) { opening = Math.max(0, opening - 1); }
-    if (!opening) { disableDecisions(false); }  // else the clause just shown is not the last one asked for
+    disableDecisions(opening > 0);  // still opening: the clause just shown is not the last one asked for
   }
   function sayHeldKey() {
     if (opening) { return; }  // the key is said on the last clause asked for
