@@ -2,7 +2,7 @@
 an engine that names none (Claude's ``report_not_found``), the clause finder's best sentence among the
 chunks it reads and those retrieval found. It is located in the source by the citation verifier, shown to
 the reviewer with the not_found, and never counted as an answer: a wrong not_found still points at the
-clause (docs/decisions.md, extraction.offline.engine.closest_passage)."""
+clause (docs/decisions.md, extraction.closest)."""
 
 from __future__ import annotations
 
