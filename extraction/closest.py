@@ -7,11 +7,12 @@ clause (docs/decisions.md, extraction.closest)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from extraction.catalog import ClauseType
 from extraction.docview import DocumentView
 from extraction.finder.runtime import assess
+from extraction.models import Extraction
 from extraction.outcome import NOT_FOUND, ClauseOutcome
 from extraction.verify import verify_extraction
 from ingest.pages import page_of
@@ -55,3 +56,26 @@ def with_closest(
         return outcome
     closest = finder_closest(doc, clause, seen)
     return outcome if closest is None else replace(outcome, detail={**outcome.detail, "closest": closest})
+
+
+@dataclass(frozen=True)
+class ClosestPassage:
+    """The sentence the engine judged best for a not_found (``Extraction.closest``): where, and what."""
+
+    page: int
+    start: int
+    end: int
+    quote: str
+
+    @classmethod
+    def of(cls, extraction: Extraction) -> ClosestPassage | None:
+        saved = extraction.closest or {}
+        try:
+            passage = cls(int(saved["page"]), int(saved["start"]), int(saved["end"]), str(saved["quote"]))
+        except (KeyError, TypeError, ValueError):
+            return None
+        return (
+            passage
+            if extraction.status == Extraction.Status.NOT_FOUND and passage.end > passage.start
+            else None
+        )

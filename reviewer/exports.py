@@ -30,6 +30,7 @@ from openpyxl import Workbook
 from openpyxl.cell import WriteOnlyCell
 from openpyxl.cell.cell import ILLEGAL_CHARACTERS_RE
 
+from extraction.closest import ClosestPassage
 from extraction.models import Citation
 from reviewer.decisions import derive_state, reviewer_name
 from reviewer.models import Review
@@ -102,6 +103,7 @@ def iter_records(extractions: QuerySet) -> Iterator[dict]:
 def export_record(ex: Any) -> dict:
     reviews = list(ex.reviews.all())
     state = derive_state(ex.clause_text, reviews)
+    near = ClosestPassage.of(ex)
     latest = reviews[0] if reviews else None
     return {
         "document_id": ex.document_id,
@@ -119,15 +121,7 @@ def export_record(ex: Any) -> dict:
         "model": ex.model,
         "confidence": ex.confidence,  # how sure the engine is of this answer (None: it does not say)
         # a not_found's closest sentence (``Extraction.closest``): never a citation
-        "closest": (
-            {
-                "page": ex.closest["page"],
-                "span": [ex.closest["start"], ex.closest["end"]],
-                "quote": ex.closest["quote"],
-            }
-            if ex.closest
-            else None
-        ),
+        "closest": {"page": near.page, "span": [near.start, near.end], "quote": near.quote} if near else None,
         "extraction_version": ex.version,
         "citations": [
             {

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from django.db import connection
 from django.http import Http404
 
+from extraction.closest import ClosestPassage
 from extraction.evaluation.stratify import answer_is_absent
 from extraction.models import Citation, Extraction
 from ingest.models import Document
@@ -36,29 +37,6 @@ class ShownPage:
     def ocr_low(self) -> bool:
         """Read by OCR with a low confidence: the reviewer is told to check its words on the page image."""
         return self.ocr_confidence is not None and self.ocr_confidence < LOW_CONFIDENCE
-
-
-@dataclass(frozen=True)
-class ClosestPassage:
-    """The sentence the engine judged best for a not_found (``Extraction.closest``): where, and what."""
-
-    page: int
-    start: int
-    end: int
-    quote: str
-
-    @classmethod
-    def of(cls, extraction: Extraction) -> ClosestPassage | None:
-        saved = extraction.closest or {}
-        try:
-            passage = cls(int(saved["page"]), int(saved["start"]), int(saved["end"]), str(saved["quote"]))
-        except (KeyError, TypeError, ValueError):
-            return None
-        return (
-            passage
-            if extraction.status == Extraction.Status.NOT_FOUND and passage.end > passage.start
-            else None
-        )
 
 
 @dataclass
@@ -214,21 +192,16 @@ def _load_pages(ws: Workspace, lo: int, hi: int, spans: list[source.Span]) -> No
     """The shown page(s) and their neighbours, sliced out of Document.text by the database
     (or already loaded with the clause, see ``reviewer.rows.with_rows(pages_for=...)``)."""
     rows = rows_module.page_rows(ws.extraction, ws.citation.pk) if ws.citation is not None else None
+    near = ws.closest if ws.closest is not None and lo == ws.closest.page else None
+    focus = ws.citation if ws.citation is not None else near  # the span whose pages are shown
     if rows is None:
-        near = ws.closest if ws.closest is not None and lo == ws.closest.page else None
-        focus = ws.citation if ws.citation is not None else near
         end, start = (focus.end, focus.start) if focus is not None else (0, 0)
         with connection.cursor() as cursor:
             cursor.execute(PAGES_SQL, {"doc": ws.document.pk, "lo": lo, "hi": hi, "end": end, "start": start})
             rows = cursor.fetchall()
     texts = [source.PageText(n, s, e, body or "") for n, s, e, body, _ in rows]
     read_by_ocr = {row[0]: row[4] for row in rows}  # a page read by OCR: its confidence (else None)
-    if ws.citation is not None:
-        shown = set(source.pages_of_span(ws.citation.start, ws.citation.end, texts)) or {lo}
-    elif ws.closest is not None and lo == ws.closest.page:
-        shown = set(source.pages_of_span(ws.closest.start, ws.closest.end, texts)) or {lo}
-    else:
-        shown = {lo}
+    shown = (set(source.pages_of_span(focus.start, focus.end, texts)) if focus is not None else set()) or {lo}
     ws.page_number = min(shown)
     estimated = ws.document.pages_estimated
     labels = page_labels(ws.document) if ws.page_images else {}

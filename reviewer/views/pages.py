@@ -13,9 +13,10 @@ from __future__ import annotations
 from django.http import FileResponse, Http404, HttpResponse, HttpResponseNotModified, JsonResponse
 from django.utils.http import parse_etags
 
+from extraction.closest import ClosestPassage
 from ingest import page_view
 from ingest.page_view import PageImageError
-from reviewer import access, workspace
+from reviewer import access
 
 CACHE_CONTROL = "private, no-cache"
 
@@ -88,7 +89,7 @@ def closest_boxes(request, document_id: int, extraction_id: int):
     """The rectangles of a not_found's nearest miss (``Extraction.closest``), shaped as
     ``citation_boxes`` with ``"citation": "closest"``; 404 when the clause has none."""
     extraction = access.extraction_for(request.user, document_id, extraction_id)
-    closest = workspace.ClosestPassage.of(extraction)
+    closest = ClosestPassage.of(extraction)
     if closest is None:
         raise Http404("This clause has no closest passage.")
     return _span_boxes(request, extraction.document, "closest", closest.start, closest.end, closest.page)

@@ -232,10 +232,14 @@ def test_plain_chunks_and_empty_input():
     assert empty.not_found and empty.best_score == 0.0
 
 
+def units(text: str) -> list[str]:
+    """The texts of ``evidence_sentences(text)``."""
+    return [text[s:e] for s, e in evidence_sentences(text)]
+
+
 def test_evidence_sentences():
     text = "Acme Inc. sells goods. It is based in the U.S. and Canada.\n\nSECTION 2\nNext one! Done? Yes."
-    got = [text[s:e] for s, e in evidence_sentences(text)]
-    assert got == [
+    assert units(text) == [
         "Acme Inc. sells goods.",
         "It is based in the U.S. and Canada.",
         "SECTION 2\nNext one!",
@@ -326,8 +330,7 @@ def test_a_heading_hands_its_score_to_the_clause_it_heads():
 def test_a_markdown_heading_is_one_unit():
     # Converted DOCX/HTML/Markdown keep "# 11. Governing Law": its number's full stop ends no sentence.
     text = "# 11. Governing Law\n\n## 11.1 Governing Law\n\nThis Agreement is governed by New York law."
-    units = [text[s:e] for s, e in evidence_sentences(text)]
-    assert units[:2] == ["# 11. Governing Law", "## 11.1 Governing Law"]
+    assert units(text)[:2] == ["# 11. Governing Law", "## 11.1 Governing Law"]
 
 
 def test_a_markdown_heading_is_a_unit_even_with_its_body_on_the_next_line():
@@ -336,16 +339,14 @@ def test_a_markdown_heading_is_a_unit_even_with_its_body_on_the_next_line():
         "# Reseller Terms\nBetween Quillon AB and Marlow Ltd.\f"  # each slide a page: a heading after "\f"
         "# Territory and exclusivity\nReseller is appointed exclusive reseller of the Products in Ireland."
     )
-    units = [text[s:e] for s, e in evidence_sentences(text)]
-    assert units == [
+    assert units(text) == [
         "# Reseller Terms",
         "Between Quillon AB and Marlow Ltd.",
         "# Territory and exclusivity",
         "Reseller is appointed exclusive reseller of the Products in Ireland.",
     ]
     sheets = "## Prices\n| Item | Fee |\n| Onboarding | $1,950.00 |\f## Terms\n| Law | England |"
-    rows = [sheets[s:e] for s, e in evidence_sentences(sheets)]
-    assert rows == [
+    assert units(sheets) == [
         "## Prices",
         "| Item | Fee |",
         "| Onboarding | $1,950.00 |",
