@@ -32,7 +32,7 @@ from dashboards.corpus import (
     write_absent_only,
 )
 from dashboards.models import BenchmarkOutcome, BenchmarkRun, BenchmarkSet
-from extraction.evaluation.stratify import NOT_FOUND, NOT_RUN, benchmark_passes, best_jaccard
+from extraction.evaluation.stratify import NOT_FOUND, NOT_RUN, benchmark_passes, best_answer_jaccard
 
 log = logging.getLogger(__name__)
 
@@ -122,6 +122,7 @@ def judge(prediction: dict, gold_row: dict, doc_type: str) -> BenchmarkOutcome:
     extraction = prediction.get("extraction") or {}
     status = extraction.get("status") or "missing"
     text = _clause_text(extraction) if status != NOT_FOUND else ""
+    quotes = [str(c.get("quote", "")) for c in extraction.get("citations") or []]
     present = bool(gold_row["present"])
     spans = gold_span_texts(gold_row)
     page, page_from = _first_citation_page(extraction), "citation"
@@ -137,8 +138,10 @@ def judge(prediction: dict, gold_row: dict, doc_type: str) -> BenchmarkOutcome:
         status=status,
         page=page,
         page_from=page_from if page is not None else "",
-        passed=benchmark_passes(present, status, text, spans),
-        best_jaccard=round(best_jaccard(text, spans), 4) if present and status == "found" else None,
+        passed=benchmark_passes(present, status, text, spans, quotes=quotes),
+        best_jaccard=(
+            round(best_answer_jaccard(text, quotes, spans), 4) if present and status == "found" else None
+        ),
         clause_text=text[:CLAUSE_TEXT_KEEP],
     )
 

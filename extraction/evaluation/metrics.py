@@ -11,7 +11,8 @@ records into the figures of ``metrics.json``:
   (a part longer than a chunk can only be found that way). ``pair_recall_at_k``:
   present pairs with at least one gold part retrieved.
 - hit rate: present pairs answered ``found`` whose clause text has word-set Jaccard
-  >= 0.5 with some gold span (the CUAD criterion; ``stratify.jaccard``).
+  >= 0.5 with some gold span (the CUAD criterion; ``stratify.jaccard``; a list of parties
+  value by value, ``stratify.answer_texts``).
 - citation page accuracy: of the citations of found answers that match a located
   gold part (one normalised text inside the other, or Jaccard >= 0.5; both at least
   4 words, as a shorter text occurs in too many places), the share whose page lies
@@ -37,7 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import cast
 
-from extraction.evaluation.stratify import NOT_RUN, best_jaccard, jaccard
+from extraction.evaluation.stratify import NOT_RUN, best_answer_jaccard, best_jaccard, jaccard
 
 HIT_JACCARD = 0.5
 CREDIT = "CUAD v1, The Atticus Project (CC BY 4.0)"
@@ -99,6 +100,10 @@ class PairRecord:
         return [p for s in self.gold_spans for p in s.get("parts") or [] if p.get("text")]
 
     @property
+    def quotes(self) -> list[str]:
+        return [str(c.get("quote", "")) for c in self.citations]
+
+    @property
     def span_texts(self) -> list[str]:
         return [s.get("text", "") for s in self.gold_spans if s.get("text")]
 
@@ -117,7 +122,9 @@ def parts_retrieved(rec: PairRecord, *, merged: bool = False) -> tuple[int, int]
 
 def is_hit(rec: PairRecord, threshold: float = HIT_JACCARD) -> bool:
     return (
-        rec.present and rec.status == "found" and best_jaccard(rec.clause_text, rec.span_texts) >= threshold
+        rec.present
+        and rec.status == "found"
+        and best_answer_jaccard(rec.clause_text, rec.quotes, rec.span_texts) >= threshold
     )
 
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 import math
 import re
 import string
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 FRONT, MIDDLE, BACK, NO_PAGE = "front", "middle", "back", "none"
@@ -166,14 +166,36 @@ def best_jaccard(text: str, gold_spans: Iterable[str]) -> float:
     return max((jaccard(text, span) for span in gold_spans), default=0.0)
 
 
+LIST_SEPARATOR = "; "  # a list answer (the parties) joins its cited values with this
+
+
+def answer_texts(clause_text: str, quotes: Sequence[str] = ()) -> list[str]:
+    """What an answer is judged by: a list answer, whose clause text is its cited values joined by
+    ``LIST_SEPARATOR``, value by value (CUAD's gold holds each party as a span of its own); any other
+    answer by its clause text."""
+    if len(quotes) > 1 and clause_text == LIST_SEPARATOR.join(quotes):
+        return list(quotes)
+    return [clause_text]
+
+
+def best_answer_jaccard(clause_text: str, quotes: Sequence[str], gold_spans: Sequence[str]) -> float:
+    return max(best_jaccard(text, gold_spans) for text in answer_texts(clause_text, quotes))
+
+
 def benchmark_passes(
-    present: bool, status: str, clause_text: str, gold_spans: Iterable[str], threshold: float = 0.5
+    present: bool,
+    status: str,
+    clause_text: str,
+    gold_spans: Sequence[str],
+    threshold: float = 0.5,
+    quotes: Sequence[str] = (),
 ) -> bool:
-    """The CUAD criterion: a present pair passes when found with Jaccard >= 0.5 against some gold span;
-    an absent pair passes when the answer is not_found."""
+    """The CUAD criterion: a present pair passes when found with Jaccard >= 0.5 against some gold span
+    (a list answer: one of its values, ``answer_texts``); an absent pair passes when the answer is
+    not_found."""
     if not present:
         return status == NOT_FOUND
-    return status == "found" and best_jaccard(clause_text, gold_spans) >= threshold
+    return status == "found" and best_answer_jaccard(clause_text, quotes, gold_spans) >= threshold
 
 
 # --------------------------------------------------------------------------- strata

@@ -34,6 +34,7 @@ import numpy as np
 
 from extraction.catalog import TEXT, ClauseType
 from extraction.docview import ScoredChunk
+from extraction.evaluation.stratify import LIST_SEPARATOR
 from extraction.lexical import terms
 from ingest.chunker import ChunkSpec
 from ingest.headings import line_heading, title_line
@@ -83,11 +84,18 @@ _TITLE = re.compile(
 # "ADAMS GOLF, LTD.")
 # (the form in Title or upper case: "a Delaware corporation" describes a party, it does not name one)
 _FORMS = ("Inc.?", "Incorporated", "Corp.", "Corporation", "Company", "Co.", "Ltd.?", "Limited", "GmbH", "AG")
+# Forms that are also short words ("AS", "SE") name a party only after Title Case words: "Halvorsen
+# Analytics AS", never "REFERRED TO AS".
+_TITLE_CASE_FORMS = r"AS|ASA|A/S|ApS|AB|Oyj?|SE|SAS|S\.A\.S\.|SARL|S\.r\.l\.|K\.K\.|KG"
 _PARTY = re.compile(
-    r"\b(?:[A-Z][A-Za-z0-9&'’.\-]*,?[ \t]+){1,6}?(?:"
+    r"\b(?:(?:[A-Z][A-Za-z0-9&'’.\-]*,?[ \t]+){1,6}?(?:"
     + "|".join(f.replace(".", r"\.") for form in _FORMS for f in dict.fromkeys((form, form.upper())))
-    + r"|L\.?L\.?C\.?|L\.P\.|LLP|PLC|S\.A\.|N\.V\.|B\.V\.|S\.p\.A\.)(?![A-Za-z])"
+    + r"|L\.?L\.?C\.?|L\.P\.|LLP|PLC|S\.A\.|N\.V\.|B\.V\.|S\.p\.A\.)"
+    + rf"|(?:[A-Z][a-z][A-Za-z0-9&'’.\-]*,?[ \t]+){{1,6}}?(?:{_TITLE_CASE_FORMS}))(?![A-Za-z])"
 )
+# "a Nevada Corporation", "a Florida Limited Liability Company", "a registered Non-banking Financial
+# Company" describe a party, they do not name one ("an affiliate of HOF Village, LLC" names one)
+_DESCRIBED = re.compile(r"\b(?:a|an)\s+(?:[a-z]+\s+)?(?:[A-Z][A-Za-z\-]*\s+){0,2}(?:limited\s+)?$")
 _LINK = r"[\s\"'“”‘’:,(]*"  # quotes, brackets and punctuation between a cue and its value
 _CUE_WORDS = r"(?:as|of|on|from|upon|is|shall|be|will|become|means|date|the|this)"
 # recitals tell the background: "WHEREAS, the parties entered into a Letter of Intent dated May 3, 2005" dates
@@ -150,6 +158,7 @@ class TypeRules:
     preamble: bool = False  # stated in the opening lines: the first chunk scores more
     not_in_recitals: bool = False  # a recital's value belongs to another document (RECITAL)
     needs_no_cause: bool = False  # a sentence naming a cause (CAUSE) is not this clause
+    every: bool = False  # a list: the answer is every value its sentence states, each cited
 
 
 # "effective as of July 15, 2005" is the effective date even when the preamble opens with another date
@@ -157,7 +166,7 @@ class TypeRules:
 # extraction.offline.reader.RULES.
 RULES: dict[str, TypeRules] = {
     "Document Name": TypeRules(value=_TITLE, preamble=True),
-    "Parties": TypeRules(value=_PARTY, preamble=True),
+    "Parties": TypeRules(value=_PARTY, preamble=True, every=True),
     "Agreement Date": TypeRules(value=_DATE, preamble=True, not_in_recitals=True),
     "Effective Date": TypeRules(
         value=_DATE, cue=r"effective|commenc\w*", preamble=True, not_in_recitals=True
@@ -388,8 +397,8 @@ def extract_offline(
     floor = max(threshold, relative_cutoff * best)
     rules = RULES.get(clause.name, NO_RULES)
     if rules.value is not None:
-        tool_input, cued, start = _value_answer(clause, cid, rules, cands, floor, chunks, pages, furniture)
-        return OfflineResult(tool_input, best, threshold, tuple(cands), value_cued=cued, offsets=(start,))
+        tool_input, cued, starts = _value_answer(clause, cid, rules, cands, floor, chunks, pages, furniture)
+        return OfflineResult(tool_input, best, threshold, tuple(cands), value_cued=cued, offsets=starts)
     spans: list[tuple[str, int, int]] = []
     for cand in cands:
         if len(spans) >= max_citations or cand.score < floor:
@@ -426,15 +435,17 @@ def _value_answer(
     chunks: Sequence[ChunkSpec],
     pages: PageTable | None,
     furniture: Spans,
-) -> tuple[dict, bool, int]:
-    """One cited phrase for a value type (see :func:`extract_offline`); the best sentence whole
-    when no pattern match qualifies. Also says whether the phrase was named by the type's cue
-    (``TypeRules.cue``): the earliest such value wins over the preamble's first date; and where the
-    phrase starts."""
+) -> tuple[dict, bool, tuple[int, ...]]:
+    """One cited phrase for a value type (see :func:`extract_offline`), or for a list type
+    (``TypeRules.every``: the parties) every phrase the chosen sentence states, each cited and
+    joined by ``LIST_SEPARATOR``; the best sentence whole when no pattern match qualifies. Also says
+    whether the phrase was named by the type's cue (``TypeRules.cue``): the earliest such value wins
+    over the preamble's first date; and where each cited phrase starts."""
     opening = {c.chunk_id for c in chunks if c.ordinal == 0} if rules.preamble else set()
     pattern, cue = rules.value, rules.cue
     assert pattern is not None  # only a value type (``rules.value`` set) is answered here
     matches, cued = [], []  # (absolute start, phrase, candidate)
+    found_in: dict[int, list[tuple[int, str, Candidate]]] = {}  # a candidate's matches, by id
     for cand in cands:
         if cand.score < floor and cand.chunk_id not in opening:
             continue
@@ -445,10 +456,12 @@ def _value_answer(
             group = m.lastgroup or 0  # a pattern's named group is the value inside its match
             phrase = m.group(group).strip()
             start = cand.start + m.start(group) + len(m.group(group)) - len(m.group(group).lstrip())
-            if phrase and not _inside(start, start + len(phrase), furniture):
+            described = rules.every and _DESCRIBED.search(cand.text, 0, start - cand.start)
+            if phrase and not described and not _inside(start, start + len(phrase), furniture):
                 found.append((start, phrase, cand))
         if found:
             matches.append(found[0])
+            found_in[id(cand)] = found
         if cue is not None:
             cued += [f for f in found if _next_to_cue(cue, cand.text, f[0] - cand.start, len(f[1]))][:1]
     in_opening = [m for m in matches if m[2].chunk_id in opening]
@@ -463,18 +476,28 @@ def _value_answer(
     else:
         cand = cands[0]
         start, quote = cand.start, cand.text
-    page = (
-        page_of(start, pages) if pages else next(c for c in chunks if c.chunk_id == cand.chunk_id).page_start
-    )
+    values = [(start, quote)]
+    if rules.every and id(cand) in found_in:
+        seen: set[str] = set()
+        values = []
+        for at, phrase, _ in found_in[id(cand)]:
+            if phrase.casefold() not in seen:
+                seen.add(phrase.casefold())
+                values.append((at, phrase))
+    first_page = next(c for c in chunks if c.chunk_id == cand.chunk_id).page_start
+    citations = [
+        {"chunk_id": cand.chunk_id, "page": page_of(at, pages) if pages else first_page, "quote": phrase}
+        for at, phrase in values
+    ]
     return (
         {
             "clause_id": cid,
             "clause_type": clause.name,
-            "clause_text": quote,
-            "citations": [{"chunk_id": cand.chunk_id, "page": page, "quote": quote}],
+            "clause_text": LIST_SEPARATOR.join(phrase for _, phrase in values),
+            "citations": citations,
         },
         bool(cued),
-        start,
+        tuple(at for at, _ in values),
     )
 
 

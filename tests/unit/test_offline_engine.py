@@ -170,6 +170,32 @@ def test_agreement_date_is_narrowed_to_the_date():
     check_output(r, clause)
 
 
+def test_parties_lists_every_party_the_preamble_names():
+    clause = catalog.get("Parties")
+    r = extract_offline(clause, retrieved(), pages=PAGES, threshold=0.0)
+    assert [c["quote"] for c in r.tool_input["citations"]] == ["Acme Inc.", "Beta LLC."]
+    assert r.tool_input["clause_text"] == "Acme Inc.; Beta LLC."
+    check_output(r, clause)
+
+
+def test_parties_reads_nordic_forms_and_skips_a_description():
+    text = (
+        "SOFTWARE LICENSE AGREEMENT\n\nThis Agreement is entered into by and between Halvorsen Analytics AS, "
+        'a Norwegian company ("Licensor"), and Brightwater Logistics, Inc., a Delaware Corporation '
+        '("Customer"). THE SOFTWARE IS HEREINAFTER REFERRED TO AS THE PLATFORM. '
+    )
+    text += "x " * 300 + "The headings of this Agreement are for convenience only. "
+    r = extract_offline(
+        catalog.get("Parties"),
+        [ScoredChunk(c, 0.5) for c in _doc_chunks(text)],
+        pages=[(1, 0, len(text))],
+        threshold=0.0,
+    )
+    quotes = [c["quote"] for c in r.tool_input["citations"]]
+    assert quotes == ["Halvorsen Analytics AS", "Brightwater Logistics, Inc."]
+    assert r.offsets == tuple(text.index(q) for q in quotes)
+
+
 def test_document_name_is_the_title():
     clause = catalog.get("Document Name")
     r = extract_offline(clause, retrieved(), pages=PAGES, threshold=0.0)

@@ -314,3 +314,16 @@ def test_silent_counts_merge():
         [{"n": 3, "silent": 3, "invented": []}, {"n": 2, "silent": 1, "invented": [{"id": 1}]}]
     )
     assert (merged.silent, merged.n, merged.invented) == (4, 5, [{"id": 1}])
+
+
+def test_a_list_of_parties_is_judged_value_by_value():
+    gold = ["Eton Pharmaceuticals, Inc.", "Eton"]
+    names = ["Aucta Pharmaceuticals Limited", "Eton Pharmaceuticals, Inc.", "Marine MP, LLC"]
+    listed = st.LIST_SEPARATOR.join(names)
+    assert st.answer_texts(listed, names) == names
+    assert st.benchmark_passes(True, "found", listed, gold, quotes=names) is True
+    assert st.benchmark_passes(True, "found", listed, gold) is False  # judged whole, the list dilutes it
+    # an answer of several passages is judged whole, as its clause text is not its quotes listed
+    passages = ["The licence is exclusive in the Territory.", "Eton Pharmaceuticals, Inc."]
+    assert st.answer_texts("\n\n".join(passages), passages) == ["\n\n".join(passages)]
+    assert st.benchmark_passes(True, "found", "\n\n".join(passages), gold, quotes=passages) is False

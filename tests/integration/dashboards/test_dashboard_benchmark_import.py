@@ -223,3 +223,21 @@ def test_cuad_dev_imports_as_a_set_and_perfect_answers_score_perfectly(cuad_dir,
     figures = benchmark_figures(Filters(engagement_ids=[]))
     assert sum(s.n for s in figures.strata) == 3649 and not any(s.below_target for s in figures.strata)
     assert {s.section for s in figures.strata} >= {"front", "middle", "none"}
+
+
+def test_a_list_of_parties_passes_when_one_listed_party_is_a_gold_span():
+    names = ["Acme Widgets, Inc.", "Beta Logistics LLC", "Gamma Holdings Limited"]
+    prediction = {
+        "doc": "d1",
+        "clause_type": "Parties",
+        "extraction": {
+            "status": "found",
+            "clause_text": "; ".join(names),
+            "citations": [{"page": 1, "quote": name} for name in names],
+        },
+    }
+    gold_row = {"present": True, "spans": [{"text": "Beta Logistics LLC", "parts": []}]}
+    outcome = benchmarks.judge(prediction, gold_row, "Service")
+    assert outcome.passed and outcome.best_jaccard == 1.0
+    prediction["extraction"]["clause_text"] = "Acme Widgets, Inc. and two others"  # not its quotes listed
+    assert not benchmarks.judge(prediction, gold_row, "Service").passed
