@@ -33,6 +33,10 @@ from io import BytesIO
 from pathlib import Path
 from xml.etree import ElementTree
 
+import openpyxl
+from openpyxl.styles import Alignment
+from openpyxl.utils import get_column_letter
+
 from ingest.pdf_render import PageImageError
 
 OFFICE_KINDS = {"docx": ".docx", "pptx": ".pptx", "xlsx": ".xlsx", "html": ".html", "epub": ".html"}
@@ -40,8 +44,10 @@ CONVERT_TIMEOUT = (
     120  # seconds one conversion may take (docs/decisions.md, ingest.office_pdf.CONVERT_TIMEOUT)
 )
 PROFILE_SLOTS = 2  # LibreOffice runs at once per host, each with its own profile (a core each)
-CONVERT_VERSION = 1  # part of a kept PDF's name: a change in conversion makes new files
+CONVERT_VERSION = 2  # part of a kept PDF's name: a change in conversion makes new files
 FAILED_SUFFIX = ".failed"
+PRINT_MAX_WIDTH = 60  # characters a workbook's column is widened to at most; a longer value wraps
+PRINT_PREP_MAX_CELLS = 200_000  # a larger workbook prints as it is (openpyxl would hold every cell)
 
 # A profile's settings: no macros run (security level "very high", macro execution off), and no link
 # to a file outside the document is followed (an image or style sheet on a server, a local file).
@@ -83,6 +89,8 @@ def convert_to_pdf(
         data = offline_html(data)
     elif kind == "epub":
         data = epub_as_html(data)
+    elif kind == "xlsx":
+        data = xlsx_for_print(data)
     with profile_slot(profiles) as profile, tempfile.TemporaryDirectory(prefix="lo-") as work:
         source = Path(work) / f"original{OFFICE_KINDS[kind]}"
         source.write_bytes(data)
@@ -187,6 +195,45 @@ def offline_html(data: bytes) -> bytes:
     data = _FETCHING_TAGS.sub(b"", data)
     data = _FETCHING_VOID.sub(b"", data)
     return _STYLE_URLS.sub(b"", data)
+
+
+def xlsx_for_print(data: bytes) -> bytes:
+    """A copy of a workbook that prints every value whole: each column as wide as its longest value
+    (at most ``PRINT_MAX_WIDTH`` characters; a longer value wraps) and each sheet scaled to the page's
+    width. LibreOffice prints a cell cut off at its filled neighbour, and "$184,500.(" on a page cannot
+    be checked against the cited row. Cells keep the values our text quotes (the cached values of
+    formulas, as :mod:`ingest.xlsx` reads them); pictures and charts are left out of the copy. A
+    workbook openpyxl cannot open, or of more than ``PRINT_PREP_MAX_CELLS`` cells, prints as it is."""
+    try:
+        probe = openpyxl.load_workbook(BytesIO(data), read_only=True)
+        cells = sum((sheet.max_row or 0) * (sheet.max_column or 0) for sheet in probe.worksheets)
+        probe.close()
+        if cells > PRINT_PREP_MAX_CELLS:
+            return data
+        book = openpyxl.load_workbook(BytesIO(data), data_only=True)
+    except (zipfile.BadZipFile, KeyError, ValueError, TypeError, OSError):
+        return data
+    for sheet in book.worksheets:
+        widths: dict[int, int] = {}
+        for row in sheet.iter_rows():
+            for cell in row:
+                if cell.value is None:
+                    continue
+                longest = max((len(line) for line in str(cell.value).splitlines()), default=0)
+                if isinstance(cell.value, (int, float)):
+                    longest += 4  # a number prints with its format: "$184,500.00" for 184500
+                if longest > PRINT_MAX_WIDTH:
+                    cell.alignment = Alignment(wrap_text=True, vertical="top")
+                widths[cell.column] = max(widths.get(cell.column, 0), min(longest, PRINT_MAX_WIDTH))
+        for column, width in widths.items():
+            dimension = sheet.column_dimensions[get_column_letter(column)]
+            dimension.width = max(dimension.width or 0, width + 2)
+        sheet.sheet_properties.pageSetUpPr.fitToPage = True
+        sheet.page_setup.fitToWidth = 1
+        sheet.page_setup.fitToHeight = 0  # as many pages tall as the rows need
+    out = BytesIO()
+    book.save(out)
+    return out.getvalue()
 
 
 def epub_as_html(data: bytes) -> bytes:

@@ -210,6 +210,35 @@ def test_an_xlsx_cell_is_boxed_on_libreoffices_sheet_page(client, auditor, engag
     assert client.get(citation_image_url(citation)).status_code == 200
 
 
+def order_form_xlsx() -> bytes:
+    """An order form as people type one: values wider than the default column, each beside a filled cell."""
+    book = openpyxl.Workbook()
+    sheet = book.active
+    sheet.title = "Order Form"
+    sheet.append(["Item", "Reference", "Quantity", "Unit price", "Total"])
+    sheet.append(["Route Planner subscription", "ord_88213", 1, "$184,500.00", "$184,500.00"])
+    sheet.append(["Onboarding services", "ord_88214", 40, "$225.00", "$9,000.00"])
+    sheet.append(["Premium support", "ord_88215", 1, "$12,750.00", "$12,750.00"])
+    out = io.BytesIO()
+    book.save(out)
+    return out.getvalue()
+
+
+def test_an_xlsx_row_prints_whole_and_is_boxed_whole(client, auditor, engagement):
+    row = "Onboarding services ord_88214 40 $225.00 $9,000.00"
+    doc, citations = make_office_contract(engagement, order_form_xlsx(), "xlsx", {"Payment": row}, "Order")
+    client.force_login(auditor)
+    data = client.get(boxes_url(citations["Payment"])).json()
+    assert data["pages"][0]["located"] and data["boxes"], data
+    pdf = pdfium.PdfDocument(str(page_view.office_pdf_path(doc)))
+    textpage = pdf[data["pages"][0]["pdf_page"] - 1].get_textpage()
+    inside = " ".join(textpage.get_text_bounded(b["x0"], b["y0"], b["x1"], b["y1"]) for b in data["boxes"])
+    assert folded(inside) == folded(row)
+    # LibreOffice cuts a value off at its filled neighbour ("$184,500.("): the sheet prints it whole
+    printed = textpage.get_text_range()
+    assert "Route Planner subscription" in printed and printed.count("$184,500.00") == 2
+
+
 def test_a_file_libreoffice_cannot_lay_out_shows_the_text_with_a_note(client, auditor, docx_contract):
     doc, citations = docx_contract
     citation = citations["Governing Law"]
