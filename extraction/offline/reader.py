@@ -68,7 +68,9 @@ _DATE = re.compile(
     r"|\bday\s+of\s*,\s*\d{4}\b"
 )
 _TITLE_WORD = r"(?:[A-Z][\w&'’\-]*,?|and|of|for|to|the|on|in)"
-_TITLE_NOUN = r"(?:Agreement|Contract|License|Licence|Amendment|Addendum|Memorandum|Deed|Terms|Conditions)"
+_TITLE_NOUN = (
+    r"(?:Agreement|Contract|License|Licence|Amendment|Addendum|Memorandum|Deed|Terms|Conditions|Form|Order)"
+)
 # The title: an upper-case heading line, a Title Case line ending in a document noun (or in it and a
 # year: "Reseller Programme Terms 2026"; either without a Markdown heading's "#"), or the name the
 # preamble gives the contract ("This Consulting and Product Development Agreement (the ...").

@@ -217,6 +217,11 @@ def test_document_name_in_title_case_or_named_by_the_preamble():
             "AMENDMENT NO. 3 TO THE DISTRIBUTOR AGREEMENT\n\nThis Amendment is made by Acme Inc. ",
             "AMENDMENT NO. 3 TO THE DISTRIBUTOR AGREEMENT",
         ),
+        (  # a workbook's first sheet, as ingest.xlsx writes it
+            "## Order Form\n\n| Item | Reference | Total |\n| --- | --- | --- |\n"
+            "| Route Planner subscription | ord_88213 | $184,500.00 |\n\n",
+            "Order Form",
+        ),
     ):
         text += "x " * 300 + "The headings of this Agreement are for convenience only. "
         r = extract_offline(
