@@ -59,10 +59,15 @@ def is_office(document: Document) -> bool:
     return document.kind in office_pdf.OFFICE_KINDS
 
 
+def office_made() -> str:
+    """Part of every key kept of an office original's pages: how LibreOffice laid it out and how quotes
+    are located on it. A change in either makes the page images, boxes and page indexes again."""
+    return f"lo{office_pdf.CONVERT_VERSION}-o{OFFICE_BOXES_VERSION}"
+
+
 def image_etag(document: Document, number: int, width: int) -> str:
     if is_office(document):  # which LibreOffice page shows ours follows our text too
-        lo = f"lo{office_pdf.CONVERT_VERSION}-o{OFFICE_BOXES_VERSION}"
-        return f'"{document_version(document)}-{number}-{width}-r{RENDER_VERSION}-{lo}"'
+        return f'"{document_version(document)}-{number}-{width}-r{RENDER_VERSION}-{office_made()}"'
     return f'"{document.sha256[:16]}-{number}-{width}-r{RENDER_VERSION}"'
 
 
@@ -97,9 +102,7 @@ def span_boxes_json(document: Document, start: int, end: int) -> dict:
     content and last change: a document converted again gets new boxes). Raises ``PageImageError`` when the
     original cannot be read."""
     if is_office(document):
-        key = (
-            f"officeboxes:v{OFFICE_BOXES_VERSION}-{BOXES_VERSION}:{document_version(document)}:{start}:{end}"
-        )
+        key = f"officeboxes:{office_made()}-{BOXES_VERSION}:{document_version(document)}:{start}:{end}"
         return kept(key, lambda: _office_span(document, start, end), KEEP_SECONDS)
     key = f"pdfboxes:v{BOXES_VERSION}:{document_version(document)}:{start}:{end}"
     return kept(key, lambda: _span_boxes(document, start, end), KEEP_SECONDS)
@@ -207,7 +210,7 @@ def office_page_index(document: Document, number: int, span: tuple[int, int] | N
         for frame in span_boxes_json(document, *span)["pages"]:
             if frame["number"] == number:
                 return frame["pdf_page"] - 1
-    key = f"officepage:v{OFFICE_BOXES_VERSION}:{document_version(document)}:{number}"
+    key = f"officepage:{office_made()}:{document_version(document)}:{number}"
     return kept(key, lambda: _office_page(document, number), KEEP_SECONDS)
 
 

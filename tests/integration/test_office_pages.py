@@ -239,6 +239,21 @@ def test_an_xlsx_row_prints_whole_and_is_boxed_whole(client, auditor, engagement
     assert "Route Planner subscription" in printed and printed.count("$184,500.00") == 2
 
 
+def test_boxes_kept_of_an_office_page_are_made_again_when_its_layout_changes(engagement, monkeypatch):
+    row = "Premium support ord_88215 1 $12,750.00 $12,750.00"
+    doc, citations = make_office_contract(engagement, order_form_xlsx(), "xlsx", {"Payment": row}, "Order")
+    span = (citations["Payment"].start, citations["Payment"].end)
+    first = page_view.span_boxes_json(doc, *span)
+    assert first["pages"][0]["located"]
+    made = []
+    monkeypatch.setattr(page_view, "_office_span", lambda d, a, b: made.append((a, b)) or first)
+    page_view.span_boxes_json(doc, *span)
+    assert made == []  # kept
+    monkeypatch.setattr(office_pdf, "CONVERT_VERSION", office_pdf.CONVERT_VERSION + 1)
+    page_view.span_boxes_json(doc, *span)
+    assert made == [span]  # boxes of the old layout are not served over the new one
+
+
 def test_a_file_libreoffice_cannot_lay_out_shows_the_text_with_a_note(client, auditor, docx_contract):
     doc, citations = docx_contract
     citation = citations["Governing Law"]
