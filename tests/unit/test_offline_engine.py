@@ -184,13 +184,7 @@ def test_parties_reads_nordic_forms_and_skips_a_description():
         'a Norwegian company ("Licensor"), and Brightwater Logistics, Inc., a Delaware Corporation '
         '("Customer"). THE SOFTWARE IS HEREINAFTER REFERRED TO AS THE PLATFORM. '
     )
-    text += "x " * 300 + "The headings of this Agreement are for convenience only. "
-    r = extract_offline(
-        catalog.get("Parties"),
-        [ScoredChunk(c, 0.5) for c in _doc_chunks(text)],
-        pages=[(1, 0, len(text))],
-        threshold=0.0,
-    )
+    r = _answer_opening("Parties", text)
     quotes = [c["quote"] for c in r.tool_input["citations"]]
     assert quotes == ["Halvorsen Analytics AS", "Brightwater Logistics, Inc."]
     assert r.offsets == tuple(text.index(q) for q in quotes)
@@ -223,28 +217,16 @@ def test_document_name_in_title_case_or_named_by_the_preamble():
             "Order Form",
         ),
     ):
-        text += "x " * 300 + "The headings of this Agreement are for convenience only. "
-        r = extract_offline(
-            catalog.get("Document Name"),
-            [ScoredChunk(c, 0.5) for c in _doc_chunks(text)],
-            pages=[(1, 0, len(text))],
-            threshold=0.0,
-        )
+        r = _answer_opening("Document Name", text)
         assert r.tool_input["clause_text"] == title
 
 
 def test_a_party_is_named_by_its_name_not_by_its_legal_form():
-    text = (
+    r = _answer_opening(
+        "Parties",
         "CONSULTING AGREEMENT\n\nThe Consultant, a Virginia limited liability company, and the Manager, a "
-        "Delaware corporation, agree with Medalist Diversified REIT, Inc. as follows. "
-        + "x " * 300
-        + "Each party shall perform its obligations in good faith. "
-    )
-    r = extract_offline(
-        catalog.get("Parties"),
-        [ScoredChunk(c, 0.5) for c in _doc_chunks(text)],
-        pages=[(1, 0, len(text))],
-        threshold=0.0,
+        "Delaware corporation, agree with Medalist Diversified REIT, Inc. as follows. ",
+        "Each party shall perform its obligations in good faith. ",
     )
     assert r.tool_input["clause_text"] == "Medalist Diversified REIT, Inc."
 
@@ -341,6 +323,18 @@ def _doc_chunks(text: str, size: int = 400) -> list[ChunkSpec]:
         ChunkSpec(f"d{i}", i, text[s : s + size], s, min(len(text), s + size), 1, 1, i, "")
         for i, s in enumerate(range(0, len(text), size))
     ]
+
+
+def _answer_opening(name: str, opening: str, later: str = "The headings are for convenience only. "):
+    """The offline answer for type ``name`` of a document that states ``opening`` in its first chunk and
+    ``later`` some 600 characters on, every chunk retrieved alike."""
+    text = opening + "x " * 300 + later
+    return extract_offline(
+        catalog.get(name),
+        [ScoredChunk(c, 0.5) for c in _doc_chunks(text)],
+        pages=[(1, 0, len(text))],
+        threshold=0.0,
+    )
 
 
 def test_a_heading_hands_its_score_to_the_clause_it_heads():
@@ -452,16 +446,10 @@ def test_a_preamble_value_is_taken_from_the_opening_chunk():
 
 def test_a_date_left_blank_in_a_draft_is_the_answer_not_a_later_date():
     for blank in ("[ ] day of [ ], 2020", "[\u00b7], 2019", "March __, 2021", "__________, 20__"):
-        text = (
-            f"LICENSE AGREEMENT\n\nThis License Agreement is made as of {blank} by Acme Inc. and Beta LLC. "
-            + "x " * 300
-            + "The first royalty report is due on June 30, 2021. "
-        )
-        r = extract_offline(
-            catalog.get("Agreement Date"),
-            [ScoredChunk(c, 0.5) for c in _doc_chunks(text)],
-            pages=[(1, 0, len(text))],
-            threshold=0.0,
+        r = _answer_opening(
+            "Agreement Date",
+            f"LICENSE AGREEMENT\n\nThis License Agreement is made as of {blank} by Acme Inc. and Beta LLC. ",
+            "The first royalty report is due on June 30, 2021. ",
         )
         assert r.tool_input["clause_text"] == blank
 
