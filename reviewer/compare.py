@@ -69,6 +69,11 @@ class Comparison:
     contracts: int
     usual_text: str = ""
 
+    @property
+    def shared(self) -> bool:
+        """Whether two contracts word the clause alike: else no wording is "the most common" one."""
+        return any(g.size > 1 for g in self.groups)
+
 
 def comparison(engagement, clause_type: ClauseType, doc_type: str = "") -> Comparison:
     docs_qs = (

@@ -243,6 +243,19 @@ def test_comparison_groups_wordings_unusual_first_with_a_word_diff(client, engag
     assert redirect.status_code == 302
 
 
+def test_a_comparison_without_a_shared_wording_names_none_the_most_common(client, engagement, workspace):
+    client.force_login(workspace["auditor"])
+    gl = workspace["types"]["Governing Law"]
+    shared = _comparison(client, engagement, gl).content.decode()
+    assert "Most common wording" in shared and "Unusual wording" in shared
+    url = reverse("engagement-compare-type", args=[engagement.pk, gl.pk])
+    response = client.get(url, {"dt": "NDA"})  # Gamma's New York alone
+    html = response.content.decode()
+    assert not response.context["comparison"].shared
+    assert "Most common wording" not in html and "Reference wording" in html
+    assert "No two contracts word it alike" in html
+
+
 def test_accepting_a_group_writes_one_review_per_clause(client, engagement, workspace):
     client.force_login(workspace["auditor"])
     gl = workspace["types"]["Governing Law"]
