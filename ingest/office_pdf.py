@@ -36,6 +36,7 @@ from xml.etree import ElementTree
 import openpyxl
 from openpyxl.styles import Alignment
 from openpyxl.utils import get_column_letter
+from openpyxl.utils.exceptions import InvalidFileException
 
 from ingest.pdf_render import PageImageError
 
@@ -206,13 +207,29 @@ def xlsx_for_print(data: bytes) -> bytes:
     workbook openpyxl cannot open, or of more than ``PRINT_PREP_MAX_CELLS`` cells, prints as it is."""
     try:
         probe = openpyxl.load_workbook(BytesIO(data), read_only=True)
-        cells = sum((sheet.max_row or 0) * (sheet.max_column or 0) for sheet in probe.worksheets)
+        sizes = [(sheet.max_row, sheet.max_column) for sheet in probe.worksheets]
         probe.close()
-        if cells > PRINT_PREP_MAX_CELLS:
+        if any(rows is None or columns is None for rows, columns in sizes):  # no dimension written
+            return data
+        if sum(rows * columns for rows, columns in sizes) > PRINT_PREP_MAX_CELLS:
             return data
         book = openpyxl.load_workbook(BytesIO(data), data_only=True)
-    except (zipfile.BadZipFile, KeyError, ValueError, TypeError, OSError):
+        return _fitted(book)
+    except (
+        InvalidFileException,
+        zipfile.BadZipFile,
+        KeyError,
+        ValueError,
+        TypeError,
+        AttributeError,
+        IndexError,
+        OSError,
+    ):
         return data
+
+
+def _fitted(book: openpyxl.Workbook) -> bytes:
+    """``book`` saved with its columns fitted to their values and its sheets to the page's width."""
     for sheet in book.worksheets:
         widths: dict[int, int] = {}
         for row in sheet.iter_rows():
