@@ -1,6 +1,7 @@
 """Search across an engagement's contracts: one query over every chunk of its ready documents, hybrid (full
 text and vectors, ``ingest.search.search``), the hits grouped by contract in the order of each contract's
-best hit, each with its page and a snippet (``reviewer.snippets``)."""
+best hit and best first within a contract, each with its page and a snippet (``reviewer.snippets``).
+Best first rather than in page order: docs/decisions.md, reviewer.engagement_search.search_engagement."""
 
 from __future__ import annotations
 
@@ -54,6 +55,4 @@ def search_engagement(
         title, dt = meta[c.document_id]
         group = grouped.setdefault(c.document_id, ContractHits(c.document_id, title, dt))
         group.hits.append(Hit(c.pk, c.page_start, c.section, snippet(c.text, query), hit.score))
-    for group in grouped.values():
-        group.hits.sort(key=lambda h: (h.page, -h.score))
-    return list(grouped.values())
+    return list(grouped.values())  # search() gives the hits best first, and so each contract's

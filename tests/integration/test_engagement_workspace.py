@@ -333,6 +333,18 @@ def test_search_groups_hits_by_contract_with_page_and_marked_snippet(
     assert {r.title for r in only_leases} <= {"beta lease"}
 
 
+def test_search_lists_each_contracts_best_passage_first(client, engagement, workspace, other, no_model):
+    client.force_login(workspace["auditor"])
+    url = reverse("engagement-search", args=[engagement.pk])
+    results = client.get(url, {"q": "governing law Delaware"}).context["results"]
+    alpha = next(r for r in results if r.title == "Alpha MSA")
+    assert len(alpha.hits) > 1 and "Delaware" in alpha.hits[0].snippet, [
+        (h.page, h.score) for h in alpha.hits
+    ]
+    assert [h.score for h in alpha.hits] == sorted((h.score for h in alpha.hits), reverse=True)
+    assert alpha.hits[0].page > min(h.page for h in alpha.hits)  # the best passage is not the first page's
+
+
 # --------------------------------------------------------------------------- isolation
 
 
