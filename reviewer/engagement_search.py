@@ -49,10 +49,10 @@ def search_engagement(
     meta = {pk: (title, dt) for pk, title, dt in docs.values_list("pk", "title", "doc_type")}
     if not meta or not query.strip():
         return []
-    grouped: dict[int, ContractHits] = {}
+    grouped: dict[int, ContractHits] = {}  # in insertion order: search() gives the hits best first
     for hit in search(query, list(meta), k, query_vector=query_vector):
         c = hit.chunk
         title, dt = meta[c.document_id]
         group = grouped.setdefault(c.document_id, ContractHits(c.document_id, title, dt))
         group.hits.append(Hit(c.pk, c.page_start, c.section, snippet(c.text, query), hit.score))
-    return list(grouped.values())  # search() gives the hits best first, and so each contract's
+    return list(grouped.values())
