@@ -138,8 +138,9 @@ def _prediction(
             for c in ex.citations.select_related("chunk").order_by("ordinal")
         ]
         text = ex.clause_text if status != "not_found" else "not_found"
+        closest = (ex.closest or {}) if status == "not_found" else {}
     else:
-        status, cits, text = "failed", [], ""
+        status, cits, text, closest = "failed", [], "", {}
     pred = {
         "doc": row["doc"],
         "clause_type": row["clause_type"],
@@ -148,7 +149,7 @@ def _prediction(
             for c in retrieved
         ],
         "extraction": {"status": status, "clause_text": text, "citations": cits},
-        "closest": (ex.closest or None) if ex is not None and status == "not_found" else None,
+        "closest": closest or None,
         "latency_ms": {
             "retrieval": (event or {}).get("latency_ms", {}).get("retrieval"),
             "extraction": (event or {}).get("latency_ms", {}).get("extraction"),
@@ -168,7 +169,7 @@ def _prediction(
         latency_ms=pred["latency_ms"],
         score=(outcome.detail.get("best_score") if outcome is not None else None),
         confidence=(outcome.detail.get("presence") if outcome is not None else None),
-        closest=str((ex.closest or {}).get("quote", "")) if ex is not None and status == "not_found" else "",
+        closest=str(closest.get("quote", "")),
         features=(
             presence.features(outcome.detail, [sc.cosine for sc in (event or {}).get("retrieved") or []])
             if outcome is not None and "best_score" in outcome.detail
