@@ -71,12 +71,17 @@ _TITLE_WORD = r"(?:[A-Z][\w&'’\-]*,?|and|of|for|to|the|on|in)"
 _TITLE_NOUN = (
     r"(?:Agreement|Contract|License|Licence|Amendment|Addendum|Memorandum|Deed|Terms|Conditions|Form|Order)"
 )
-# The title: an upper-case heading line, a Title Case line ending in a document noun (or in it and a
-# year: "Reseller Programme Terms 2026"; either without a Markdown heading's "#"), or the name the
-# preamble gives the contract ("This Consulting and Product Development Agreement (the ...").
+_UPPER_NOUN = (
+    r"\b(?:AGREEMENT|CONTRACT|LICENSE|LICENCE|AMENDMENT|ADDENDUM|MEMORANDUM|ARRANGEMENT|TERMS|DEED|NOTE|PLAN"
+    r"|STATEMENT OF WORK)\b"
+)
+# The title: an upper-case heading line (or two, when the first names the kind and the second is the
+# noun alone: "COMMERCIAL LEASE" over "AGREEMENT"), a Title Case line ending in a document noun (or in
+# it and a year: "Reseller Programme Terms 2026"; either without a Markdown heading's "#"), or the name
+# the preamble gives the contract ("This Consulting and Product Development Agreement (the ...").
 _TITLE = re.compile(
-    r"^(?:#{1,6}[ \t]+)?(?P<upper>(?!#)[^a-z\n]{0,80}\b(?:AGREEMENT|CONTRACT|LICENSE|LICENCE|AMENDMENT|"
-    r"ADDENDUM|MEMORANDUM|ARRANGEMENT|TERMS|DEED|NOTE|PLAN|STATEMENT OF WORK)\b[^a-z\n]{0,80})$"
+    rf"^(?:#{{1,6}}[ \t]+)?(?P<upper>(?!#)(?:[A-Z][A-Z&'’\- ]{{1,60}}\n[ \t]*(?={_UPPER_NOUN}))?"
+    rf"[^a-z\n]{{0,80}}{_UPPER_NOUN}[^a-z\n]{{0,80}})$"
     rf"|^[ \t]*(?:#{{1,6}}[ \t]+)?(?P<line>(?:{_TITLE_WORD}[ \t]+){{1,8}}{_TITLE_NOUN}(?:[ \t]+\d{{4}})?)"
     r"[ \t]*$"
     rf"|\bThis\s+(?P<preamble>(?:{_TITLE_WORD}\s+){{1,8}}{_TITLE_NOUN})\b",

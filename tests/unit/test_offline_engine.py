@@ -216,6 +216,14 @@ def test_document_name_in_title_case_or_named_by_the_preamble():
             "| Route Planner subscription | ord_88213 | $184,500.00 |\n\n",
             "Order Form",
         ),
+        (  # a title set large, wrapped over two lines (a scanned lease, as OCR reads it)
+            "COMMERCIAL LEASE\nAGREEMENT\n\nLease Reference: LX-2291\n\n",
+            "COMMERCIAL LEASE\nAGREEMENT",
+        ),
+        (  # a filing's exhibit number above the title is not part of it
+            "EXHIBIT 10.1\nAGREEMENT\n\nThis Agreement is made by Acme Inc. ",
+            "AGREEMENT",
+        ),
     ):
         r = _answer_opening("Document Name", text)
         assert r.tool_input["clause_text"] == title
