@@ -69,11 +69,12 @@ _DATE = re.compile(
 )
 _TITLE_WORD = r"(?:[A-Z][\w&'’\-]*,?|and|of|for|to|the|on|in)"
 _TITLE_NOUN = (
-    r"(?:Agreement|Contract|License|Licence|Amendment|Addendum|Memorandum|Deed|Terms|Conditions|Form|Order)"
+    r"(?:Agreement|Contract|License|Licence|Amendment|Addendum|Memorandum|Deed|Terms|Conditions|Form|Order"
+    r"|Term Sheet)"
 )
 _UPPER_NOUN = (
     r"\b(?:AGREEMENT|CONTRACT|LICENSE|LICENCE|AMENDMENT|ADDENDUM|MEMORANDUM|ARRANGEMENT|TERMS|DEED|NOTE|PLAN"
-    r"|STATEMENT OF WORK)\b"
+    r"|STATEMENT OF WORK|TERM SHEET)\b"
 )
 # The title: an upper-case heading line (or two, when the first names the kind and the second is the
 # noun alone: "COMMERCIAL LEASE" over "AGREEMENT"), a Title Case line ending in a document noun (or in
@@ -87,6 +88,7 @@ _TITLE = re.compile(
     rf"|\bThis\s+(?P<preamble>(?:{_TITLE_WORD}\s+){{1,8}}{_TITLE_NOUN})\b",
     re.M,
 )
+_MARKDOWN_HEADING = re.compile(r"#{1,6}[ \t]+(?=\S)")
 # a party: one to six capitalised words ending in a company form ("Eton Pharmaceuticals, Inc.",
 # "ADAMS GOLF, LTD.")
 # (the form in Title or upper case: "a Delaware corporation" describes a party, it does not name one)
@@ -480,9 +482,11 @@ def _value_answer(
         start, quote, cand = min(matches, key=lambda m: m[0])
     elif matches:
         start, quote, cand = matches[0]
-    else:
+    else:  # the best sentence whole, without a Markdown heading's "#" (no page shows it)
         cand = cands[0]
-        start, quote = cand.start, cand.text
+        marker = _MARKDOWN_HEADING.match(cand.text)
+        skip = marker.end() if marker else 0
+        start, quote = cand.start + skip, cand.text[skip:]
     values = [(start, quote)]
     if rules.every and id(cand) in found_in:
         seen: set[str] = set()

@@ -220,6 +220,10 @@ def test_document_name_in_title_case_or_named_by_the_preamble():
             "COMMERCIAL LEASE\nAGREEMENT\n\nLease Reference: LX-2291\n\n",
             "COMMERCIAL LEASE\nAGREEMENT",
         ),
+        (  # a slide deck's first slide, as ingest writes it
+            "# Master Services Term Sheet\n\nNorthwind Logistics GmbH and Quayside Freight Ltd\n\n",
+            "Master Services Term Sheet",
+        ),
         (  # a filing's exhibit number above the title is not part of it
             "EXHIBIT 10.1\nAGREEMENT\n\nThis Agreement is made by Acme Inc. ",
             "AGREEMENT",
@@ -227,6 +231,14 @@ def test_document_name_in_title_case_or_named_by_the_preamble():
     ):
         r = _answer_opening("Document Name", text)
         assert r.tool_input["clause_text"] == title
+
+
+def test_a_title_without_a_document_noun_is_quoted_without_its_markdown():
+    text = "# Halvorsen Reseller Programme\n\nResellers buy at list price less a discount. "
+    r = _answer_opening("Document Name", text)
+    quote = r.tool_input["citations"][0]["quote"]
+    assert quote == "Halvorsen Reseller Programme", r.tool_input
+    assert r.offsets == (text.index(quote),)
 
 
 def test_a_party_is_named_by_its_name_not_by_its_legal_form():
