@@ -3,13 +3,16 @@ Pure (plain strings in, HTML out).
 
 A word of the text is marked when it begins with a query word's stem (its first letters, at most
 ``STEM_LETTERS`` of them: "terminate" marks "termination" and "terminated"), so the marks follow the
-full-text side's English stems closely enough for a reader's eye without asking the database.
+full-text side's English stems closely enough for a reader's eye without asking the database. The text
+is read as its page reads (``reviewer.source.readable``): a sheet's row without its pipes.
 """
 
 from __future__ import annotations
 
 import html
 import re
+
+from reviewer.source import readable
 
 STEM_LETTERS = 6
 MIN_WORD = 3  # shorter query words ("of", "to") are not marked
@@ -28,7 +31,7 @@ def snippet(text: str, query: str, window: int = WINDOW) -> str:
     cut, each word that begins with a stem of ``query`` in ``<mark>``. The window is the one that shows the
     most of the query's words (then the most marks, then the earliest): "increase the rent" answers "rent
     increase" better than the first "rent" of the chunk."""
-    text = " ".join(text.split())
+    text = " ".join(readable(text).split())
     marks = stems(query)
     stemmed = (
         (m.span(), next((s for s in marks if m.group().casefold().startswith(s)), None))

@@ -21,6 +21,21 @@ _TABLE_RULE = re.compile(r"[ \t]*\|(?:[ \t]*:?-{3,}:?[ \t]*\|)+[ \t]*$")  # | --
 _CELL_BAR = re.compile(r"(?<!\\)\|")  # a "|" between cells (a "\|" is one inside a cell's text)
 
 
+def readable(text: str) -> str:
+    """``text`` as its page reads, without the Markdown office and web documents are converted to: no
+    heading "#", no table rule ("| --- |"), a row's cells apart by " · " (a search snippet's text)."""
+    lines = []
+    for line in text.split("\n"):
+        if _TABLE_RULE.fullmatch(line):
+            continue
+        if _TABLE_ROW.fullmatch(line):
+            line = " · ".join(cell.strip() for cell in _CELL_BAR.split(line.strip())[1:-1])
+        elif heading := _MD_HEADING.fullmatch(line):
+            line = line[len(heading.group(1)) :]
+        lines.append(line)
+    return "\n".join(lines)
+
+
 @dataclass(frozen=True)
 class PageText:
     number: int

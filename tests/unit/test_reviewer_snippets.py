@@ -31,3 +31,15 @@ def test_the_window_shows_the_most_of_the_querys_words():
     html = snippet(text, "rent increase", window=120)
     assert "<mark>increase</mark> the <mark>rent</mark>" in html
     assert "EUR 31,920.00" not in html
+
+
+def test_a_converted_sheet_or_heading_reads_without_its_markdown():
+    text = (
+        "## Fee Schedule\n\n| Code | Fee Item | Fee (USD) |\n| --- | :---: | ---: |\n"
+        "| FS-001 | Termination fee | $4,200.00 |\n"
+    )
+    html = snippet(text, "termination fee")
+    assert html == (
+        "<mark>Fee</mark> Schedule Code · <mark>Fee</mark> Item · <mark>Fee</mark> (USD) "
+        "FS-001 · <mark>Termination</mark> <mark>fee</mark> · $4,200.00"
+    )
