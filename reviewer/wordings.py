@@ -6,7 +6,7 @@ Two answers have the *identical* wording when their texts are the same once whit
 punctuation and numbers are set aside (:func:`near_key`): "thirty (30) days" and "sixty (60) days" are one
 near-identical group of two identical wordings. The comparison page lists the near-identical groups
 smallest first (the unusual wordings are the ones an auditor looks for) and shows each wording against the
-most common wording of the type.
+most common wording of the type (:func:`most_common`).
 """
 
 from __future__ import annotations
@@ -79,16 +79,37 @@ def group(items: Iterable[T], text_of: Callable[[T], str]) -> list[Group[T]]:
     return out
 
 
+CENTRAL_POOL = 200  # tied wordings weighed for the reference; later ones lose the tie (bounds the work)
+
+
 def most_common(groups: list[Group[T]]) -> Wording[T] | None:
-    """The most common identical wording of all (of the largest near-identical group on a tie)."""
-    best: Wording[T] | None = None
-    best_rank: tuple[int, int] = (0, 0)
-    for g in groups:
-        for w in g.wordings:
-            rank = (w.size, g.size)
-            if best is None or rank > best_rank:
-                best, best_rank = w, rank
-    return best
+    """The most common identical wording of all (of the largest near-identical group on a tie). Among
+    wordings still tied (every contract words it alike or none does) the most central one: the one whose
+    words most resemble all the others' (:func:`_likeness`), so that each wording's difference from it is
+    small; the first of equals."""
+    ranked = [((w.size, g.size), w) for g in groups for w in g.wordings]
+    if not ranked:
+        return None
+    top = max(rank for rank, _ in ranked)
+    tied = [w for rank, w in ranked if rank == top][:CENTRAL_POOL]
+    if len(tied) == 1:
+        return tied[0]
+    everyone = [(_word_set(w.text), w.size) for _, w in ranked]
+
+    def centrality(wording: Wording[T]) -> float:
+        mine = _word_set(wording.text)
+        return sum(n * _likeness(mine, theirs) for theirs, n in everyone)
+
+    return max(tied, key=centrality)
+
+
+def _word_set(text: str) -> frozenset[str]:
+    return frozenset(near_key(text).split())
+
+
+def _likeness(a: frozenset[str], b: frozenset[str]) -> float:
+    """Words in common over words in either (1.0 for two empty texts)."""
+    return len(a & b) / len(a | b) if a or b else 1.0
 
 
 def word_diff(base: str, other: str) -> list[tuple[str, str]]:

@@ -32,6 +32,19 @@ def test_groups_come_smallest_first_with_wordings_most_common_first():
     assert most_common(groups) is usual.wordings[0]
 
 
+def test_without_a_shared_wording_the_reference_is_the_most_central_one():
+    texts = [
+        "19. Governing Law This Lease shall be governed by the laws of the State of Oregon.",
+        "This Agreement and any dispute shall be governed by the laws of the State of Delaware.",
+        "This Agreement and any claim shall be governed by the laws of the State of Delaware.",
+        "This term sheet is governed by the laws of England and Wales.",
+    ]
+    groups = group(texts, lambda t: t)
+    assert all(g.size == 1 for g in groups)
+    reference = most_common(groups)
+    assert reference is not None and "State of Delaware" in reference.text
+
+
 def test_word_diff_marks_inserted_and_removed_words():
     base = "Either party may terminate on thirty (30) days notice."
     other = "Either party may terminate on sixty (60) days prior notice."
