@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from django.utils.html import escape, format_html
 from django.utils.safestring import SafeString, mark_safe
 
+PASSAGES = ("closest", "correction")  # the kinds of passage marked that are not citations (``Span.passage``)
 CONTEXT_CHARS = 320  # neighbouring context shown from the previous / next page
 _MD_HEADING = re.compile(r"^(#{1,6}[ \t]+)\S.*$", re.M)
 _TABLE_ROW = re.compile(r"^[ \t]*\|[^\n]*\|[ \t]*$", re.M)  # a line of a Markdown table
@@ -49,7 +50,8 @@ class Span:
     citation_id: int
     start: int  # absolute offsets into Document.text
     end: int
-    closest: bool = False  # a not_found's nearest miss (``Extraction.closest``), not a citation
+    passage: str = ""  # a passage shown that is not a citation: "closest" (a not_found's nearest miss,
+    # ``Extraction.closest``) or "correction" (where a reviewer's corrected text stands)
 
 
 def highlight(page: PageText, spans: list[Span] | tuple[Span, ...] = ()) -> SafeString:
@@ -91,14 +93,15 @@ def _marked(
 def _mark(span: Span, page: PageText, inner: SafeString, emitted: set[int | str]) -> SafeString:
     """A span's ``<mark>`` on ``page``. A quote across a page break (or across table cells) is marked in
     each part: only the first part where it starts on this page carries its id."""
-    if span.closest:
-        first = span.start >= page.start and "closest" not in emitted
-        emitted.add("closest")
+    if span.passage in PASSAGES:
+        kind = span.passage
+        first = span.start >= page.start and kind not in emitted
+        emitted.add(kind)
         if first:
             return format_html(
-                '<mark class="closest" data-closest id="closest-passage" tabindex="-1">{}</mark>', inner
+                '<mark class="{}" data-{} id="{}-passage" tabindex="-1">{}</mark>', kind, kind, kind, inner
             )
-        return format_html('<mark class="closest" data-closest>{}</mark>', inner)
+        return format_html('<mark class="{}" data-{}>{}</mark>', kind, kind, inner)
     if span.start < page.start or span.citation_id in emitted:
         return format_html('<mark data-citation-id="{}">{}</mark>', span.citation_id, inner)
     emitted.add(span.citation_id)

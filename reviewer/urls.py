@@ -103,6 +103,11 @@ urlpatterns = [
         pages.closest_boxes,
         name="closest-boxes",
     ),
+    path(
+        "documents/<int:document_id>/clauses/<int:extraction_id>/correction/boxes.json",
+        pages.correction_boxes,
+        name="correction-boxes",
+    ),
     path("documents/<int:document_id>/original.pdf", pages.original, name="document-original"),
     path("documents/<int:document_id>/find/", find.find, name="find"),
     path("documents/<int:document_id>/summary/", summary.summary, name="document-summary"),

@@ -13,14 +13,18 @@ from django.http import Http404
 from extraction.closest import ClosestPassage
 from extraction.evaluation.stratify import answer_is_absent
 from extraction.models import Citation, Extraction
+from extraction.verify import find_passage
+from ingest.memo import kept
 from ingest.models import Document
 from ingest.ocr import LOW_CONFIDENCE
-from ingest.page_view import has_page_images, page_labels
+from ingest.page_view import KEEP_SECONDS, document_version, has_page_images, page_labels
+from ingest.pages import PageSpan, page_of
 from ingest.sections import section_at
 from reviewer import rows as rows_module
 from reviewer import source
 from reviewer.decisions import ClauseState, derive_state
 from reviewer.models import Review
+from reviewer.states import CORRECT
 
 
 @dataclass
@@ -37,6 +41,15 @@ class ShownPage:
     def ocr_low(self) -> bool:
         """Read by OCR with a low confidence: the reviewer is told to check its words on the page image."""
         return self.ocr_confidence is not None and self.ocr_confidence < LOW_CONFIDENCE
+
+
+@dataclass(frozen=True)
+class CorrectionPassage:
+    """Where the clause's corrected text (its latest correction) stands in the document."""
+
+    page: int
+    start: int
+    end: int
 
 
 @dataclass
@@ -57,6 +70,8 @@ class Workspace:
     citation_section: str = ""  # the heading path the cited quote itself is under
     citation_label: str = ""  # the printed label of the cited page, when the PDF has one
     closest: ClosestPassage | None = None  # a not_found's nearest miss, shown on its page
+    correction: CorrectionPassage | None = None  # where the corrected text stands, when it is found there
+    correction_unlocated: bool = False  # the clause is corrected and its text is not in the document as typed
 
     @property
     def citation_ocr_low(self) -> list[ShownPage]:
@@ -92,6 +107,16 @@ class Workspace:
         """The nearest miss lies on a page shown (its glyph boxes are drawn there)."""
         c = self.closest
         return c is not None and any(c.start < p.end and p.start < c.end for p in self.pages)
+
+    @property
+    def correction_shown(self) -> bool:
+        """The corrected text lies on a page shown and no citation is (it is marked there)."""
+        c = self.correction
+        return (
+            c is not None
+            and self.citation is None
+            and any(c.start < p.end and p.start < c.end for p in self.pages)
+        )
 
     @property
     def latest_review_id(self) -> int:
@@ -142,6 +167,7 @@ def build(
     ws = Workspace(document=document, extraction=extraction, page_images=has_page_images(document))
     spans: list[source.Span] = []
     lo = hi = page_number or 1
+    focus: CorrectionPassage | None = None  # the correction, when it is shown in place of a citation
     if extraction is not None:
         if hasattr(extraction, "citation_rows_json"):  # loaded with reviewer.rows.with_rows: no more queries
             ws.citations, ws.history = (
@@ -151,26 +177,32 @@ def build(
         else:
             ws.citations, ws.history = clause_citations(extraction), clause_history(extraction)
         ws.state = derive_state(extraction.clause_text, ws.history)
+        if not ws.absent:
+            ws.correction, ws.correction_unlocated = located_correction(document, ws.history)
         if citation_id is not None:
             ws.citation = next((c for c in ws.citations if c.pk == citation_id), None)
             if ws.citation is None and strict:
                 raise Http404("No such citation on this clause.")
-        if ws.citation is None and page_number is None and ws.citations:
-            ws.citation = ws.citations[0]
+        if ws.citation is None and page_number is None and ws.citations and ws.correction is None:
+            ws.citation = ws.citations[0]  # a corrected clause opens on its correction instead
         if ws.citation is not None:
             spans = [source.Span(ws.citation.pk, ws.citation.start, ws.citation.end)]
             lo = hi = ws.citation.page
             ws.citation_section = section_at(document, ws.citation.start)
+        elif ws.correction is not None and page_number in (None, ws.correction.page):
+            focus = ws.correction
+            spans = [source.Span(0, focus.start, focus.end, passage="correction")]
+            lo = hi = focus.page
         else:
             spans = [source.Span(c.pk, c.start, c.end) for c in ws.citations]  # clipped to the page
-    if extraction is not None and ws.citation is None:
+    if extraction is not None and ws.citation is None and focus is None:
         ws.closest = ClosestPassage.of(extraction)
         if ws.closest is not None:
-            spans = [source.Span(0, ws.closest.start, ws.closest.end, closest=True)]
+            spans = [source.Span(0, ws.closest.start, ws.closest.end, passage="closest")]
             lo = hi = page_number or ws.closest.page
         elif page_number is None:
             return ws  # nothing cited and nothing near: no page to show until asked
-    _load_pages(ws, lo, hi, spans)
+    _load_pages(ws, lo, hi, spans, focus)
     return ws
 
 
@@ -188,12 +220,37 @@ WHERE p.document_id = %(doc)s AND (
 ORDER BY p.number"""
 
 
-def _load_pages(ws: Workspace, lo: int, hi: int, spans: list[source.Span]) -> None:
+def located_correction(document: Document, history) -> tuple[CorrectionPassage | None, bool]:
+    """Where the latest corrected text of a clause (``history``: its reviews, newest first) stands in the
+    document, and whether it is a correction that is not there as typed; (None, False) when the clause
+    was never corrected. Kept by review: the search reads the whole text of the document once."""
+    review = next((r for r in history if r.decision == CORRECT and r.corrected_text), None)
+    if review is None:
+        return None, False
+
+    def locate() -> tuple[int, ...]:
+        text = Document.objects.filter(pk=document.pk).values_list("text", flat=True).first() or ""
+        found = find_passage(text, review.corrected_text)
+        if found is None:
+            return ()
+        pages = [PageSpan(*p) for p in document.pages.values_list("number", "char_start", "char_end")]
+        return (page_of(found[0], pages), *found)
+
+    at = kept(f"correction-at:v1:{document_version(document)}:{review.pk}", locate, KEEP_SECONDS)
+    return (CorrectionPassage(*at), False) if at else (None, True)
+
+
+def _load_pages(
+    ws: Workspace, lo: int, hi: int, spans: list[source.Span], correction: CorrectionPassage | None = None
+) -> None:
     """The shown page(s) and their neighbours, sliced out of Document.text by the database
-    (or already loaded with the clause, see ``reviewer.rows.with_rows(pages_for=...)``)."""
+    (or already loaded with the clause, see ``reviewer.rows.with_rows(pages_for=...)``). ``correction``:
+    shown in place of a citation, every page it touches."""
     rows = rows_module.page_rows(ws.extraction, ws.citation.pk) if ws.citation is not None else None
     near = ws.closest if ws.closest is not None and lo == ws.closest.page else None
-    focus = ws.citation if ws.citation is not None else near  # the span whose pages are shown
+    focus: Citation | rows_module.CitationRow | ClosestPassage | CorrectionPassage | None = (
+        ws.citation or correction or near
+    )  # the span whose pages are shown
     if rows is None:
         end, start = (focus.end, focus.start) if focus is not None else (0, 0)
         with connection.cursor() as cursor:
@@ -221,4 +278,4 @@ def _load_pages(ws: Workspace, lo: int, hi: int, spans: list[source.Span]) -> No
         touched = [
             s for s in spans if any(s.start < p.end and p.start < max(s.end, s.start + 1) for p in ws.pages)
         ]
-        ws.box_citations = [s.citation_id for s in touched if not s.closest]
+        ws.box_citations = [s.citation_id for s in touched if not s.passage]

@@ -42,7 +42,7 @@ from extraction.verify.citations import (
     within_chunks,
 )
 from extraction.verify.grounding import ELISION, check_grounding
-from extraction.verify.locate import closest_passage
+from extraction.verify.locate import closest_passage, find_passage
 from extraction.verify.normalise import norm, normalise
 from extraction.verify.values import ValueSource, check_values, exact_values
 
@@ -58,6 +58,7 @@ __all__ = [
     "check_values",
     "closest_passage",
     "exact_values",
+    "find_passage",
     "joined_quotes",
     "norm",
     "normalise",

@@ -1,4 +1,5 @@
-"""Locating a quote in the cited chunk (and its overlapping neighbours), after normalisation. Pure."""
+"""Locating a quote in the cited chunk (and its overlapping neighbours), after normalisation; and a
+reviewer's text in the whole document (``find_passage``). Pure."""
 
 from __future__ import annotations
 
@@ -8,11 +9,19 @@ import unicodedata
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from extraction.verify.normalise import norm, normalise
+from extraction.verify.normalise import norm, normalise, spelling_pattern
 from extraction.verify.values import _DIGIT_AFTER, _PERCENT_AFTER, _SIGN_BEFORE
 from ingest.chunker import ChunkSpec
 
 _SHOW = 160  # chars of a quote/passage shown in an error
+
+
+def find_passage(document_text: str, text: str) -> tuple[int, int] | None:
+    """Where ``text`` (a reviewer's corrected clause) first stands in the document, its whitespace and
+    quote and dash forms aside (``spelling_pattern``); None when it is not there as typed."""
+    pattern = spelling_pattern(text)
+    found = re.search(pattern, document_text) if pattern else None
+    return found.span() if found else None
 
 
 def _index(chunks) -> dict[str, ChunkSpec]:

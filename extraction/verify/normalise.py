@@ -19,6 +19,24 @@ _FOLD = {
     **{c: "-" for c in "\u2010\u2011\u2012\u2013\u2014\u2015\u2212\ufe58\ufe63\uff0d"},
     "\u2026": "...",
 }
+# each folded character and the forms that fold to it (a pattern's character class)
+_FORMS: dict[str, str] = {}
+for _form, _folded in _FOLD.items():
+    if len(_folded) == 1:
+        _FORMS[_folded] = _FORMS.get(_folded, _folded) + _form
+
+
+def spelling_pattern(text: str) -> str:
+    """A regular expression that finds ``text`` in a source whatever its whitespace runs (line and page
+    breaks) and its quote and dash forms, as :func:`normalise` sets them aside; "" for a text of no
+    words. The cheap way to find a passage in a whole document (``normalise`` reads every character)."""
+    words = []
+    for word in text.split():
+        chars = [_FORMS.get(_FOLD.get(c, c)) or c for c in word]
+        words.append("".join(f"[{re.escape(c)}]" if len(c) > 1 else re.escape(c) for c in chars))
+    return r"\s+".join(words)
+
+
 # A superscript as converted Word/HTML text writes it ("$5,000^1^", a footnote "^[[1]](#footnote-1)^"):
 # read like "¹", as a space, so a quote may leave the mark out and it never joins the number.
 _SUPERSCRIPT_MARK = re.compile(r"\^[^\s^]{1,40}\^")

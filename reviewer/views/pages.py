@@ -17,6 +17,7 @@ from extraction.closest import ClosestPassage
 from ingest import page_view
 from ingest.page_view import PageImageError
 from reviewer import access
+from reviewer.workspace import clause_history, located_correction
 
 CACHE_CONTROL = "private, no-cache"
 
@@ -93,6 +94,18 @@ def closest_boxes(request, document_id: int, extraction_id: int):
     if closest is None:
         raise Http404("This clause has no closest passage.")
     return _span_boxes(request, extraction.document, "closest", closest.start, closest.end, closest.page)
+
+
+def correction_boxes(request, document_id: int, extraction_id: int):
+    """The rectangles of where a clause's corrected text stands (``workspace.located_correction``),
+    shaped as ``citation_boxes`` with ``"citation": "correction"``; 404 when it has none there."""
+    extraction = access.extraction_for(request.user, document_id, extraction_id)
+    correction, _ = located_correction(extraction.document, clause_history(extraction))
+    if correction is None:
+        raise Http404("This clause has no correction found in the document.")
+    return _span_boxes(
+        request, extraction.document, "correction", correction.start, correction.end, correction.page
+    )
 
 
 def _span_boxes(request, doc, key: int | str, start: int, end: int, page: int):

@@ -81,8 +81,8 @@
   function revealMark() {
     var viewer = document.getElementById("viewer");
     if (!viewer) { return; }
-    var target = viewer.querySelector("mark[data-citation-id]") || viewer.querySelector("mark[data-closest]") ||
-      viewer.querySelector("[data-page]");
+    var target = viewer.querySelector("mark[data-citation-id]") || viewer.querySelector("mark[data-correction]") ||
+      viewer.querySelector("mark[data-closest]") || viewer.querySelector("[data-page]");
     if (!target) { return; }
     var offset = target.getBoundingClientRect().top - viewer.getBoundingClientRect().top + viewer.scrollTop;
     viewer.scrollTop = Math.max(0, offset - (target.tagName === "MARK" ? viewer.clientHeight / 3 : 8));

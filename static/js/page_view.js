@@ -61,7 +61,8 @@
 
   // In the text view, the quote's mark in the viewer's upper third (as app.js does after a swap).
   function revealMark(v) {
-    var mark = v.querySelector("mark[data-citation-id]") || v.querySelector("mark[data-closest]");
+    var mark = v.querySelector("mark[data-citation-id]") || v.querySelector("mark[data-correction]") ||
+      v.querySelector("mark[data-closest]");
     if (!mark) { return; }
     var offset = mark.getBoundingClientRect().top - v.getBoundingClientRect().top + v.scrollTop;
     v.scrollTop = Math.max(0, offset - v.clientHeight / 3);
@@ -135,7 +136,8 @@
       rect.setAttribute("y", box.top * 1000);
       rect.setAttribute("width", Math.max(0, box.right - box.left) * 1000);
       rect.setAttribute("height", Math.max(0, box.bottom - box.top) * 1000);
-      rect.setAttribute("class", data.citation === "closest" ? "box closest" : current ? "box current" : "box");
+      var passage = data.citation === "closest" || data.citation === "correction";  // not citations
+      rect.setAttribute("class", passage ? "box " + data.citation : current ? "box current" : "box");
       rect.setAttribute("data-citation-id", data.citation);
       figure.querySelector("svg").appendChild(rect);
     });
@@ -157,7 +159,8 @@
   function revealBox() {
     var v = viewer();
     if (revealed || !v || mode() !== "page") { return; }
-    var box = v.querySelector("rect.current") || v.querySelector("rect.closest") || v.querySelector("rect.box");
+    var box = v.querySelector("rect.current") || v.querySelector("rect.correction") || v.querySelector("rect.closest") ||
+      v.querySelector("rect.box");
     if (!box) { return; }
     var img = box.closest("figure").querySelector("img");
     if (!img.complete || !img.naturalHeight) { return; }

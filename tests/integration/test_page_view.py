@@ -285,3 +285,63 @@ def test_another_engagements_closest_boxes_are_404(client, make_member, pdf_cont
     other = Engagement.objects.create(name="Other audit", client="Other")
     client.force_login(make_member(other, "auditor", username="outsider"))
     assert client.get(reverse("closest-boxes", args=[ex.document_id, ex.pk])).status_code == 404
+
+
+def _correct(client, ex, text):
+    """The reviewer's correction, posted as the review page's htmx form posts it."""
+    ex.refresh_from_db()
+    return client.post(
+        reverse("decide", args=[ex.document_id, ex.pk]),
+        {"decision": "correct", "corrected_text": text, "seen_review": 0, "seen_version": ex.version},
+        **HX,
+    )
+
+
+def test_a_correction_is_marked_where_it_stands_on_its_page_and_drawn_on_the_image(
+    client, auditor, pdf_contract
+):
+    client.force_login(auditor)
+    ex = not_found_pointing_at(pdf_contract, "Termination For Convenience")
+    clause = pdf_contract.citations["Termination For Convenience"][0]
+    typed = " ".join(clause.quote.split())  # the reviewer's line breaks are not the page's
+    assert typed != clause.quote and _correct(client, ex, typed).status_code == 200
+    html = client.get(reverse("clause", args=[ex.document_id, ex.pk]), **HX).content.decode()
+    assert f"The clause as corrected stands on page 2, characters {clause.start}–{clause.end}" in html
+    assert html.count('id="correction-passage"') == 1 and 'id="closest-passage"' not in html
+    marked = re.findall(r'<mark class="correction" data-correction[^>]*>(.*?)</mark>', html, re.S)
+    assert " ".join(html_unescape(" ".join(marked)).split()) == typed
+    boxes = reverse("correction-boxes", args=[ex.document_id, ex.pk])
+    assert f'data-boxes="{boxes}"' in html and 'data-citation="correction"' in html
+    data = client.get(boxes).json()
+    assert (data["citation"], data["start"], data["end"], data["page"]) == (
+        "correction",
+        clause.start,
+        clause.end,
+        2,
+    )
+    assert data["boxes"] and data["boxes"][0]["page"] == 2
+
+
+def test_a_found_clause_corrected_opens_on_its_correction_and_its_citations_stay(
+    client, auditor, pdf_contract
+):
+    client.force_login(auditor)
+    ex = pdf_contract.extractions["Cap On Liability"]
+    cited = pdf_contract.citations["Cap On Liability"][0]
+    other = pdf_contract.citations["Governing Law"][0]  # the reviewer points at another passage
+    _correct(client, ex, other.quote)
+    html = client.get(reverse("clause", args=[ex.document_id, ex.pk]), **HX).content.decode()
+    assert f"stands on page {other.page}" in html and 'data-citation="correction"' in html
+    by_citation = reverse("citation", args=[ex.document_id, ex.pk, cited.pk])
+    html = client.get(by_citation, **HX).content.decode()
+    assert f'data-citation="{cited.pk}"' in html and f"Show the correction on page {other.page}" in html
+
+
+def test_a_correction_not_in_the_document_as_typed_says_so(client, auditor, pdf_contract):
+    client.force_login(auditor)
+    ex = pdf_contract.extractions["Governing Law"]
+    _correct(client, ex, "This Agreement is governed by the laws of Atlantis.")
+    html = client.get(reverse("clause", args=[ex.document_id, ex.pk]), **HX).content.decode()
+    assert "The corrected text is not in the document as typed" in html
+    assert "correction-passage" not in html
+    assert client.get(reverse("correction-boxes", args=[ex.document_id, ex.pk])).status_code == 404

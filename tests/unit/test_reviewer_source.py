@@ -35,7 +35,7 @@ def test_the_mark_holds_exactly_the_cited_span_and_everything_is_escaped():
 
 def test_a_closest_sentence_is_marked_apart_from_citations_and_escaped():
     start = TEXT.index('"$247.83"')
-    html = highlight(page(2), [Span(0, start, start + 9, closest=True)])
+    html = highlight(page(2), [Span(0, start, start + 9, passage="closest")])
     assert html == (
         'The &lt;b&gt;cap&lt;/b&gt; is <mark class="closest" data-closest id="closest-passage" tabindex="-1">'
         "&quot;$247.83&quot;</mark> &amp; final."

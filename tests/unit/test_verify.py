@@ -8,6 +8,7 @@ from extraction.verify import (
     check_values,
     closest_passage,
     exact_values,
+    find_passage,
     normalise,
     verify_citation,
     verify_extraction,
@@ -777,3 +778,19 @@ def test_a_pipe_escaped_in_a_converted_table_cell_matches_a_plain_one():
     q = "monthly | billed in arrears"
     r = verify_extraction([{"chunk_id": "c1", "page": 1, "quote": q}], chunks, pages, q, document_text=text)
     assert r.ok and r.citations[0].quote == "monthly \\| billed in arrears", r.errors
+
+
+def test_a_reviewers_text_is_found_in_the_whole_document_as_the_page_spells_it():
+    document = (
+        "Intro.\n\nA transfer of fifty percent (50%) or more of the voting\ninterests in Tenant shall be "
+        "deemed an \u201cassignment\u201d of this Lease \u2014 in full.\fMore."
+    )
+    typed = 'A transfer of fifty percent (50%) or more of the voting interests in Tenant shall be deemed an "assignment" of this Lease - in full.'
+    start, end = find_passage(document, typed)
+    assert document[start:end].startswith("A transfer") and document[start:end].endswith("in full.")
+    assert find_passage(document, "A transfer of sixty percent") is None  # a changed word: not there
+    assert find_passage(document, "fifty percent (50%)") == (
+        document.index("fifty"),
+        document.index(" or more"),
+    )
+    assert find_passage(document, "  \n ") is None
