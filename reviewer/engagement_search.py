@@ -1,6 +1,7 @@
 """Search across an engagement's contracts: one query over every chunk of its ready documents, hybrid (full
 text and vectors, ``ingest.search.search``), the hits grouped by contract in the order of each contract's
-best hit and best first within a contract, each with its page and a snippet (``reviewer.snippets``).
+best hit and best first within a contract, each with a snippet (``reviewer.snippets``) and the page and
+heading path of the words it shows.
 Best first rather than in page order: docs/decisions.md, reviewer.engagement_search.search_engagement."""
 
 from __future__ import annotations
@@ -8,9 +9,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import date
 
-from ingest.models import Document
+from ingest.models import Document, Page
+from ingest.pages import PageSpan, page_of
 from ingest.search import search
-from reviewer.snippets import snippet
+from ingest.sections import section_at
+from reviewer.snippets import anchor, snippet
 
 HITS = 40  # chunks a search returns across the engagement
 
@@ -49,10 +52,25 @@ def search_engagement(
     meta = {pk: (title, dt) for pk, title, dt in docs.values_list("pk", "title", "doc_type")}
     if not meta or not query.strip():
         return []
+    hits = search(query, list(meta), k, query_vector=query_vector)
+    held = {h.chunk.document_id for h in hits}
+    documents = Document.objects.filter(pk__in=held).only("pk", "sha256", "updated_at").in_bulk()
+    pages: dict[int, list[PageSpan]] = {pk: [] for pk in held}
+    for pk, *span in (
+        Page.objects.filter(document_id__in=held)
+        .order_by("document_id", "number")
+        .values_list("document_id", "number", "char_start", "char_end")
+    ):
+        pages[pk].append(PageSpan(*span))
     grouped: dict[int, ContractHits] = {}  # in insertion order: search() gives the hits best first
-    for hit in search(query, list(meta), k, query_vector=query_vector):
+    for hit in hits:
         c = hit.chunk
         title, dt = meta[c.document_id]
         group = grouped.setdefault(c.document_id, ContractHits(c.document_id, title, dt))
-        group.hits.append(Hit(c.pk, c.page_start, c.section, snippet(c.text, query), hit.score))
+        at = anchor(c.text, query)  # a chunk can run over a page break or a heading: the passage shown
+        page, section = c.page_start, c.section
+        if at is not None:
+            page = page_of(c.char_start + at, pages[c.document_id]) if pages[c.document_id] else page
+            section = section_at(documents[c.document_id], c.char_start + at) or section
+        group.hits.append(Hit(c.pk, page, section, snippet(c.text, query), hit.score))
     return list(grouped.values())

@@ -32,12 +32,7 @@ def snippet(text: str, query: str, window: int = WINDOW) -> str:
     most of the query's words (then the most marks, then the earliest): "increase the rent" answers "rent
     increase" better than the first "rent" of the chunk."""
     text = " ".join(readable(text).split())
-    marks = stems(query)
-    stemmed = (
-        (m.span(), next((s for s in marks if m.group().casefold().startswith(s)), None))
-        for m in _WORD.finditer(text)
-    )
-    found = [(span, stem) for span, stem in stemmed if stem is not None]
+    found = _marked_words(text, query)
     spans = [span for span, _ in found]
     first = _best_anchor(found, window) if found else 0
     start = max(0, min(first - window // 3, len(text) - window))
@@ -54,6 +49,23 @@ def snippet(text: str, query: str, window: int = WINDOW) -> str:
         at = e
     out.append(html.escape(text[at:end]))
     return ("…" if start > 0 else "") + "".join(out) + ("…" if end < len(text) else "")
+
+
+def anchor(text: str, query: str, window: int = WINDOW) -> int | None:
+    """Where in ``text`` the marked word stands that opens the window a snippet of it shows (its page and
+    section are the passage's, whatever the chunk's first ones); None when no word is marked."""
+    found = _marked_words(text, query)
+    return _best_anchor(found, window) if found else None
+
+
+def _marked_words(text: str, query: str) -> list[tuple[tuple[int, int], str]]:
+    """((start, end), stem) of each word of ``text`` that begins with a stem of ``query``."""
+    marks = stems(query)
+    stemmed = (
+        (m.span(), next((s for s in marks if m.group().casefold().startswith(s)), None))
+        for m in _WORD.finditer(text)
+    )
+    return [(span, stem) for span, stem in stemmed if stem is not None]
 
 
 def _best_anchor(found: list[tuple[tuple[int, int], str]], window: int) -> int:

@@ -345,6 +345,47 @@ def test_search_lists_each_contracts_best_passage_first(client, engagement, work
     assert alpha.hits[0].page > min(h.page for h in alpha.hits)  # the best passage is not the first page's
 
 
+def test_a_hit_names_the_page_and_heading_of_the_words_it_shows(client, engagement, workspace, no_model):
+    from ingest.models import Chunk, Document, Page
+
+    first = "15. Assignment\n\nTenant shall not assign this Lease without the consent of Landlord.\n\n"
+    text = (
+        first + "\f16. Termination Option\n\nTenant may end this Lease early by paying a termination fee.\n"
+    )
+    doc = Document.objects.create(
+        engagement=engagement,
+        original_name="lease.pdf",
+        sha256="e" * 64,
+        size_bytes=len(text),
+        title="Lease",
+        kind="pdf",
+        status="ready",
+        text=text,
+        page_count=2,
+    )
+    Page.objects.create(document=doc, number=1, char_start=0, char_end=len(first))
+    Page.objects.create(document=doc, number=2, char_start=len(first) + 1, char_end=len(text))
+    # one chunk over both short sections, as the chunker packs them: its first page and heading are 15's
+    Chunk.objects.create(
+        document=doc,
+        chunk_id="lease-0",
+        ordinal=0,
+        text=text,
+        char_start=0,
+        char_end=len(text),
+        page_start=1,
+        page_end=2,
+        paragraph=0,
+        section="15. Assignment",
+    )
+    client.force_login(workspace["auditor"])
+    results = client.get(reverse("engagement-search", args=[engagement.pk]), {"q": "termination fee"})
+    (lease,) = [r for r in results.context["results"] if r.title == "Lease"]
+    (hit,) = lease.hits
+    assert (hit.page, hit.section) == (2, "16. Termination Option"), hit
+    assert reverse("document-page", args=[doc.pk, 2]) in results.content.decode()
+
+
 # --------------------------------------------------------------------------- isolation
 
 
