@@ -19,9 +19,17 @@ SECTIONS_VERSION = 1  # part of the key: a change in heading rules reads every d
 
 def section_at(document: Document, offset: int) -> str:
     """The heading path in force at ``offset`` of the document's text ("" before its first heading)."""
+    return sections_at(document, [offset])[0]
+
+
+def sections_at(document: Document, offsets: list[int]) -> list[str]:
+    """``section_at`` of each offset, the document's headings read once (a page of search hits)."""
     starts = _table(document)
-    i = bisect.bisect_right(starts, (offset, "\uffff")) - 1
-    return starts[i][1] if i >= 0 else ""
+    out = []
+    for offset in offsets:
+        i = bisect.bisect_right(starts, (offset, "\uffff")) - 1
+        out.append(starts[i][1] if i >= 0 else "")
+    return out
 
 
 def _table(document: Document) -> list[tuple[int, str]]:

@@ -12,7 +12,7 @@ from datetime import date
 from ingest.models import Document, Page
 from ingest.pages import PageSpan, page_of
 from ingest.search import search
-from ingest.sections import section_at
+from ingest.sections import sections_at
 from reviewer.snippets import anchor, snippet
 
 HITS = 40  # chunks a search returns across the engagement
@@ -62,15 +62,24 @@ def search_engagement(
         .values_list("document_id", "number", "char_start", "char_end")
     ):
         pages[pk].append(PageSpan(*span))
+    # where each hit's snippet opens: a chunk can run over a page break or a heading (None: by meaning alone)
+    shown = [(h, anchor(h.chunk.text, query)) for h in hits]
+    offsets: dict[int, list[int]] = {pk: [] for pk in held}
+    for h, at in shown:
+        if at is not None:
+            offsets[h.chunk.document_id].append(h.chunk.char_start + at)
+    headings = {
+        pk: dict(zip(at, sections_at(documents[pk], at), strict=True)) for pk, at in offsets.items() if at
+    }
     grouped: dict[int, ContractHits] = {}  # in insertion order: search() gives the hits best first
-    for hit in hits:
+    for hit, at in shown:
         c = hit.chunk
         title, dt = meta[c.document_id]
         group = grouped.setdefault(c.document_id, ContractHits(c.document_id, title, dt))
-        at = anchor(c.text, query)  # a chunk can run over a page break or a heading: the passage shown
         page, section = c.page_start, c.section
         if at is not None:
-            page = page_of(c.char_start + at, pages[c.document_id]) if pages[c.document_id] else page
-            section = section_at(documents[c.document_id], c.char_start + at) or section
+            offset = c.char_start + at
+            page = page_of(offset, pages[c.document_id]) if pages[c.document_id] else page
+            section = headings[c.document_id][offset] or section
         group.hits.append(Hit(c.pk, page, section, snippet(c.text, query), hit.score))
     return list(grouped.values())

@@ -59,13 +59,19 @@ def anchor(text: str, query: str, window: int = WINDOW) -> int | None:
 
 
 def _marked_words(text: str, query: str) -> list[tuple[tuple[int, int], str]]:
-    """((start, end), stem) of each word of ``text`` that begins with a stem of ``query``."""
+    """((start, end), stem) of each word of ``text`` that begins with a stem of ``query`` (the regular
+    expression finds the candidates; the case-folded word decides)."""
     marks = stems(query)
-    stemmed = (
-        (m.span(), next((s for s in marks if m.group().casefold().startswith(s)), None))
-        for m in _WORD.finditer(text)
-    )
-    return [(span, stem) for span, stem in stemmed if stem is not None]
+    if not marks:
+        return []
+    starting = re.compile(r"(?<!\w)(?:" + "|".join(map(re.escape, marks)) + r")\w*", re.IGNORECASE)
+    found = []
+    for m in starting.finditer(text):
+        word = m.group().casefold()
+        stem = next((s for s in marks if word.startswith(s)), None)
+        if stem is not None:
+            found.append((m.span(), stem))
+    return found
 
 
 def _best_anchor(found: list[tuple[tuple[int, int], str]], window: int) -> int:
