@@ -225,6 +225,20 @@ def test_with_the_cache_away_the_page_view_and_the_citation_line_still_work(
     assert "cache unavailable, sections computed again" in caplog.text
 
 
+def _marked_and_drawn(client, html, kind, ex, text, where) -> dict:
+    """Asserts that the clause page ``html`` marks ``text`` once as a ``kind`` passage (not a citation) and
+    points the page images at its boxes, which lie at ``where`` (start, end, page); the boxes' JSON."""
+    assert html.count(f'id="{kind}-passage"') == 1
+    marked = re.findall(rf'<mark class="{kind}" data-{kind}[^>]*>(.*?)</mark>', html, re.S)
+    assert " ".join(html_unescape(" ".join(marked)).split()) == " ".join(text.split())
+    boxes = reverse(f"{kind}-boxes", args=[ex.document_id, ex.pk])
+    assert f'data-boxes="{boxes}"' in html and f'data-citation="{kind}"' in html
+    data = client.get(boxes).json()
+    assert (data["citation"], data["start"], data["end"], data["page"]) == (kind, *where)
+    assert data["boxes"]
+    return data
+
+
 def test_a_not_found_shows_its_closest_sentence_marked_on_its_page_and_drawn_on_the_image(
     client, auditor, pdf_contract
 ):
@@ -233,20 +247,9 @@ def test_a_not_found_shows_its_closest_sentence_marked_on_its_page_and_drawn_on_
     near = pdf_contract.citations["Termination For Convenience"][0]
     html = client.get(reverse("clause", args=[ex.document_id, ex.pk]), **HX).content.decode()
     assert "absent</strong> (93% sure)" in html and "judged closest, on page 2" in html
-    assert html.count('id="closest-passage"') == 1
-    marked = re.findall(r'<mark class="closest" data-closest[^>]*>(.*?)</mark>', html, re.S)
-    assert " ".join(html_unescape(" ".join(marked)).split()) == " ".join(near.quote.split())
+    data = _marked_and_drawn(client, html, "closest", ex, near.quote, (near.start, near.end, 2))
+    assert data["boxes"][0]["page"] == 2  # the sentence runs on to page 3
     assert "data-citation-id" not in html.split('id="viewer"')[1].split("</section>")[0]  # no citation marked
-    boxes = reverse("closest-boxes", args=[ex.document_id, ex.pk])
-    assert f'data-boxes="{boxes}"' in html and 'data-citation="closest"' in html
-    data = client.get(boxes).json()
-    assert (data["citation"], data["start"], data["end"], data["page"]) == (
-        "closest",
-        near.start,
-        near.end,
-        2,
-    )
-    assert data["boxes"] and data["boxes"][0]["page"] == 2  # the sentence runs on to page 3
     found = pdf_contract.extractions["Governing Law"]
     assert client.get(reverse("closest-boxes", args=[found.document_id, found.pk])).status_code == 404
 
@@ -307,19 +310,8 @@ def test_a_correction_is_marked_where_it_stands_on_its_page_and_drawn_on_the_ima
     assert typed != clause.quote and _correct(client, ex, typed).status_code == 200
     html = client.get(reverse("clause", args=[ex.document_id, ex.pk]), **HX).content.decode()
     assert f"The clause as corrected stands on page 2, characters {clause.start}–{clause.end}" in html
-    assert html.count('id="correction-passage"') == 1 and 'id="closest-passage"' not in html
-    marked = re.findall(r'<mark class="correction" data-correction[^>]*>(.*?)</mark>', html, re.S)
-    assert " ".join(html_unescape(" ".join(marked)).split()) == typed
-    boxes = reverse("correction-boxes", args=[ex.document_id, ex.pk])
-    assert f'data-boxes="{boxes}"' in html and 'data-citation="correction"' in html
-    data = client.get(boxes).json()
-    assert (data["citation"], data["start"], data["end"], data["page"]) == (
-        "correction",
-        clause.start,
-        clause.end,
-        2,
-    )
-    assert data["boxes"] and data["boxes"][0]["page"] == 2
+    data = _marked_and_drawn(client, html, "correction", ex, typed, (clause.start, clause.end, 2))
+    assert data["boxes"][0]["page"] == 2 and 'id="closest-passage"' not in html
 
 
 def test_a_found_clause_corrected_opens_on_its_correction_and_its_citations_stay(
