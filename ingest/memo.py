@@ -7,7 +7,7 @@ down, a signed-in reviewer keeps working, each of them computed on every request
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import TypeVar
 
 import redis
@@ -32,3 +32,19 @@ def kept(key: str, compute: Callable[[], T], timeout: int) -> T:
     except (redis.RedisError, OSError):
         pass
     return value
+
+
+def kept_many(computes: Mapping[str, Callable[[], T]], timeout: int) -> dict[str, T]:
+    """``kept`` of several keys at once: one round trip to read them, one to keep those computed."""
+    try:
+        found = cache.get_many(list(computes))
+    except (redis.RedisError, OSError) as exc:
+        log.warning("cache unavailable, %d values computed again: %s", len(computes), exc)
+        return {key: compute() for key, compute in computes.items()}
+    missing = {key: compute() for key, compute in computes.items() if found.get(key) is None}
+    if missing:
+        try:
+            cache.set_many(missing, timeout)
+        except (redis.RedisError, OSError):
+            pass
+    return {**found, **missing}

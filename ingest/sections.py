@@ -8,9 +8,10 @@ read as the chunker reads them) are found once per document and kept in the cach
 from __future__ import annotations
 
 import bisect
+from collections.abc import Callable, Mapping, Sequence
 
 from ingest.chunker import section_starts
-from ingest.memo import kept
+from ingest.memo import kept, kept_many
 from ingest.models import Document
 
 SECTIONS_TTL = 30 * 24 * 3600  # seconds; the table of a document's text never changes
@@ -19,25 +20,29 @@ SECTIONS_VERSION = 1  # part of the key: a change in heading rules reads every d
 
 def section_at(document: Document, offset: int) -> str:
     """The heading path in force at ``offset`` of the document's text ("" before its first heading)."""
-    return sections_at(document, [offset])[0]
+    return _in(kept(_key(document), _reader(document), SECTIONS_TTL), offset)
 
 
-def sections_at(document: Document, offsets: list[int]) -> list[str]:
-    """``section_at`` of each offset, the document's headings read once (a page of search hits)."""
-    starts = _table(document)
-    out = []
-    for offset in offsets:
-        i = bisect.bisect_right(starts, (offset, "\uffff")) - 1
-        out.append(starts[i][1] if i >= 0 else "")
-    return out
+def sections_at(offsets: Mapping[Document, Sequence[int]]) -> dict[int, list[str]]:
+    """``section_at`` of each offset of each document, by document id; every document's headings read in
+    one round trip to the cache (a page of search hits)."""
+    tables = kept_many({_key(d): _reader(d) for d in offsets}, SECTIONS_TTL)
+    return {d.pk: [_in(tables[_key(d)], offset) for offset in at] for d, at in offsets.items()}
 
 
-def _table(document: Document) -> list[tuple[int, str]]:
+def _in(starts: list[tuple[int, str]], offset: int) -> str:
+    i = bisect.bisect_right(starts, (offset, "\uffff")) - 1
+    return starts[i][1] if i >= 0 else ""
+
+
+def _key(document: Document) -> str:
     changed = int(document.updated_at.timestamp())  # converted again: read again
-    key = f"sections:v{SECTIONS_VERSION}:{document.pk}:{document.sha256[:16]}:{changed}"
+    return f"sections:v{SECTIONS_VERSION}:{document.pk}:{document.sha256[:16]}:{changed}"
 
+
+def _reader(document: Document) -> Callable[[], list[tuple[int, str]]]:
     def read() -> list[tuple[int, str]]:
         text = Document.objects.filter(pk=document.pk).values_list("text", flat=True).first() or ""
         return section_starts(text)
 
-    return kept(key, read, SECTIONS_TTL)
+    return read

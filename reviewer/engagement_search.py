@@ -68,9 +68,8 @@ def search_engagement(
     for h, at in shown:
         if at is not None:
             offsets[h.chunk.document_id].append(h.chunk.char_start + at)
-    headings = {
-        pk: dict(zip(at, sections_at(documents[pk], at), strict=True)) for pk, at in offsets.items() if at
-    }
+    sections = sections_at({documents[pk]: at for pk, at in offsets.items() if at})
+    headings = {pk: dict(zip(offsets[pk], found, strict=True)) for pk, found in sections.items()}
     grouped: dict[int, ContractHits] = {}  # in insertion order: search() gives the hits best first
     for hit, at in shown:
         c = hit.chunk

@@ -345,7 +345,9 @@ def test_search_lists_each_contracts_best_passage_first(client, engagement, work
     assert alpha.hits[0].page > min(h.page for h in alpha.hits)  # the best passage is not the first page's
 
 
-def test_a_hit_names_the_page_and_heading_of_the_words_it_shows(client, engagement, workspace, no_model):
+def _lease_over_two_pages(engagement):
+    """A ready contract whose one chunk packs two short sections over a page break, as the chunker packs
+    them: the chunk's first page and heading are section 15's, "termination fee" is on page 2, in 16."""
     from ingest.models import Chunk, Document, Page
 
     first = "15. Assignment\n\nTenant shall not assign this Lease without the consent of Landlord.\n\n"
@@ -365,7 +367,6 @@ def test_a_hit_names_the_page_and_heading_of_the_words_it_shows(client, engageme
     )
     Page.objects.create(document=doc, number=1, char_start=0, char_end=len(first))
     Page.objects.create(document=doc, number=2, char_start=len(first) + 1, char_end=len(text))
-    # one chunk over both short sections, as the chunker packs them: its first page and heading are 15's
     Chunk.objects.create(
         document=doc,
         chunk_id="lease-0",
@@ -378,12 +379,39 @@ def test_a_hit_names_the_page_and_heading_of_the_words_it_shows(client, engageme
         paragraph=0,
         section="15. Assignment",
     )
-    client.force_login(workspace["auditor"])
+    return doc
+
+
+def _lease_hit(client, engagement):
     results = client.get(reverse("engagement-search", args=[engagement.pk]), {"q": "termination fee"})
     (lease,) = [r for r in results.context["results"] if r.title == "Lease"]
     (hit,) = lease.hits
+    return hit, results.content.decode()
+
+
+def test_a_hit_names_the_page_and_heading_of_the_words_it_shows(client, engagement, workspace, no_model):
+    doc = _lease_over_two_pages(engagement)
+    client.force_login(workspace["auditor"])
+    hit, html = _lease_hit(client, engagement)
     assert (hit.page, hit.section) == (2, "16. Termination Option"), hit
-    assert reverse("document-page", args=[doc.pk, 2]) in results.content.decode()
+    assert reverse("document-page", args=[doc.pk, 2]) in html
+
+
+def test_with_the_cache_away_a_hit_still_names_its_heading(
+    client, engagement, workspace, no_model, monkeypatch
+):
+    import redis
+    from django.core.cache import cache
+
+    def away(*args, **kwargs):
+        raise redis.ConnectionError("Redis is down")
+
+    for name in ("get", "set", "get_many", "set_many"):
+        monkeypatch.setattr(cache, name, away)
+    _lease_over_two_pages(engagement)
+    client.force_login(workspace["auditor"])
+    hit, _ = _lease_hit(client, engagement)
+    assert (hit.page, hit.section) == (2, "16. Termination Option"), hit
 
 
 # --------------------------------------------------------------------------- isolation
