@@ -54,16 +54,19 @@ def search_engagement(
         return []
     hits = search(query, list(meta), k, query_vector=query_vector)
     held = {h.chunk.document_id for h in hits}
+    # where each hit's snippet opens: a chunk can run over a page break or a heading (None: by meaning alone)
+    shown = [(h, anchor(h.chunk.text, query)) for h in hits]
     documents = Document.objects.filter(pk__in=held).only("pk", "sha256", "updated_at").in_bulk()
+    over_a_break = {
+        h.chunk.document_id for h, at in shown if at is not None and h.chunk.page_end > h.chunk.page_start
+    }
     pages: dict[int, list[PageSpan]] = {pk: [] for pk in held}
     for pk, *span in (
-        Page.objects.filter(document_id__in=held)
+        Page.objects.filter(document_id__in=over_a_break)
         .order_by("document_id", "number")
         .values_list("document_id", "number", "char_start", "char_end")
     ):
         pages[pk].append(PageSpan(*span))
-    # where each hit's snippet opens: a chunk can run over a page break or a heading (None: by meaning alone)
-    shown = [(h, anchor(h.chunk.text, query)) for h in hits]
     offsets: dict[int, list[int]] = {pk: [] for pk in held}
     for h, at in shown:
         if at is not None:

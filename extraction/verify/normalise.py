@@ -20,10 +20,11 @@ _FOLD = {
     "\u2026": "...",
 }
 # each folded character and the forms that fold to it (a pattern's character class)
-_FORMS: dict[str, str] = {}
-for _form, _folded in _FOLD.items():
-    if len(_folded) == 1:
-        _FORMS[_folded] = _FORMS.get(_folded, _folded) + _form
+_FORMS = {
+    folded: folded + "".join(form for form, to in _FOLD.items() if to == folded)
+    for folded in set(_FOLD.values())
+    if len(folded) == 1
+}
 
 
 def spelling_pattern(text: str) -> str:
