@@ -178,7 +178,9 @@ def build(
             ws.citations, ws.history = clause_citations(extraction), clause_history(extraction)
         ws.state = derive_state(extraction.clause_text, ws.history)
         if not ws.absent:
-            ws.correction, ws.correction_unlocated = located_correction(document, ws.history)
+            ws.correction, ws.correction_unlocated = located_correction(
+                document, ws.history, near=cited_at(extraction, ws.citations)
+            )
         if citation_id is not None:
             ws.citation = next((c for c in ws.citations if c.pk == citation_id), None)
             if ws.citation is None and strict:
@@ -220,23 +222,32 @@ WHERE p.document_id = %(doc)s AND (
 ORDER BY p.number"""
 
 
-def located_correction(document: Document, history) -> tuple[CorrectionPassage | None, bool]:
+def cited_at(extraction: Extraction, citations) -> int:
+    """Where the engine put the clause: its first citation, else a not_found's closest sentence (0)."""
+    if citations:
+        return min(c.start for c in citations)
+    closest = ClosestPassage.of(extraction)
+    return closest.start if closest is not None else 0
+
+
+def located_correction(document: Document, history, near: int = 0) -> tuple[CorrectionPassage | None, bool]:
     """Where the latest corrected text of a clause (``history``: its reviews, newest first) stands in the
-    document, and whether it is a correction that is not there as typed; (None, False) when the clause
-    was never corrected. Kept by review: the search reads the whole text of the document once."""
+    document (of several places, the nearest ``near``: where the engine put the clause), and whether it
+    is a correction that is not there as typed; (None, False) when the clause was never corrected. Kept
+    by review: the search reads the whole text of the document once."""
     review = next((r for r in history if r.decision == CORRECT and r.corrected_text), None)
     if review is None:
         return None, False
 
     def locate() -> tuple[int, ...]:
         text = Document.objects.filter(pk=document.pk).values_list("text", flat=True).first() or ""
-        found = find_passage(text, review.corrected_text)
+        found = find_passage(text, review.corrected_text, near)
         if found is None:
             return ()
         pages = [PageSpan(*p) for p in document.pages.values_list("number", "char_start", "char_end")]
         return (page_of(found[0], pages), *found)
 
-    at = kept(f"correction-at:v1:{document_version(document)}:{review.pk}", locate, KEEP_SECONDS)
+    at = kept(f"correction-at:v2:{document_version(document)}:{review.pk}", locate, KEEP_SECONDS)
     return (CorrectionPassage(*at), False) if at else (None, True)
 
 

@@ -16,12 +16,13 @@ from ingest.chunker import ChunkSpec
 _SHOW = 160  # chars of a quote/passage shown in an error
 
 
-def find_passage(document_text: str, text: str) -> tuple[int, int] | None:
-    """Where ``text`` (a reviewer's corrected clause) first stands in the document, its whitespace and
-    quote and dash forms aside (``spelling_pattern``); None when it is not there as typed."""
+def find_passage(document_text: str, text: str, near: int = 0) -> tuple[int, int] | None:
+    """Where ``text`` (a reviewer's corrected clause) stands in the document, its whitespace and quote and
+    dash forms aside (``spelling_pattern``): of several places, the one starting nearest ``near`` (where
+    the clause was cited), the first of equals; None when it is not there as typed."""
     pattern = spelling_pattern(text)
-    found = re.search(pattern, document_text) if pattern else None
-    return found.span() if found else None
+    places = [m.span() for m in re.finditer(pattern, document_text)] if pattern else []
+    return min(places, key=lambda span: abs(span[0] - near)) if places else None
 
 
 def _index(chunks) -> dict[str, ChunkSpec]:

@@ -17,7 +17,7 @@ from extraction.closest import ClosestPassage
 from ingest import page_view
 from ingest.page_view import PageImageError
 from reviewer import access
-from reviewer.workspace import clause_history, located_correction
+from reviewer.workspace import cited_at, clause_citations, clause_history, located_correction
 
 CACHE_CONTROL = "private, no-cache"
 
@@ -100,7 +100,10 @@ def correction_boxes(request, document_id: int, extraction_id: int):
     """The rectangles of where a clause's corrected text stands (``workspace.located_correction``),
     shaped as ``citation_boxes`` with ``"citation": "correction"``; 404 when it has none there."""
     extraction = access.extraction_for(request.user, document_id, extraction_id)
-    correction, _ = located_correction(extraction.document, clause_history(extraction))
+    citations = clause_citations(extraction)
+    correction, _ = located_correction(
+        extraction.document, clause_history(extraction), near=cited_at(extraction, citations)
+    )
     if correction is None:
         raise Http404("This clause has no correction found in the document.")
     return _span_boxes(

@@ -794,3 +794,13 @@ def test_a_reviewers_text_is_found_in_the_whole_document_as_the_page_spells_it()
         document.index(" or more"),
     )
     assert find_passage(document, "  \n ") is None
+
+
+def test_of_several_places_the_reviewers_text_is_the_one_nearest_the_citation():
+    document = (
+        "Governing law: Delaware.\n" + "x " * 500 + "\nThe laws of Delaware govern this Lease.\n" + "y " * 500
+    )
+    far, cited = document.index("Delaware"), document.index("The laws")
+    assert find_passage(document, "Delaware") == (far, far + 8)  # nothing cited: the first
+    second = document.index("Delaware", cited)
+    assert find_passage(document, "Delaware", near=cited) == (second, second + 8)
