@@ -18,6 +18,7 @@ from reviewer.decisions import CHOOSE, DecisionError, InvalidDecision, StaleDeci
 from reviewer.forms import DecisionForm, FindForm
 from reviewer.htmx import is_fragment
 from reviewer.posting import post_only
+from reviewer.states import CORRECT
 from reviewer.timing import server_timing
 
 TYPE_CHANGES_SHOWN = 5
@@ -140,6 +141,8 @@ def decide(request, document_id: int, extraction_id: int):
         except DecisionError as exc:  # pragma: no cover - any other refusal
             status, error, kind = 400, str(exc), "invalid"
         else:
+            if review.decision == CORRECT:  # shown where the corrected text stands, not where it was
+                citation_id, page = None, None
             if not is_fragment(request):
                 messages.success(request, f"Recorded: {review.decision_label.lower()}.")
                 return redirect(_clause_url(ex, citation_id, page), permanent=False)

@@ -290,12 +290,19 @@ def test_another_engagements_closest_boxes_are_404(client, make_member, pdf_cont
     assert client.get(reverse("closest-boxes", args=[ex.document_id, ex.pk])).status_code == 404
 
 
-def _correct(client, ex, text):
-    """The reviewer's correction, posted as the review page's htmx form posts it."""
+def _correct(client, ex, text, **shown):
+    """The reviewer's correction, posted as the review page's htmx form posts it (``shown``: the citation
+    or page being read)."""
     ex.refresh_from_db()
     return client.post(
         reverse("decide", args=[ex.document_id, ex.pk]),
-        {"decision": "correct", "corrected_text": text, "seen_review": 0, "seen_version": ex.version},
+        {
+            "decision": "correct",
+            "corrected_text": text,
+            "seen_review": 0,
+            "seen_version": ex.version,
+            **shown,
+        },
         **HX,
     )
 
@@ -321,7 +328,8 @@ def test_a_found_clause_corrected_opens_on_its_correction_and_its_citations_stay
     ex = pdf_contract.extractions["Cap On Liability"]
     cited = pdf_contract.citations["Cap On Liability"][0]
     other = pdf_contract.citations["Governing Law"][0]  # the reviewer points at another passage
-    _correct(client, ex, other.quote)
+    saved = _correct(client, ex, other.quote, citation=cited.pk).content.decode()  # read at the citation
+    assert f"stands on page {other.page}" in saved and 'data-citation="correction"' in saved  # then shown
     html = client.get(reverse("clause", args=[ex.document_id, ex.pk]), **HX).content.decode()
     assert f"stands on page {other.page}" in html and 'data-citation="correction"' in html
     by_citation = reverse("citation", args=[ex.document_id, ex.pk, cited.pk])
