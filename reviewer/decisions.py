@@ -211,7 +211,8 @@ def record_decision(
 
 
 def _plain(text: str | None) -> str:
-    return (text or "").replace("\r\n", "\n").replace("\r", "\n").strip()
+    """A posted text with its line ends as "\n"; a page break (a quote across pages) is a line end too."""
+    return (text or "").replace("\r\n", "\n").replace("\r", "\n").replace("\f", "\n").strip()
 
 
 def reviewer_name(user: User | None) -> str:

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from django.urls import reverse
 
+from reviewer.models import Review
 from tests.pdf_contract import make_pdf_contract, not_found_pointing_at
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -210,5 +211,36 @@ def test_a_not_found_shows_its_closest_sentence_outlined_on_the_page_and_marked_
     s.page.locator("#viewer").focus()
     s.page.keyboard.press("v")
     mark = s.page.locator("mark.closest").first
+    assert mark.is_visible() and visible_in_viewer(s, mark)
+    assert s.errors == []
+
+
+def test_a_correction_made_from_the_closest_sentence_is_drawn_where_it_stands(
+    signed_in, auditor, pdf_contract
+):
+    s = signed_in(auditor)
+    ex = not_found_pointing_at(pdf_contract, "Termination For Convenience")
+    clause = pdf_contract.citations["Termination For Convenience"][0]
+    s.page.goto(reverse("clause", args=[ex.document_id, ex.pk]))
+    wait_for_page(s, 2)
+    s.settle()
+    s.page.keyboard.press("e")  # the correction starts from the closest sentence: saved as it is
+    s.page.keyboard.press("Control+Enter")
+    s.page.wait_for_selector('[data-review-state="correct"]')
+    s.page.wait_for_selector("#correction-note")
+    saved = Review.objects.get(extraction=ex).corrected_text
+    assert "\f" not in saved and saved.split() == clause.quote.split()  # a page break is a line end
+    assert (
+        f"stands on page 2, characters {clause.start}–{clause.end}"
+        in s.page.locator("#correction-note").inner_text()
+    )
+    figure = wait_for_page(s, 2)
+    s.settle()
+    box = figure.locator("rect.correction").first
+    assert visible_in_viewer(s, box) and figure.locator("rect.closest").count() == 0
+    s.shot("35-correction-drawn")
+    s.page.locator("#viewer").focus()
+    s.page.keyboard.press("v")
+    mark = s.page.locator("mark.correction").first
     assert mark.is_visible() and visible_in_viewer(s, mark)
     assert s.errors == []
