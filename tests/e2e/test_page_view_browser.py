@@ -73,6 +73,15 @@ def visible_in_viewer(s, locator) -> bool:
     )
 
 
+def assert_marked_in_the_text_view(s, kind: str):
+    """The ``v`` key turns the viewer to the text, where the ``kind`` passage's mark is shown in view."""
+    s.page.locator("#viewer").focus()
+    s.page.keyboard.press("v")
+    mark = s.page.locator(f"mark.{kind}").first
+    assert mark.is_visible() and visible_in_viewer(s, mark)
+    assert s.errors == []
+
+
 def test_a_clause_shows_its_page_with_the_quote_boxed_zoom_and_next_citation(
     signed_in, auditor, pdf_contract
 ):
@@ -208,11 +217,7 @@ def test_a_not_found_shows_its_closest_sentence_outlined_on_the_page_and_marked_
     assert outline.evaluate("(r) => getComputedStyle(r).fill") == "none"
     assert figure.locator("rect.current").count() == 0
     s.shot("33-not-found-closest-sentence")
-    s.page.locator("#viewer").focus()
-    s.page.keyboard.press("v")
-    mark = s.page.locator("mark.closest").first
-    assert mark.is_visible() and visible_in_viewer(s, mark)
-    assert s.errors == []
+    assert_marked_in_the_text_view(s, "closest")
 
 
 def test_a_correction_made_from_the_closest_sentence_is_drawn_where_it_stands(
@@ -239,8 +244,4 @@ def test_a_correction_made_from_the_closest_sentence_is_drawn_where_it_stands(
     box = figure.locator("rect.correction").first
     assert visible_in_viewer(s, box) and figure.locator("rect.closest").count() == 0
     s.shot("35-correction-drawn")
-    s.page.locator("#viewer").focus()
-    s.page.keyboard.press("v")
-    mark = s.page.locator("mark.correction").first
-    assert mark.is_visible() and visible_in_viewer(s, mark)
-    assert s.errors == []
+    assert_marked_in_the_text_view(s, "correction")
