@@ -32,7 +32,13 @@ from dashboards.corpus import (
     write_absent_only,
 )
 from dashboards.models import BenchmarkOutcome, BenchmarkRun, BenchmarkSet
-from extraction.evaluation.stratify import NOT_FOUND, NOT_RUN, benchmark_passes, best_answer_jaccard
+from extraction.evaluation.stratify import (
+    NOT_FOUND,
+    NOT_RUN,
+    benchmark_passes,
+    best_answer_jaccard,
+    citation_quotes,
+)
 
 log = logging.getLogger(__name__)
 
@@ -122,7 +128,7 @@ def judge(prediction: dict, gold_row: dict, doc_type: str) -> BenchmarkOutcome:
     extraction = prediction.get("extraction") or {}
     status = extraction.get("status") or "missing"
     text = _clause_text(extraction) if status != NOT_FOUND else ""
-    quotes = [str(c.get("quote", "")) for c in extraction.get("citations") or []]
+    quotes = citation_quotes(extraction.get("citations") or [])
     present = bool(gold_row["present"])
     spans = gold_span_texts(gold_row)
     page, page_from = _first_citation_page(extraction), "citation"

@@ -23,11 +23,11 @@ def section_at(document: Document, offset: int) -> str:
     return _in(kept(_key(document), _reader(document), SECTIONS_TTL), offset)
 
 
-def sections_at(offsets: Mapping[Document, Sequence[int]]) -> dict[int, list[str]]:
-    """``section_at`` of each offset of each document, by document id; every document's headings read in
-    one round trip to the cache (a page of search hits)."""
+def sections_at(offsets: Mapping[Document, Sequence[int]]) -> dict[int, dict[int, str]]:
+    """``section_at`` of each offset of each document (document id -> offset -> heading path); every
+    document's headings read in one round trip to the cache (a page of search hits)."""
     tables = kept_many({_key(d): _reader(d) for d in offsets}, SECTIONS_TTL)
-    return {d.pk: [_in(tables[_key(d)], offset) for offset in at] for d, at in offsets.items()}
+    return {d.pk: {offset: _in(tables[_key(d)], offset) for offset in at} for d, at in offsets.items()}
 
 
 def _in(starts: list[tuple[int, str]], offset: int) -> str:

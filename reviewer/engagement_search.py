@@ -6,11 +6,12 @@ Best first rather than in page order: docs/decisions.md, reviewer.engagement_sea
 
 from __future__ import annotations
 
+from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import date
 
 from ingest.models import Document, Page
-from ingest.pages import PageSpan, page_of
+from ingest.pages import PageIndex, PageSpan
 from ingest.search import search
 from ingest.sections import sections_at
 from reviewer.snippets import anchor, snippet
@@ -53,35 +54,44 @@ def search_engagement(
     if not meta or not query.strip():
         return []
     hits = search(query, list(meta), k, query_vector=query_vector)
-    held = {h.chunk.document_id for h in hits}
-    # where each hit's snippet opens: a chunk can run over a page break or a heading (None: by meaning alone)
-    shown = [(h, anchor(h.chunk.text, query)) for h in hits]
-    documents = Document.objects.filter(pk__in=held).only("pk", "sha256", "updated_at").in_bulk()
-    over_a_break = {
-        h.chunk.document_id for h, at in shown if at is not None and h.chunk.page_end > h.chunk.page_start
-    }
-    pages: dict[int, list[PageSpan]] = {pk: [] for pk in held}
-    for pk, *span in (
-        Page.objects.filter(document_id__in=over_a_break)
-        .order_by("document_id", "number")
-        .values_list("document_id", "number", "char_start", "char_end")
-    ):
-        pages[pk].append(PageSpan(*span))
-    offsets: dict[int, list[int]] = {pk: [] for pk in held}
-    for h, at in shown:
+    # where each hit's snippet opens (None: found by meaning alone); a chunk can run over a page break or
+    # a heading, so the page and heading shown are the ones there, not the chunk's first
+    opens = [_opening(hit.chunk, query) for hit in hits]
+    offsets: dict[int, list[int]] = defaultdict(list)
+    over_a_break: set[int] = set()  # contracts with a hit whose chunk runs over a page break
+    for hit, at in zip(hits, opens, strict=True):
         if at is not None:
-            offsets[h.chunk.document_id].append(h.chunk.char_start + at)
-    sections = sections_at({documents[pk]: at for pk, at in offsets.items() if at})
-    headings = {pk: dict(zip(offsets[pk], found, strict=True)) for pk, found in sections.items()}
+            offsets[hit.chunk.document_id].append(at)
+            if hit.chunk.page_end > hit.chunk.page_start:
+                over_a_break.add(hit.chunk.document_id)
+    documents = Document.objects.filter(pk__in=offsets).only("pk", "sha256", "updated_at").in_bulk()
+    headings = sections_at({documents[pk]: at for pk, at in offsets.items()})
+    pages = _page_indexes(over_a_break)
     grouped: dict[int, ContractHits] = {}  # in insertion order: search() gives the hits best first
-    for hit, at in shown:
+    for hit, at in zip(hits, opens, strict=True):
         c = hit.chunk
         title, dt = meta[c.document_id]
         group = grouped.setdefault(c.document_id, ContractHits(c.document_id, title, dt))
         page, section = c.page_start, c.section
         if at is not None:
-            offset = c.char_start + at
-            page = page_of(offset, pages[c.document_id]) if pages[c.document_id] else page
-            section = headings[c.document_id][offset] or section
+            page = pages[c.document_id].page_of(at) if c.document_id in pages else page
+            section = headings[c.document_id][at] or section
         group.hits.append(Hit(c.pk, page, section, snippet(c.text, query), hit.score))
     return list(grouped.values())
+
+
+def _opening(chunk, query: str) -> int | None:
+    """The document offset where a snippet of ``chunk`` opens, or None when no query word is in it."""
+    at = anchor(chunk.text, query)
+    return None if at is None else chunk.char_start + at
+
+
+def _page_indexes(document_ids: set[int]) -> dict[int, PageIndex]:
+    """The page tables of the documents whose hits run over a page break (one query)."""
+    rows = Page.objects.filter(document_id__in=document_ids).values_list(
+        "document_id", "number", "char_start", "char_end"
+    )
+    tables: dict[int, list[PageSpan]] = defaultdict(list)
+    for pk, number, start, end in rows:
+        tables[pk].append(PageSpan(number, start, end))
+    return {pk: PageIndex(table) for pk, table in tables.items()}

@@ -38,7 +38,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import cast
 
-from extraction.evaluation.stratify import NOT_RUN, best_answer_jaccard, best_jaccard, jaccard
+from extraction.evaluation.stratify import (
+    NOT_RUN,
+    best_answer_jaccard,
+    best_jaccard,
+    citation_quotes,
+    jaccard,
+)
 
 HIT_JACCARD = 0.5
 CREDIT = "CUAD v1, The Atticus Project (CC BY 4.0)"
@@ -101,7 +107,7 @@ class PairRecord:
 
     @property
     def quotes(self) -> list[str]:
-        return [str(c.get("quote", "")) for c in self.citations]
+        return citation_quotes(self.citations)
 
     @property
     def span_texts(self) -> list[str]:

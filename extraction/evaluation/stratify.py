@@ -178,6 +178,11 @@ def answer_texts(clause_text: str, quotes: Sequence[str] = ()) -> list[str]:
     return [clause_text]
 
 
+def citation_quotes(citations: Iterable[Mapping]) -> list[str]:
+    """The quotes of an answer's citations (as ``predictions.jsonl`` holds them), in order."""
+    return [str(c.get("quote", "")) for c in citations]
+
+
 def best_answer_jaccard(clause_text: str, quotes: Sequence[str], gold_spans: Sequence[str]) -> float:
     return max(best_jaccard(text, gold_spans) for text in answer_texts(clause_text, quotes))
 
