@@ -2,7 +2,11 @@
 text and vectors, ``ingest.search.search``), the hits grouped by contract in the order of each contract's
 best hit and best first within a contract, each with a snippet (``reviewer.snippets``) and the page and
 heading path of the words it shows.
-Best first rather than in page order: docs/decisions.md, reviewer.engagement_search.search_engagement."""
+Best first rather than in page order: docs/decisions.md, reviewer.engagement_search.search_engagement.
+
+A query that holds exact values ("$18.50", "cust_4711": ``extraction.verify.exact_values``) asks where they
+stand: each hit says whether its passage holds every one as written, and ``split_by_values`` puts those
+first, apart from the passages found by words and meaning alone."""
 
 from __future__ import annotations
 
@@ -10,6 +14,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import date
 
+from extraction.verify import exact_values, value_spans
 from ingest.models import Document, Page
 from ingest.pages import PageIndex, PageSpan
 from ingest.search import search
@@ -26,6 +31,7 @@ class Hit:
     section: str
     snippet: str  # escaped HTML, the query's words marked
     score: float
+    holds_values: bool = True  # the passage holds every exact value of the query as written (or it has none)
 
 
 @dataclass
@@ -54,6 +60,7 @@ def search_engagement(
     if not meta or not query.strip():
         return []
     hits = search(query, list(meta), k, query_vector=query_vector)
+    values = exact_values(query)
     # where each hit's snippet opens (None: found by meaning alone); a chunk can run over a page break or
     # a heading, so the page and heading shown are the ones there, not the chunk's first
     opens = [_opening(hit.chunk, query) for hit in hits]
@@ -76,8 +83,22 @@ def search_engagement(
         if at is not None:
             page = pages[c.document_id].page_of(at) if c.document_id in pages else page
             section = headings[c.document_id][at] or section
-        group.hits.append(Hit(c.pk, page, section, snippet(c.text, query), hit.score))
+        holds = not values or {v for _, _, v in value_spans(c.text, values)} == set(values)
+        group.hits.append(Hit(c.pk, page, section, snippet(c.text, query), hit.score, holds))
     return list(grouped.values())
+
+
+def split_by_values(results: list[ContractHits]) -> tuple[list[ContractHits], list[ContractHits]]:
+    """The hits whose passages hold the query's exact values, and the others, each grouped by contract in
+    the order given."""
+    holding: list[ContractHits] = []
+    others: list[ContractHits] = []
+    for group in results:
+        for side, keep in ((holding, True), (others, False)):
+            hits = [h for h in group.hits if h.holds_values is keep]
+            if hits:
+                side.append(ContractHits(group.document_id, group.title, group.doc_type, hits))
+    return holding, others
 
 
 def _opening(chunk, query: str) -> int | None:

@@ -3,8 +3,10 @@ Pure (plain strings in, HTML out).
 
 A word of the text is marked when it begins with a query word's stem (its first letters, at most
 ``STEM_LETTERS`` of them: "terminate" marks "termination" and "terminated"), so the marks follow the
-full-text side's English stems closely enough for a reader's eye without asking the database. The text
-is read as its page reads (``reviewer.source.readable``): a sheet's row without its pipes.
+full-text side's English stems closely enough for a reader's eye without asking the database. An exact
+value of the query ("$18.50", "cust_4711", "March 3, 2025": ``extraction.verify.exact_values``) is marked
+where it stands as written, as the citation verifier bounds it ("18.50" is not "$18.50"). The text is read
+as its page reads (``reviewer.source.readable``): a sheet's row without its pipes.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from __future__ import annotations
 import html
 import re
 
+from extraction.verify import exact_values, value_spans
 from reviewer.source import readable
 
 STEM_LETTERS = 6
@@ -21,8 +24,15 @@ _WORD = re.compile(r"\w+")
 
 
 def stems(query: str) -> list[str]:
-    """The query's word stems that the snippet marks, longest first."""
-    words = {w.casefold()[:STEM_LETTERS] for w in _WORD.findall(query) if len(w) >= MIN_WORD}
+    """The query's word stems that the snippet marks, longest first. A value and a word with a digit are
+    marked only as written: "cust_4711" does not mark "cust_47112", nor "INV-2024-0042" "invoice"."""
+    for value in exact_values(query):
+        query = query.replace(value, " ")
+    words = {
+        w.casefold()[:STEM_LETTERS]
+        for w in _WORD.findall(query)
+        if len(w) >= MIN_WORD and not any(ch.isdigit() for ch in w)
+    }
     return sorted(words, key=lambda w: (-len(w), w))
 
 
@@ -59,19 +69,23 @@ def anchor(text: str, query: str, window: int = WINDOW) -> int | None:
 
 
 def _marked_words(text: str, query: str) -> list[tuple[tuple[int, int], str]]:
-    """((start, end), stem) of each word of ``text`` that begins with a stem of ``query`` (the regular
-    expression finds the candidates; the case-folded word decides)."""
+    """((start, end), stem or value) of each word of ``text`` that begins with a stem of ``query`` (the
+    regular expression finds the candidates; the case-folded word decides) and of each of the query's
+    exact values, in order, none overlapping (the longer of two that start together)."""
     marks = stems(query)
-    if not marks:
-        return []
-    starting = re.compile(r"(?<!\w)(?:" + "|".join(map(re.escape, marks)) + r")\w*", re.IGNORECASE)
-    found = []
-    for m in starting.finditer(text):
-        word = m.group().casefold()
-        stem = next((s for s in marks if word.startswith(s)), None)
-        if stem is not None:
-            found.append((m.span(), stem))
-    return found
+    found = [((s, e), value) for s, e, value in value_spans(text, exact_values(query))]
+    if marks:
+        starting = re.compile(r"(?<!\w)(?:" + "|".join(map(re.escape, marks)) + r")\w*", re.IGNORECASE)
+        for m in starting.finditer(text):
+            word = m.group().casefold()
+            stem = next((s for s in marks if word.startswith(s)), None)
+            if stem is not None:
+                found.append((m.span(), stem))
+    kept: list[tuple[tuple[int, int], str]] = []
+    for span, key in sorted(found, key=lambda f: (f[0][0], -f[0][1])):
+        if not kept or span[0] >= kept[-1][0][1]:
+            kept.append((span, key))
+    return kept
 
 
 def _best_anchor(found: list[tuple[tuple[int, int], str]], window: int) -> int:

@@ -44,7 +44,7 @@ from extraction.verify.citations import (
 from extraction.verify.grounding import ELISION, check_grounding
 from extraction.verify.locate import closest_passage, find_passage
 from extraction.verify.normalise import norm, normalise
-from extraction.verify.values import ValueSource, check_values, exact_values
+from extraction.verify.values import ValueSource, check_values, exact_values, value_spans
 
 __all__ = [
     "ELISION",
@@ -64,5 +64,6 @@ __all__ = [
     "normalise",
     "verify_citation",
     "verify_extraction",
+    "value_spans",
     "within_chunks",
 ]

@@ -7,7 +7,7 @@ import difflib
 import re
 from collections.abc import Sequence
 
-from extraction.verify.normalise import norm
+from extraction.verify.normalise import norm, normalise
 
 _MONTH = (
     r"(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|"
@@ -79,11 +79,10 @@ def _loose(s: str) -> str:
     return re.sub(r"(US\$|[$€£¥₹])\s+(?=\d)", r"\1", s)
 
 
-def _contains_value(hay: str, value: str) -> bool:
-    """``value`` in ``hay`` as a whole: no digit, letter or decimal on either side, no minus sign
-    before it unless it has one, no "million" after it unless it has one ("$5" is not "$5 million"),
-    no currency sign before it and no "%" or currency word after it unless it has them ("247.83" is
-    not "$247.83")."""
+def _value_pattern(value: str) -> str:
+    """``value`` as a whole: no digit, letter or decimal on either side, no minus sign before it unless
+    it has one, no "million" after it unless it has one ("$5" is not "$5 million"), no currency sign
+    before it and no "%" or currency word after it unless it has them ("247.83" is not "$247.83")."""
     pat = r"(?<![A-Za-z0-9])(?<!\d[.,])" + re.escape(value) + r"(?![A-Za-z0-9])(?![.,]\d)"
     if not value.startswith("-"):
         pat = r"(?<![\s(]-)(?<!^-)" + pat
@@ -93,7 +92,27 @@ def _contains_value(hay: str, value: str) -> bool:
         pat += _NO_UNIT_AFTER
     if not re.search(_SCALE + "$", value):
         pat += r"(?!\s?" + _SCALE + ")"
-    return re.search(pat, hay) is not None
+    return pat
+
+
+def _contains_value(hay: str, value: str) -> bool:
+    return re.search(_value_pattern(value), hay) is not None
+
+
+def value_spans(text: str, values: Sequence[str]) -> list[tuple[int, int, str]]:
+    """(start, end, value) in ``text`` of each place a value of ``values`` stands as written (as
+    ``_value_pattern`` bounds it; quote, dash and space forms aside), in order of start. A value whose
+    digits are not all in ``text`` is not there: the text is normalised only when one may be."""
+    values = [v for v in values if all(run in text for run in re.findall(r"\d+", v))]
+    if not values:
+        return []
+    normalised, src = normalise(text)
+    spans = [
+        (src[m.start()], src[m.end() - 1] + 1, value)
+        for value in values
+        for m in re.finditer(_value_pattern(norm(value)), normalised)
+    ]
+    return sorted(spans)
 
 
 class ValueSource:

@@ -7,9 +7,10 @@ from datetime import date
 
 from django.shortcuts import render
 
+from extraction.verify import exact_values
 from reviewer import access
 from reviewer import grid as grid_core
-from reviewer.engagement_search import search_engagement
+from reviewer.engagement_search import search_engagement, split_by_values
 from reviewer.timing import server_timing
 
 QUERY_CHARS = 300  # a longer query is cut: the embedding model reads no further anyway
@@ -26,6 +27,9 @@ def search_page(request, engagement_id: int):
     except ValueError:
         since = None
     results = search_engagement(engagement, query, doc_type=doc_type, since=since) if query else []
+    values = exact_values(query)
+    # a query of exact values lists the passages that hold them; the rest stay a click away
+    results, others = split_by_values(results) if values else (results, [])
     context = {
         "engagement": engagement,
         "role": engagement.my_role,  # type: ignore[attr-defined]  # annotated by reviewer.access
@@ -35,5 +39,8 @@ def search_page(request, engagement_id: int):
         "since": since.isoformat() if since else "",
         "results": results,
         "hit_count": sum(len(r.hits) for r in results),
+        "values": values,
+        "others": others,
+        "other_count": sum(len(r.hits) for r in others),
     }
     return render(request, "reviewer/search.html", context)

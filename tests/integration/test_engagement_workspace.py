@@ -345,6 +345,36 @@ def test_search_lists_each_contracts_best_passage_first(client, engagement, work
     assert alpha.hits[0].page > min(h.page for h in alpha.hits)  # the best passage is not the first page's
 
 
+def test_a_search_for_an_exact_value_lists_the_passages_that_hold_it_as_written(
+    client, engagement, workspace, no_model
+):
+    client.force_login(workspace["auditor"])
+    url = reverse("engagement-search", args=[engagement.pk])
+    response = client.get(url, {"q": "terminate $247.83"})
+    results, others = response.context["results"], response.context["others"]
+    held = [h for r in results for h in r.hits]
+    assert held and all("<mark>$247.83</mark>" in h.snippet for h in held), held
+    assert others, "the passages found by the words alone are kept, apart"
+    assert not any("$247.83" in h.snippet for r in others for h in r.hits)
+    html = response.content.decode()
+    summary = html[html.index("grid-summary") :][:300]
+    assert "passages in 3 contracts hold “$247.83” as written" in summary and "without “$247.83”" in html
+    # the cap's "$247,830.00" is another value: a search for it does not list the fee's passage
+    cap = client.get(url, {"q": "$247,830.00"}).context["results"]
+    assert {h.page for r in cap for h in r.hits} == {3}
+
+
+def test_a_value_no_passage_holds_says_so_and_shows_the_closest(client, engagement, workspace, no_model):
+    client.force_login(workspace["auditor"])
+    response = client.get(
+        reverse("engagement-search", args=[engagement.pk]), {"q": "termination fee $999.99"}
+    )
+    assert response.context["results"] == [] and response.context["others"]
+    html = response.content.decode()
+    assert "No passage holds “$999.99” as written" in html
+    assert '<details class="other-hits" open>' in html
+
+
 def _lease_over_two_pages(engagement):
     """A ready contract whose one chunk packs two short sections over a page break, as the chunker packs
     them: the chunk's first page and heading are section 15's, "termination fee" is on page 2, in 16."""

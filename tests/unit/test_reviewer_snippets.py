@@ -43,3 +43,17 @@ def test_a_converted_sheet_or_heading_reads_without_its_markdown():
         "<mark>Fee</mark> Schedule Code · <mark>Fee</mark> Item · <mark>Fee</mark> (USD) "
         "FS-001 · <mark>Termination</mark> <mark>fee</mark> · $4,200.00"
     )
+
+
+def test_an_exact_value_is_marked_as_written_and_nowhere_else():
+    text = "Invoice INV-2024-0042 bills cust_4711 at $18.50; cust_47112 pays 18.50 EUR and $18.505."
+    html = snippet(text, "cust_4711 $18.50 INV-2024-0042")
+    assert html == (
+        "Invoice <mark>INV-2024-0042</mark> bills <mark>cust_4711</mark> at <mark>$18.50</mark>; "
+        "cust_47112 pays 18.50 EUR and $18.505."
+    )
+
+
+def test_a_value_and_a_word_of_the_query_are_both_marked():
+    html = snippet("any shortfall shall be invoiced at $18.50 per pallet", "shortfall $18.50")
+    assert html == "any <mark>shortfall</mark> shall be invoiced at <mark>$18.50</mark> per pallet"
