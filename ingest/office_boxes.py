@@ -254,7 +254,11 @@ def span_json(
         frames.append(_frame(pdf, shown, page.number, layer, located=True, note=note))
         if note:
             notes.append(note)
-        boxes.extend(_boxes(pdf, layer, found[0], min(found[1], _page_end(layer, shown)), shown, page.number))
+        # the quote's own marks before its first letter or digit and after its last: "($2,500)", "month."
+        lead = ours.origin[a] - a_off if a < len(ours.origin) else 0
+        trail = b_off - ours.origin[b - 1] - 1 if b > a else 0
+        to = min(found[1], _page_end(layer, shown))
+        boxes.extend(_boxes(pdf, layer, found[0], to, shown, page.number, lead=lead, trail=trail))
     return {"pages": frames, "boxes": boxes, "notes": notes}
 
 
@@ -273,8 +277,20 @@ def _frame(
     return {**frame, "pdf_page": index + 1, "pdf_pages": layer.page_count, "located": located, "note": note}
 
 
-def _boxes(pdf: pdfium.PdfDocument, layer: Layer, a: int, b: int, index: int, ours: int) -> list[dict]:
-    """The line rectangles of folded characters ``[a, b)``, all on 0-based page ``index``."""
+def _boxes(
+    pdf: pdfium.PdfDocument,
+    layer: Layer,
+    a: int,
+    b: int,
+    index: int,
+    ours: int,
+    *,
+    lead: int = 0,
+    trail: int = 0,
+) -> list[dict]:
+    """The line rectangles of folded characters ``[a, b)``, all on 0-based page ``index``, with the marks
+    between them (a "%" or "," folding leaves out is drawn, and does not split a line's rectangle) and up
+    to ``lead`` marks before the first and ``trail`` after the last (the quote's own: "(", "$", ".")."""
     page = pdf[index]
     try:
         frame = page_frame(pdf, page, index + 1)
@@ -284,8 +300,11 @@ def _boxes(pdf: pdfium.PdfDocument, layer: Layer, a: int, b: int, index: int, ou
             utf16 = _utf16_offsets(raw_text)
             rects: list[list[float]] = []
             last_raw, last_char = -1, -1
-            for k in range(a, b):
-                at = layer.raw[k]
+            first = _marks_beside(raw_text, layer.raw[a], -1, lead)
+            last = _marks_beside(raw_text, layer.raw[b - 1], 1, trail)
+            for at in range(first, last + 1):
+                if raw_text[at].isspace():
+                    continue
                 char = pdfium_c.FPDFText_GetCharIndexFromTextIndex(textpage.raw, utf16[at] if utf16 else at)
                 if char < 0 or char == last_char:  # "ﬁ" folded to "fi": one glyph
                     continue
@@ -301,3 +320,14 @@ def _boxes(pdf: pdfium.PdfDocument, layer: Layer, a: int, b: int, index: int, ou
     return [
         Box(ours, r[0], r[1], r[2], r[3], *frame.fractions(r[0], r[1], r[2], r[3])).as_json() for r in rects
     ]
+
+
+def _marks_beside(raw: str, at: int, step: int, most: int) -> int:
+    """The raw index ``at`` moved by ``step`` over up to ``most`` marks next to it (neither letter, digit
+    nor space)."""
+    while most > 0 and 0 <= at + step < len(raw):
+        ch = raw[at + step]
+        if ch.isspace() or ch.isalnum():
+            break
+        at, most = at + step, most - 1
+    return at

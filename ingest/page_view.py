@@ -40,7 +40,7 @@ BOXES_VERSION = 1  # part of the boxes' key: a change in mapping computes them a
 KEEP_SECONDS = 30 * 24 * 3600  # boxes and labels of a document's content never change
 IMAGE_CACHE_BYTES = 1 << 30  # default bound of the image folder (settings.PAGE_IMAGE_CACHE_BYTES)
 OFFICE_PDF_CACHE_BYTES = 256 << 20  # default bound of LibreOffice's PDFs (settings.OFFICE_PDF_CACHE_BYTES)
-OFFICE_BOXES_VERSION = 1  # part of an office span's key: a change in locating quotes computes it again
+OFFICE_BOXES_VERSION = 2  # part of an office span's key: a change in locating quotes computes it again
 LAYERS_KEPT = 8  # folded texts of this many documents (ours and LibreOffice's) kept in each process
 
 

@@ -195,6 +195,32 @@ def test_a_docx_clause_shows_libreoffices_page_with_the_boxes_over_the_quotes_gl
     assert page.status_code == 200
 
 
+DAMAGES = (
+    "For each day on which dispatch falls below ninety-five percent (95%), Supplier shall pay Customer, as "
+    "liquidated damages and not as a penalty, two thousand five hundred dollars ($2,500), up to $75,000 in "
+    "any calendar month."
+)
+
+
+def test_a_quotes_marks_are_boxed_with_its_words_one_box_a_line(client, auditor, engagement):
+    document = docx.Document()
+    document.add_heading("7. Service Levels", 1)
+    document.add_paragraph("Supplier shall meet the service levels in Schedule B.")
+    document.add_paragraph(DAMAGES)
+    out = io.BytesIO()
+    document.save(out)
+    doc, citations = make_office_contract(engagement, out.getvalue(), "docx", {"Liquidated Damages": DAMAGES})
+    client.force_login(auditor)
+    data = client.get(boxes_url(citations["Liquidated Damages"])).json()
+    [frame] = data["pages"]
+    pdf = pdfium.PdfDocument(str(page_view.office_pdf_path(doc)))
+    textpage = pdf[frame["pdf_page"] - 1].get_textpage()
+    inside = [textpage.get_text_bounded(b["x0"], b["y0"], b["x1"], b["y1"]) for b in data["boxes"]]
+    # "(95%)," and "($2,500)" do not split a line's box; the quote's first "(" and last "." are in one
+    assert " ".join(" ".join(inside).split()) == DAMAGES, inside
+    assert len({round(b["y0"]) for b in data["boxes"]}) == len(data["boxes"])
+
+
 def test_an_xlsx_cell_is_boxed_on_libreoffices_sheet_page(client, auditor, engagement):
     doc, citations = make_office_contract(
         engagement, fees_xlsx(), "xlsx", {"Termination": "Payable within thirty days of notice"}, "Fees"
