@@ -105,6 +105,7 @@ class OfflineSession:
             threshold=threshold,
             clause_id=clause_id,
             furniture=self.document.furniture,
+            best_first=catalog.is_question(clause),
             **self.engine.options,
             **more,
         )

@@ -367,6 +367,7 @@ def extract_offline(
     furniture: Spans = (),
     learned: Mapping[tuple[int, int], float] | None = None,
     learned_weight: float = 0.0,
+    best_first: bool = False,
 ) -> OfflineResult:
     """Pick verbatim passage(s) for ``clause`` from ``retrieved`` chunks, or not_found.
 
@@ -381,7 +382,9 @@ def extract_offline(
     preamble (title, parties, dates), its first match in the document's opening chunk,
     else its first match in document order among the sentences within ``relative_cutoff``
     of the best. ``furniture``: absolute spans of running headers/footers, never quoted
-    (a filing stamp's date is not the agreement's).
+    (a filing stamp's date is not the agreement's). The passages are cited in document order (a
+    clause reads as the contract does), or with ``best_first`` the best first (a free question's
+    answer is its best passage; the others are further reading).
 
     The cutoff (0.95) goes with the lexical weight ``W_LEX`` (docs/decisions.md,
     extraction.offline.reader.W_LEX); further passages are not filtered by ``type_margin``
@@ -418,8 +421,10 @@ def extract_offline(
         if any(a < wide[2] and wide[1] < b for _, a, b in spans):
             wide = (cand.chunk_id, cand.start, cand.end)
         spans.append(wide)
+    if not best_first:
+        spans.sort(key=lambda x: x[1])
     citations, texts = [], []
-    for chunk_id, a, b in sorted(spans, key=lambda x: x[1]):
+    for chunk_id, a, b in spans:
         quote = _stitch(chunks, a, b)
         page = page_of(a, pages) if pages else by_id[chunk_id].page_start
         citations.append({"chunk_id": chunk_id, "page": page, "quote": quote})
@@ -430,9 +435,7 @@ def extract_offline(
         "clause_text": "\n\n".join(texts),
         "citations": citations,
     }
-    return OfflineResult(
-        tool_input, best, threshold, tuple(cands), offsets=tuple(sorted(a for _, a, _ in spans))
-    )
+    return OfflineResult(tool_input, best, threshold, tuple(cands), offsets=tuple(a for _, a, _ in spans))
 
 
 def _value_answer(

@@ -574,3 +574,27 @@ def test_termination_for_convenience_is_not_termination_for_breach():
     assert r.tool_input["clause_text"] == (
         "Customer may end this Agreement on ninety (90) days' prior written notice, for any reason."
     ), r.candidates[:2]
+
+
+def test_a_questions_passages_are_cited_best_first_a_clauses_in_document_order():
+    fee = "Customer shall pay Supplier a monthly platform fee of $247.83 per pallet position."
+    shortfall = "Any shortfall shall be invoiced at $18.50 per pallet not tendered."
+    text = f"{fee}\n\n{shortfall}"
+    question = catalog.ClauseType(
+        name=f"{catalog.QUESTION_PREFIX}What is the shortfall fee per pallet?",
+        slug="q-shortfall",
+        kind=catalog.TEXT,
+        description="What is the shortfall fee per pallet?",
+        query="What is the shortfall fee per pallet?",
+        source="custom",
+    )
+    learned = {(0, len(fee)): 0.9, (len(fee) + 2, len(text)): 1.0}  # the finder's word: the shortfall is best
+    kwargs = dict(
+        pages=[(1, 0, len(text))], threshold=0.0, learned=learned, learned_weight=1.0, relative_cutoff=0.8
+    )
+    chunks = _doc_chunks(text, size=len(text))
+    answer = extract_offline(question, chunks, best_first=True, max_window=1, **kwargs).tool_input
+    assert [c["quote"] for c in answer["citations"]] == [shortfall, fee]
+    assert answer["clause_text"] == f"{shortfall}\n\n{fee}"
+    reading = extract_offline(question, chunks, max_window=1, **kwargs).tool_input
+    assert [c["quote"] for c in reading["citations"]] == [fee, shortfall]
