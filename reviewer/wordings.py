@@ -4,7 +4,9 @@ difference of a wording against another. Pure (plain strings in, plain values ou
 Two answers have the *identical* wording when their texts are the same once whitespace runs are one space
 (:func:`identical_key`). They have a *near-identical* wording when they are the same once case, whitespace,
 punctuation and numbers are set aside (:func:`near_key`): "thirty (30) days" and "sixty (60) days" are one
-near-identical group of two identical wordings. The comparison page lists the near-identical groups
+near-identical group of two identical wordings. The heading lines a quote opens with are set aside too
+("19.1 Governing Law" above the clause in one contract, "Section 19.2 Governing Law" in another, or none):
+they say where the clause stands, not what it says. The comparison page lists the near-identical groups
 smallest first (the unusual wordings are the ones an auditor looks for) and shows each wording against the
 most common wording of the type (:func:`most_common`).
 """
@@ -18,6 +20,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
+from ingest.headings import line_heading
+
 T = TypeVar("T")
 
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
@@ -30,10 +34,21 @@ def identical_key(text: str) -> str:
     return " ".join(text.split())
 
 
+def split_heading(text: str) -> tuple[str, str]:
+    """The heading lines ``text`` opens with (``ingest.headings.line_heading``; "" when none) and the rest,
+    never empty: a text that is all headings is all rest."""
+    lines = text.strip().splitlines()
+    opening = 0
+    while opening < len(lines) - 1 and line_heading(lines[opening].strip()) is not None:
+        opening += 1
+    return "\n".join(lines[:opening]), "\n".join(lines[opening:])
+
+
 def near_key(text: str) -> str:
-    """What near-identical wordings share: the text case-folded, each number as "#", punctuation gone,
-    whitespace runs as one space ("Thirty (30) days," -> "thirty # days")."""
-    folded = _NUMBER.sub("#", text.casefold())
+    """What near-identical wordings share: the text after the heading lines it opens with
+    (:func:`split_heading`), case-folded, each number as "#", punctuation gone, whitespace runs as one space
+    ("Thirty (30) days," -> "thirty # days")."""
+    folded = _NUMBER.sub("#", split_heading(text)[1].casefold())
     return " ".join(_PUNCTUATION.sub(" ", folded).replace("_", " ").split())
 
 
@@ -129,9 +144,12 @@ def word_diff(base: str, other: str) -> list[tuple[str, str]]:
 
 
 def diff_html(base: str, other: str) -> str:
-    """:func:`word_diff` as escaped HTML: inserted words in ``<ins>``, removed ones in ``<del>``."""
+    """:func:`word_diff` as escaped HTML: inserted words in ``<ins>``, removed ones in ``<del>``. The
+    heading lines each text opens with are not compared: ``other``'s are shown above, as they are."""
+    heading, body = split_heading(other)
     parts = []
-    for op, words in word_diff(base, other):
+    for op, words in word_diff(split_heading(base)[1], body):
         text = html.escape(words)
         parts.append(text if op == "same" else f"<{op}>{text}</{op}>")
-    return " ".join(parts)
+    shown = f'<span class="wording-heading">{html.escape(heading)}</span>\n' if heading else ""
+    return shown + " ".join(parts)

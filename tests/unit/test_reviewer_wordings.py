@@ -16,6 +16,20 @@ def test_near_key_sets_case_whitespace_punctuation_and_numbers_aside():
     assert near_key("Delaware law") != near_key("New York law")
 
 
+def test_near_key_sets_the_heading_lines_a_quote_opens_with_aside():
+    clause = "Each Party's total aggregate liability shall in no event exceed $247,830.00."
+    assert (
+        near_key(f"12. LIMITATION OF LIABILITY\n12.1 Cap on Liability\n{clause}")
+        == near_key(f"Section 12.1 Cap on Liability\n{clause}")
+        == near_key(clause)
+    )
+    # a first line that is the clause's own sentence is the clause, whatever its case
+    assert near_key(f"Licensee shall pay the fees.\n{clause}") != near_key(
+        f"Licensor shall pay the fees.\n{clause}"
+    )
+    assert near_key("19.1 Governing Law") == "# governing law"  # a quote that is all heading stays whole
+
+
 def test_groups_come_smallest_first_with_wordings_most_common_first():
     texts = [
         "Governed by Delaware law.",
@@ -63,3 +77,12 @@ def test_diff_html_escapes_contract_text():
     html = diff_html("a <b>", 'a <script>"x"</script>')
     assert "<script>" not in html and "&lt;script&gt;" in html
     assert html.startswith("a <del>&lt;b&gt;</del> <ins>")
+
+
+def test_the_headings_above_a_clause_are_shown_not_diffed():
+    base = "19.1 Governing Law\nThis Agreement is governed by the laws of Delaware."
+    other = "Section 19.2 Governing Law\nThis Agreement is governed by the laws of New York."
+    html = diff_html(base, other)
+    assert html.startswith('<span class="wording-heading">Section 19.2 Governing Law</span>\nThis Agreement')
+    assert "<del>Delaware.</del> <ins>New York.</ins>" in html
+    assert "<del>19.1" not in html and "<ins>Section" not in html
