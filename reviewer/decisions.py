@@ -17,6 +17,7 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
+from extraction.closest import ClosestPassage
 from extraction.evaluation.stratify import NOT_FOUND, answer_is_absent
 from extraction.models import Extraction
 from reviewer.clauses import lock_with_repeats
@@ -80,19 +81,26 @@ def derive_state(engine_text: str, reviews_newest_first: Iterable[Any]) -> Claus
 
 
 def validate(
-    decision: str, corrected_text: str, reason: str, current_text: str, absent_now: bool = False
+    decision: str,
+    corrected_text: str,
+    reason: str,
+    current_text: str,
+    absent_now: bool = False,
+    box_text: str = "",
 ) -> tuple[str, str, str]:
     """Normalised (decision, corrected_text, reason), or InvalidDecision with what to fix.
 
     Texts are compared and stored stripped, with LF line ends on both sides (browsers post a
     textarea with CRLF, so an untouched multi-line box must not read as an edit). The text box
     is posted with every decision: accept or reject with a text that differs from the current
-    one is refused (UnsavedEdit) rather than recorded with the edit thrown away. ``absent``
-    becomes a correction to "not_found"; ``absent_now``
-    (``extraction.evaluation.stratify.answer_is_absent``) refuses it when the answer already says so.
+    one, and from ``box_text`` the box opened with (a not_found's closest sentence), is refused
+    (UnsavedEdit) rather than recorded with the edit thrown away. ``absent`` becomes a correction
+    to "not_found"; ``absent_now`` (``extraction.evaluation.stratify.answer_is_absent``) refuses it
+    when the answer already says so.
     """
     decision = (decision or "").strip().lower()
     corrected_text, current_text = _plain(corrected_text), _plain(current_text)
+    untouched = {current_text, _plain(box_text) or current_text}
     reason = (reason or "").strip()
     if decision not in POSTED_DECISIONS:
         raise InvalidDecision(CHOOSE)
@@ -101,7 +109,7 @@ def validate(
             raise InvalidDecision(
                 "The answer already says this clause is not in the contract: accept it to confirm."
             )
-        if corrected_text and corrected_text != current_text:
+        if corrected_text and corrected_text not in untouched:
             raise UnsavedEdit(UNSAVED_EDIT)
         return CORRECT, NOT_FOUND, reason
     if decision == REJECT and not reason:
@@ -111,7 +119,7 @@ def validate(
             raise InvalidDecision("Type the corrected clause text.")
         if corrected_text == current_text:
             raise InvalidDecision("The corrected text is the same as the current text: accept it instead.")
-    elif corrected_text and corrected_text != current_text:
+    elif corrected_text and corrected_text not in untouched:
         raise UnsavedEdit(UNSAVED_EDIT)
     else:
         corrected_text = ""
@@ -194,8 +202,14 @@ def record_decision(
                 decision,
             )
         current = derive_state(extraction.clause_text, reviews.filter(decision=CORRECT)[:1])
+        closest = ClosestPassage.of(extraction) if not current.text else None
         decision, corrected_text, reason = validate(
-            decision, corrected_text, reason, current.text, answer_is_absent(extraction.status, current.text)
+            decision,
+            corrected_text,
+            reason,
+            current.text,
+            answer_is_absent(extraction.status, current.text),
+            box_text=closest.quote if closest is not None else "",
         )
         review = Review.objects.create(
             extraction=extraction,

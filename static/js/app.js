@@ -319,10 +319,12 @@
   // e edit the text, / find.
   document.addEventListener("keydown", function (event) {
     if (event.defaultPrevented || event.altKey || event.metaKey || event.ctrlKey) {
-      // Ctrl/Cmd+Enter in the correction box saves it.
-      if ((event.ctrlKey || event.metaKey) && event.key === "Enter" && event.target.id === "decision-corrected") {
-        event.preventDefault();
-        pressDecision("correct");
+      // Ctrl/Cmd+Enter in the correction box saves it; in the reason box it submits the decision the box
+      // was opened for, as Enter does.
+      if ((event.ctrlKey || event.metaKey) && event.key === "Enter") {
+        var boxId = event.target.id, opened = event.target.form && event.target.form.getAttribute("data-pending");
+        if (boxId === "decision-corrected") { event.preventDefault(); pressDecision("correct"); }
+        else if (boxId === "decision-reason" && opened) { event.preventDefault(); pressDecision(opened); }
       }
       return;
     }

@@ -245,3 +245,23 @@ def test_a_correction_made_from_the_closest_sentence_is_drawn_where_it_stands(
     assert visible_in_viewer(s, box) and figure.locator("rect.closest").count() == 0
     s.shot("35-correction-drawn")
     assert_marked_in_the_text_view(s, "correction")
+
+
+def test_a_not_found_opened_on_its_closest_sentence_is_confirmed_with_a(signed_in, auditor, pdf_contract):
+    s = signed_in(auditor)
+    ex = not_found_pointing_at(pdf_contract, "Termination For Convenience")
+    s.page.goto(reverse("clause", args=[ex.document_id, ex.pk]))
+    wait_for_page(s, 2)
+    s.settle()
+    s.page.keyboard.press("a")  # the box holds the closest sentence, untouched: the not_found is accepted
+    s.page.wait_for_selector('[data-review-state="accept"]')
+    assert Review.objects.get(extraction=ex).decision == "accept"
+    # an edit of that sentence is still never thrown away by an accept
+    other = not_found_pointing_at(pdf_contract, "Governing Law", "Insurance")
+    s.page.goto(reverse("clause", args=[other.document_id, other.pk]))
+    s.settle()
+    s.page.keyboard.press("e")
+    s.page.keyboard.type(" (edited)")
+    s.page.click('#decision-form button[data-action="accept"]')
+    s.page.wait_for_selector("text=You edited the text")
+    assert not Review.objects.filter(extraction=other).exists()

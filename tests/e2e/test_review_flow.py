@@ -173,10 +173,20 @@ def test_keyboard_flow(signed_in, auditor, contract):
     s.page.keyboard.press("Control+Enter")
     s.page.wait_for_selector('[data-review-state="correct"]')
     s.settle()
+    s.page.keyboard.press("r")
+    s.page.keyboard.type("amended wrongly")
+    s.page.keyboard.press("Control+Enter")  # as in the correction box
+    s.page.wait_for_selector('[data-review-state="reject"]')
+    s.settle()
     decisions = list(
         Review.objects.filter(extraction_id=current).order_by("id").values_list("decision", "reason")
     )
-    assert decisions == [("accept", ""), ("reject", "wrong party"), ("correct", "")]
+    assert decisions == [
+        ("accept", ""),
+        ("reject", "wrong party"),
+        ("correct", ""),
+        ("reject", "amended wrongly"),
+    ]
     s.page.keyboard.press("/")
     assert s.page.evaluate("() => document.activeElement.id") == "find-question"
     s.page.keyboard.press("Escape")

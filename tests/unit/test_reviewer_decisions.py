@@ -124,3 +124,17 @@ def test_line_endings_from_a_browser_are_normalised_on_both_sides():
         "12.1 Cap.\nSave for",
         "",
     )
+
+
+def test_a_box_left_as_it_opened_on_a_closest_sentence_is_no_edit():
+    near = "Either party may end this Agreement on 90 days' notice."
+    assert validate("accept", near, "", "", box_text=near) == ("accept", "", "")
+    assert validate("reject", f"{near}\r\n", "it is there", "", box_text=near) == (
+        "reject",
+        "",
+        "it is there",
+    )
+    with pytest.raises(UnsavedEdit):
+        validate("accept", near + " (edited)", "", "", box_text=near)
+    # saved as it stands, the closest sentence is the reviewer's correction
+    assert validate("correct", near, "", "", box_text=near) == ("correct", near, "")
