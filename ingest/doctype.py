@@ -10,9 +10,10 @@ lines are as short as a title, and "the Lessor's maintenance programme during ea
 no contract. In it the type is the one named last (the head of the compound: "Trademark License"), and
 "Services" only when no other type is named ("Transportation Services"), as CUAD files them.
 The names are CUAD's 25 contract types (CUAD v1, The Atticus Project, CC BY 4.0) plus
-non-disclosure agreements. ``bench/doctype_accuracy.py`` measures how many contracts get CUAD's
-type from their text alone (docs/decisions.md, ingest.doctype). When the title names none and
-the run's engine is Claude, ``extraction.doc_type`` asks Claude.
+non-disclosure agreements and leases (a lease is often titled without "Agreement": "WAREHOUSE LEASE").
+``bench/doctype_accuracy.py`` measures how many contracts get CUAD's type from their text alone
+(docs/decisions.md, ingest.doctype). When the title names none and the run's engine is Claude,
+``extraction.doc_type`` asks Claude.
 
 The reader is pure; ``type_choices`` asks the database which names an engagement already uses.
 """
@@ -51,6 +52,7 @@ TYPES: tuple[tuple[str, str], ...] = (
     ("Sponsorship", r"sponsor\w*"),
     ("Supply", r"supply|purchase"),
     ("Transportation", r"transport\w*|shipping|freight|carriage"),
+    ("Lease", r"(?:sub)?leases?|leasing|tenancy"),
 )
 _PATTERNS = [(name, re.compile(rf"\b(?:{words})\b", re.I)) for name, words in TYPES]
 # buying shares, securities or a business ("Stock Purchase Agreement") is no supply contract: no type of
@@ -61,6 +63,8 @@ _DEAL_PURCHASE = re.compile(
     re.I,
 )
 _TITLE_LINE = re.compile(r"\b(?:agreement|contract)\b", re.I)
+# a lease is often titled without "Agreement": "WAREHOUSE LEASE", "Deed of Lease"
+_LEASE_TITLE = re.compile(r"\b(?:sub)?lease$", re.I)
 _JOINING_WORDS = frozenset({"and", "&", "of", "for", "the", "to", "in", "on", "with", "or", "a", "an", "-"})
 _NAMING_SENTENCE = re.compile(r"\bthis\s+([A-Za-z][\w\s,&/-]{0,80}?)\s+(?:agreement|contract)\b", re.I)
 OPENING_CHARS = 3000
@@ -108,6 +112,8 @@ def classify(text: str) -> str | None:
             found = type_in(_named_run(_title_words(line) or previous))
             if found:
                 return found
+        elif line and len(line.split()) <= 6 and _LEASE_TITLE.search(line) and _named_run(line) == line:
+            return "Lease"  # a title of capitalised words that ends in "Lease"
         previous = line or previous
     m = _NAMING_SENTENCE.search(opening)
     return type_in(m.group(1)) if m else None

@@ -123,7 +123,7 @@ def test_a_reply_with_two_rejected_classify_calls_gets_its_retry_with_both_reaso
     api = MockAnthropic(FakeClaude(dict(ANSWERS), doc_type=("Supply", TITLE)))
     calls = [
         tool_use_block("classify_document", {"doc_type": "Supply", "evidence": "A SUPPLY CONTRACT"}),
-        tool_use_block("classify_document", {"doc_type": "Lease", "evidence": TITLE}),
+        tool_use_block("classify_document", {"doc_type": "Loan", "evidence": TITLE}),
     ]
     api.script.extend([message(calls, "tool_use"), _as_the_api_checks_tool_results])
     _run_once(engagement, document, api)
@@ -143,7 +143,7 @@ def test_of_two_classify_calls_in_one_reply_the_one_that_passes_is_taken(engagem
     api.script.append(
         message(
             [
-                tool_use_block("classify_document", {"doc_type": "Lease", "evidence": TITLE}),
+                tool_use_block("classify_document", {"doc_type": "Loan", "evidence": TITLE}),
                 tool_use_block("classify_document", {"doc_type": "Supply", "evidence": TITLE}),
             ],
             "tool_use",
@@ -160,7 +160,7 @@ def test_of_two_classify_calls_in_one_reply_the_one_that_passes_is_taken(engagem
     [
         [_answer("Supply", "SUPPLY AND DISTRIBUTION AGREEMENT"), _answer("Supply", "A SUPPLY CONTRACT")],
         [_answer("Other", TITLE)],
-        [_answer("Lease", TITLE), _answer("Lease", TITLE)],
+        [_answer("Loan", TITLE), _answer("Loan", TITLE)],
     ],
     ids=["evidence-missing-twice", "other", "not-a-listed-type"],
 )

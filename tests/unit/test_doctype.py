@@ -27,7 +27,7 @@ def test_a_line_of_running_text_is_no_title():
         "Lessee shall operate not fewer than thirty units\n"
         "on the Lessor's maintenance programme during each contract year.\n"
     )
-    assert classify(scanned) is None  # a lease: none of the types, and no word of the body makes one
+    assert classify(scanned) == "Lease"  # its title; no word of the body makes another type
     cited = "WHEREAS, the parties entered into that certain Domain Name License Agreement dated May 1, 2019;"
     assert classify(f"AMENDMENT NO. 1\n\n{cited}") == "License"  # a name right before "Agreement" still is
 
@@ -70,3 +70,10 @@ def test_buying_shares_or_a_business_is_not_a_supply_contract():
         assert classify(f"{title}\n\nThis Agreement is made on May 1, 2020 ...") is None, title
     assert classify("MASTER PURCHASE AGREEMENT\n\nThis Agreement is made ...") == "Supply"
     assert classify("Purchase and Supply Agreement\n\n...") == "Supply"
+
+
+def test_a_lease_titled_without_agreement_is_a_lease():
+    assert classify("# WAREHOUSE LEASE\n\nThis Lease is dated 1 July 2025 ...") == "Lease"
+    assert classify("DEED OF LEASE\n\nThis Deed is made ...") == "Lease"
+    assert classify("Tenant shall repair the Premises under this Lease\n\nand the Landlord ...") is None
+    assert type_in("Equipment Lease") == "Lease"
