@@ -9,7 +9,8 @@ profile blocks macros and links to files outside the document (``registrymodific
 original's bytes are written under a name with the kind's extension (LibreOffice picks its filter by
 it); an HTML original loses what would make LibreOffice fetch from elsewhere (images, frames, links
 to style sheets), an EPUB is laid out from its chapters joined in reading order (LibreOffice opens no
-EPUB).
+EPUB). An HTML page is opened with Writer's own HTML filter (``HTML_FILTER``): the default, Writer/Web,
+lays out a blank first page and drops the page's first block (its title) from the PDF.
 
 The PDF is kept beside the page images (``MEDIA_ROOT/var/office-pdfs``, bounded, least recently used
 first out); a failure is kept there too, as a short note, so a file LibreOffice cannot convert costs one
@@ -45,7 +46,8 @@ CONVERT_TIMEOUT = (
     120  # seconds one conversion may take (docs/decisions.md, ingest.office_pdf.CONVERT_TIMEOUT)
 )
 PROFILE_SLOTS = 2  # LibreOffice runs at once per host, each with its own profile (a core each)
-CONVERT_VERSION = 2  # part of a kept PDF's name: a change in conversion makes new files
+CONVERT_VERSION = 3  # part of a kept PDF's name: a change in conversion makes new files
+HTML_FILTER = "HTML (StarWriter)"  # LibreOffice's import filter for an HTML page (and an EPUB's chapters)
 FAILED_SUFFIX = ".failed"
 PRINT_MAX_WIDTH = 60  # characters a workbook's column is widened to at most; a longer value wraps
 PRINT_PREP_MAX_CELLS = 200_000  # a larger workbook prints as it is (openpyxl would hold every cell)
@@ -105,6 +107,7 @@ def convert_to_pdf(
             "--norestore",
             "--nolockcheck",
             "--nodefault",
+            *([f"--infilter={HTML_FILTER}"] if kind in ("html", "epub") else []),
             "--convert-to",
             "pdf",
             "--outdir",

@@ -422,3 +422,18 @@ def test_pptx_html_and_epub_quotes_are_boxed_on_libreoffices_pages(
     inside = " ".join(textpage.get_text_bounded(b["x0"], b["y0"], b["x1"], b["y1"]) for b in data["boxes"])
     assert folded(inside) == folded(quote), inside
     assert client.get(citation_image_url(citation)).status_code == 200
+
+
+def test_an_html_pages_title_is_laid_out_on_its_first_page(engagement):
+    title = "WAREHOUSE LEASE"
+    page = (
+        f"<html><head><title>Warehouse Lease</title></head><body><h1>{title}</h1>"
+        "<p>This Lease is dated 1 July 2025 between Norrland Property AB and Tidewater Cold Storage Ltd.</p>"
+        "</body></html>"
+    ).encode()
+    doc = ingested(engagement, page, "lease.html")
+    assert doc.page_count == 1 and not doc.pages_estimated, doc.stages.get(name="convert").detail
+    start = doc.text.index(title)
+    data = page_view.span_boxes_json(doc, start, start + len(title))
+    [frame] = data["pages"]
+    assert frame["pdf_page"] == 1 and frame["pdf_pages"] == 1 and frame["located"] and data["boxes"]
