@@ -5,8 +5,9 @@ heading path of the words it shows.
 Best first rather than in page order: docs/decisions.md, reviewer.engagement_search.search_engagement.
 
 A query that holds exact values ("$18.50", "cust_4711": ``extraction.verify.exact_values``) asks where they
-stand: each hit says whether its passage holds every one as written, and ``split_by_values`` puts those
-first, apart from the passages found by words and meaning alone."""
+stand: each hit says whether its passage holds every one as the citation verifier reads a quote
+(``extraction.verify.holds_values``), and ``split_by_values`` puts those first, apart from the passages found
+by words and meaning alone."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import date
 
-from extraction.verify import exact_values, value_spans
+from extraction.verify import exact_values, holds_values
 from ingest.models import Document, Page
 from ingest.pages import PageIndex, PageSpan
 from ingest.search import search
@@ -83,7 +84,7 @@ def search_engagement(
         if at is not None:
             page = pages[c.document_id].page_of(at) if c.document_id in pages else page
             section = headings[c.document_id][at] or section
-        holds = not values or {v for _, _, v in value_spans(c.text, values)} == set(values)
+        holds = not values or holds_values(c.text, values)
         group.hits.append(Hit(c.pk, page, section, snippet(c.text, query), hit.score, holds))
     return list(grouped.values())
 

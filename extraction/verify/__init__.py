@@ -44,7 +44,7 @@ from extraction.verify.citations import (
 from extraction.verify.grounding import ELISION, check_grounding
 from extraction.verify.locate import closest_passage, find_passage
 from extraction.verify.normalise import norm, normalise
-from extraction.verify.values import ValueSource, check_values, exact_values, value_spans
+from extraction.verify.values import ValueSource, check_values, exact_values, holds_values, value_spans
 
 __all__ = [
     "ELISION",
@@ -59,6 +59,7 @@ __all__ = [
     "closest_passage",
     "exact_values",
     "find_passage",
+    "holds_values",
     "joined_quotes",
     "norm",
     "normalise",

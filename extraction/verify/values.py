@@ -99,11 +99,40 @@ def _contains_value(hay: str, value: str) -> bool:
     return re.search(_value_pattern(value), hay) is not None
 
 
+def _digits_in(text: str, value: str) -> bool:
+    """Whether every run of digits of ``value`` is in ``text``: else the value cannot be there."""
+    return all(run in text for run in re.findall(r"\d+", value))
+
+
+def holds_values(text: str, values: Sequence[str]) -> bool:
+    """Whether ``text`` states every one of ``values`` as the verifier reads a quote (``ValueSource``:
+    layout around a value forgiven, "thirty (30) days" holds "30 days"), without reading its other values:
+    only the text around each place a value's first digits stand is normalised."""
+    folded = text.casefold()
+    return all(
+        _digits_in(text, v)
+        and all(word in folded for word in re.findall(r"[a-z]+", v.casefold()))
+        and _holds(text, v)
+        for v in values
+    )
+
+
+def _holds(text: str, value: str) -> bool:
+    if _contains_value(text, value):
+        return True
+    reach = len(value) + 40  # the value's own length and a margin of the words around it
+    for m in re.finditer(re.escape(re.findall(r"\d+", value)[0]), text):
+        around = norm(text[max(0, m.start() - reach) : m.end() + reach])
+        if _contains_value(around, value) or _contains_value(_loose(around), _loose(value)):
+            return True
+    return False
+
+
 def value_spans(text: str, values: Sequence[str]) -> list[tuple[int, int, str]]:
     """(start, end, value) in ``text`` of each place a value of ``values`` stands as written (as
     ``_value_pattern`` bounds it; quote, dash and space forms aside), in order of start. A value whose
     digits are not all in ``text`` is not there: the text is normalised only when one may be."""
-    values = [v for v in values if all(run in text for run in re.findall(r"\d+", v))]
+    values = [v for v in values if _digits_in(text, v)]
     if not values:
         return []
     normalised, src = normalise(text)

@@ -8,6 +8,8 @@ from extraction.verify import (
     check_values,
     closest_passage,
     exact_values,
+    holds_values,
+    value_spans,
     find_passage,
     normalise,
     verify_citation,
@@ -804,3 +806,11 @@ def test_of_several_places_the_reviewers_text_is_the_one_nearest_the_citation():
     assert find_passage(document, "Delaware") == (far, far + 8)  # nothing cited: the first
     second = document.index("Delaware", cited)
     assert find_passage(document, "Delaware", near=cited) == (second, second + 8)
+
+
+def test_a_text_holds_a_value_as_the_verifier_reads_it_and_marks_it_where_written():
+    text = "Either party may terminate on thirty (30) days' notice; the fee is $18.50 per pallet."
+    assert holds_values(text, ["30 days", "$18.50"])
+    assert not holds_values(text, ["18.50 EUR"]) and not holds_values(text, ["$18.5"])
+    assert not holds_values("The fee is 18.50 per pallet.", ["$18.50"])  # "18.50" is not "$18.50"
+    assert [text[s:e] for s, e, _ in value_spans(text, ["$18.50", "cust_4711"])] == ["$18.50"]
