@@ -70,11 +70,11 @@ _DATE = re.compile(
 _TITLE_WORD = r"(?:[A-Z][\w&'’\-]*,?|and|of|for|to|the|on|in)"
 _TITLE_NOUN = (
     r"(?:Agreement|Contract|License|Licence|Amendment|Addendum|Memorandum|Deed|Terms|Conditions|Form|Order"
-    r"|Term Sheet)"
+    r"|Term Sheet|Lease)"
 )
 _UPPER_NOUN = (
     r"\b(?:AGREEMENT|CONTRACT|LICENSE|LICENCE|AMENDMENT|ADDENDUM|MEMORANDUM|ARRANGEMENT|TERMS|DEED|NOTE|PLAN"
-    r"|STATEMENT OF WORK|TERM SHEET)\b"
+    r"|STATEMENT OF WORK|TERM SHEET|LEASE)\b"
 )
 # The title: an upper-case heading line (or two, when the first names the kind and the second is the
 # noun alone: "COMMERCIAL LEASE" over "AGREEMENT"), a Title Case line ending in a document noun (or in
@@ -89,18 +89,19 @@ _TITLE = re.compile(
     re.M,
 )
 _MARKDOWN_HEADING = re.compile(r"#{1,6}[ \t]+(?=\S)")
-# a party: one to six capitalised words ending in a company form ("Eton Pharmaceuticals, Inc.",
-# "ADAMS GOLF, LTD.")
+# a party: one to six capitalised words (or "&" between them: "Keswick & Rowe LLP") ending in a company
+# form ("Eton Pharmaceuticals, Inc.", "ADAMS GOLF, LTD.")
 # (the form in Title or upper case: "a Delaware corporation" describes a party, it does not name one)
 _FORMS = ("Inc.?", "Incorporated", "Corp.", "Corporation", "Company", "Co.", "Ltd.?", "Limited", "GmbH", "AG")
 # Forms that are also short words ("AS", "SE") name a party only after Title Case words: "Halvorsen
 # Analytics AS", never "REFERRED TO AS".
 _TITLE_CASE_FORMS = r"AS|ASA|A/S|ApS|AB|Oyj?|SE|SAS|S\.A\.S\.|SARL|S\.r\.l\.|K\.K\.|KG"
 _PARTY = re.compile(
-    r"\b(?:(?:[A-Z][A-Za-z0-9&'’.\-]*,?[ \t]+){1,6}?(?:"
+    r"\b(?:[A-Z][A-Za-z0-9&'’.\-]*,?[ \t]+(?:(?:[A-Z][A-Za-z0-9&'’.\-]*,?|&)[ \t]+){0,5}?(?:"
     + "|".join(f.replace(".", r"\.") for form in _FORMS for f in dict.fromkeys((form, form.upper())))
     + r"|L\.?L\.?C\.?|L\.P\.|LLP|PLC|S\.A\.|N\.V\.|B\.V\.|S\.p\.A\.)"
-    + rf"|(?:[A-Z][a-z][A-Za-z0-9&'’.\-]*,?[ \t]+){{1,6}}?(?:{_TITLE_CASE_FORMS}))(?![A-Za-z])"
+    + r"|[A-Z][a-z][A-Za-z0-9&'’.\-]*,?[ \t]+(?:(?:[A-Z][a-z][A-Za-z0-9&'’.\-]*,?|&)[ \t]+){0,5}?"
+    + rf"(?:{_TITLE_CASE_FORMS}))(?![A-Za-z])"
 )
 # "a Nevada Corporation", "a Florida Limited Liability Company", "a registered Non-banking Financial
 # Company" describe a party, they do not name one ("an affiliate of HOF Village, LLC" names one)

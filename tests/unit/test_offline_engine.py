@@ -598,3 +598,17 @@ def test_a_questions_passages_are_cited_best_first_a_clauses_in_document_order()
     assert answer["clause_text"] == f"{shortfall}\n\n{fee}"
     reading = extract_offline(question, chunks, max_window=1, **kwargs).tool_input
     assert [c["quote"] for c in reading["citations"]] == [fee, shortfall]
+
+
+def test_a_party_named_with_an_ampersand_is_named_whole():
+    text = (
+        "MUTUAL NON-DISCLOSURE AGREEMENT\n\nThis Agreement is made on 4 February 2026 between **Fjordline "
+        'Analytics ApS** ("Fjordline") and **Keswick & Rowe LLP** ("Keswick"). '
+    )
+    r = _answer_opening("Parties", text)
+    assert r.tool_input["clause_text"] == "Fjordline Analytics ApS; Keswick & Rowe LLP"
+
+
+def test_a_lease_is_named_by_its_title():
+    text = "# WAREHOUSE LEASE\n\nThis Lease is dated 1 July 2025. Tenant shall pay rent of SEK 412,500 per quarter. "
+    assert _answer_opening("Document Name", text).tool_input["clause_text"] == "WAREHOUSE LEASE"

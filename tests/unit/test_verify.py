@@ -8,10 +8,10 @@ from extraction.verify import (
     check_values,
     closest_passage,
     exact_values,
-    holds_values,
-    value_spans,
     find_passage,
+    holds_values,
     normalise,
+    value_spans,
     verify_citation,
     verify_extraction,
 )
