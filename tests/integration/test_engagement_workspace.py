@@ -358,7 +358,7 @@ def test_a_search_for_an_exact_value_lists_the_passages_that_hold_it_as_written(
     assert not any("$247.83" in h.snippet for r in others for h in r.hits)
     html = response.content.decode()
     summary = html[html.index("grid-summary") :][:300]
-    assert "passages in 3 contracts hold “$247.83” as written" in summary and "without “$247.83”" in html
+    assert "passages in 3 contracts hold “$247.83”</p>" in summary and "without “$247.83”" in html
     # the cap's "$247,830.00" is another value: a search for it does not list the fee's passage
     cap = client.get(url, {"q": "$247,830.00"}).context["results"]
     assert {h.page for r in cap for h in r.hits} == {3}
@@ -371,7 +371,7 @@ def test_a_value_no_passage_holds_says_so_and_shows_the_closest(client, engageme
     )
     assert response.context["results"] == [] and response.context["others"]
     html = response.content.decode()
-    assert "No passage holds “$999.99” as written" in html
+    assert "No passage holds “$999.99”</p>" in html
     assert '<details class="other-hits" open>' in html
 
 
