@@ -4,7 +4,7 @@ best hit and best first within a contract, each with a snippet (``reviewer.snipp
 heading path of the words it shows.
 Best first rather than in page order: docs/decisions.md, reviewer.engagement_search.search_engagement.
 
-A query that holds exact values ("$18.50", "cust_4711": ``extraction.verify.exact_values``) asks where they
+A query that holds exact values ("$18.50", "cust_4711": ``extraction.verify.values_asked``) asks where they
 stand: each hit says whether its passage holds every one as the citation verifier reads a quote
 (``extraction.verify.holds_values``), and ``split_by_values`` puts those first, apart from the passages found
 by words and meaning alone."""
@@ -15,7 +15,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import date
 
-from extraction.verify import exact_values, holds_values
+from extraction.verify import holds_values, values_asked
 from ingest.models import Document, Page
 from ingest.pages import PageIndex, PageSpan
 from ingest.search import search
@@ -61,7 +61,7 @@ def search_engagement(
     if not meta or not query.strip():
         return []
     hits = search(query, list(meta), k, query_vector=query_vector)
-    values = exact_values(query)
+    values = values_asked(query)
     # where each hit's snippet opens (None: found by meaning alone); a chunk can run over a page break or
     # a heading, so the page and heading shown are the ones there, not the chunk's first
     opens = [_opening(hit.chunk, query) for hit in hits]

@@ -4,8 +4,9 @@ Pure (plain strings in, HTML out).
 A word of the text is marked when it begins with a query word's stem (its first letters, at most
 ``STEM_LETTERS`` of them: "terminate" marks "termination" and "terminated"), so the marks follow the
 full-text side's English stems closely enough for a reader's eye without asking the database. An exact
-value of the query ("$18.50", "cust_4711", "March 3, 2025": ``extraction.verify.exact_values``) is marked
-where it stands as written, as the citation verifier bounds it ("18.50" is not "$18.50"). The text is read
+value of the query ("$18.50", "cust_4711", "March 3, 2025": ``extraction.verify.values_asked``) is marked
+where it stands, as the citation verifier bounds it ("18.50" is not "$18.50") and forgives its layout
+("thirty (30) days" for "30 days"). The text is read
 as its page reads (``reviewer.source.readable``): a sheet's row without its pipes.
 """
 
@@ -14,7 +15,7 @@ from __future__ import annotations
 import html
 import re
 
-from extraction.verify import exact_values, value_spans
+from extraction.verify import exact_values, value_spans, values_asked
 from reviewer.source import readable
 
 STEM_LETTERS = 6
@@ -73,7 +74,7 @@ def _marked_words(text: str, query: str) -> list[tuple[tuple[int, int], str]]:
     regular expression finds the candidates; the case-folded word decides) and of each of the query's
     exact values, in order, none overlapping (the longer of two that start together)."""
     marks = stems(query)
-    found = [((s, e), value) for s, e, value in value_spans(text, exact_values(query))]
+    found = [((s, e), value) for s, e, value in value_spans(text, values_asked(query))]
     if marks:
         starting = re.compile(r"(?<!\w)(?:" + "|".join(map(re.escape, marks)) + r")\w*", re.IGNORECASE)
         for m in starting.finditer(text):

@@ -44,7 +44,14 @@ from extraction.verify.citations import (
 from extraction.verify.grounding import ELISION, check_grounding
 from extraction.verify.locate import closest_passage, find_passage
 from extraction.verify.normalise import norm, normalise
-from extraction.verify.values import ValueSource, check_values, exact_values, holds_values, value_spans
+from extraction.verify.values import (
+    ValueSource,
+    check_values,
+    exact_values,
+    holds_values,
+    value_spans,
+    values_asked,
+)
 
 __all__ = [
     "ELISION",
@@ -66,5 +73,6 @@ __all__ = [
     "verify_citation",
     "verify_extraction",
     "value_spans",
+    "values_asked",
     "within_chunks",
 ]

@@ -79,11 +79,13 @@ def _loose(s: str) -> str:
     return re.sub(r"(US\$|[$€£¥₹])\s+(?=\d)", r"\1", s)
 
 
-def _value_pattern(value: str) -> str:
+def _value_pattern(value: str, core: str | None = None) -> str:
     """``value`` as a whole: no digit, letter or decimal on either side, no minus sign before it unless
     it has one, no "million" after it unless it has one ("$5" is not "$5 million"), no currency sign
-    before it and no "%" or currency word after it unless it has them ("247.83" is not "$247.83")."""
-    pat = r"(?<![A-Za-z0-9])(?<!\d[.,])" + re.escape(value) + r"(?![A-Za-z0-9])(?![.,]\d)"
+    before it and no "%" or currency word after it unless it has them ("247.83" is not "$247.83").
+    ``core``: the pattern of the value itself (default: its exact text)."""
+    core = re.escape(value) if core is None else core
+    pat = r"(?<![A-Za-z0-9])(?<!\d[.,])" + core + r"(?![A-Za-z0-9])(?![.,]\d)"
     if not value.startswith("-"):
         pat = r"(?<![\s(]-)(?<!^-)" + pat
     if value[:1].isdigit():
@@ -102,6 +104,12 @@ def _contains_value(hay: str, value: str) -> bool:
 def _digits_in(text: str, value: str) -> bool:
     """Whether every run of digits of ``value`` is in ``text``: else the value cannot be there."""
     return all(run in text for run in re.findall(r"\d+", value))
+
+
+def values_asked(query: str) -> list[str]:
+    """The exact values a search query asks for, as :func:`exact_values` reads them once the layout the
+    verifier forgives is set aside: "sixty (60) days" asks for "60 days", not "60"."""
+    return exact_values(_loose(query))
 
 
 def holds_values(text: str, values: Sequence[str]) -> bool:
@@ -128,19 +136,41 @@ def _holds(text: str, value: str) -> bool:
     return False
 
 
+def _loose_core(value: str) -> str:
+    """A pattern of ``value`` that forgives what ``_loose`` forgives: a whole number in parentheses
+    ("(30) days" for "30 days"), a space after a currency sign, the capitals of a word."""
+    out = []
+    for part in re.split(r"(\d[\d,.]*\d|\d)", value):
+        if part[:1].isdigit():
+            number = re.escape(part)
+            out.append(rf"(?:{number}|\({number}\))")
+            continue
+        for ch in part:
+            if ch in "$€£¥₹":
+                out.append(re.escape(ch) + r"\s?")
+            elif ch.isalpha():
+                out.append(f"[{re.escape(ch.lower())}{re.escape(ch.upper())}]")
+            else:
+                out.append(re.escape(ch))
+    return "".join(out)
+
+
 def value_spans(text: str, values: Sequence[str]) -> list[tuple[int, int, str]]:
     """(start, end, value) in ``text`` of each place a value of ``values`` stands as written (as
-    ``_value_pattern`` bounds it; quote, dash and space forms aside), in order of start. A value whose
+    ``_value_pattern`` bounds it; quote, dash and space forms aside), or, for a value nowhere as written,
+    where the verifier would find it (``_loose_core``), in order of start. A value whose
     digits are not all in ``text`` is not there: the text is normalised only when one may be."""
     values = [v for v in values if _digits_in(text, v)]
     if not values:
         return []
     normalised, src = normalise(text)
-    spans = [
-        (src[m.start()], src[m.end() - 1] + 1, value)
-        for value in values
-        for m in re.finditer(_value_pattern(norm(value)), normalised)
-    ]
+    spans = []
+    for value in values:
+        exact = norm(value)
+        found = list(re.finditer(_value_pattern(exact), normalised))
+        # as the verifier forgives it when it is nowhere as written: "thirty (30) days" for "30 days"
+        found = found or list(re.finditer(_value_pattern(exact, _loose_core(exact)), normalised))
+        spans += [(src[m.start()], src[m.end() - 1] + 1, value) for m in found]
     return sorted(spans)
 
 

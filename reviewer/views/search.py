@@ -7,7 +7,7 @@ from datetime import date
 
 from django.shortcuts import render
 
-from extraction.verify import exact_values
+from extraction.verify import values_asked
 from reviewer import access
 from reviewer import grid as grid_core
 from reviewer.engagement_search import search_engagement, split_by_values
@@ -27,7 +27,7 @@ def search_page(request, engagement_id: int):
     except ValueError:
         since = None
     results = search_engagement(engagement, query, doc_type=doc_type, since=since) if query else []
-    values = exact_values(query)
+    values = values_asked(query)
     # a query of exact values lists the passages that hold them; the rest stay a click away
     results, others = split_by_values(results) if values else (results, [])
     context = {

@@ -57,3 +57,11 @@ def test_an_exact_value_is_marked_as_written_and_nowhere_else():
 def test_a_value_and_a_word_of_the_query_are_both_marked():
     html = snippet("any shortfall shall be invoiced at $18.50 per pallet", "shortfall $18.50")
     assert html == "any <mark>shortfall</mark> shall be invoiced at <mark>$18.50</mark> per pallet"
+
+
+def test_a_value_is_marked_where_the_verifier_would_find_it():
+    html = snippet("Either party may terminate on sixty (60) days notice; 60 pallets.", "sixty (60) days")
+    assert (
+        html == "Either party may terminate on <mark>sixty</mark> <mark>(60) days</mark> notice; 60 pallets."
+    )
+    assert snippet("the fee is $ 18.50 a pallet", "$18.50") == "the fee is <mark>$ 18.50</mark> a pallet"

@@ -12,6 +12,7 @@ from extraction.verify import (
     holds_values,
     normalise,
     value_spans,
+    values_asked,
     verify_citation,
     verify_extraction,
 )
@@ -814,3 +815,9 @@ def test_a_text_holds_a_value_as_the_verifier_reads_it_and_marks_it_where_writte
     assert not holds_values(text, ["18.50 EUR"]) and not holds_values(text, ["$18.5"])
     assert not holds_values("The fee is 18.50 per pallet.", ["$18.50"])  # "18.50" is not "$18.50"
     assert [text[s:e] for s, e, _ in value_spans(text, ["$18.50", "cust_4711"])] == ["$18.50"]
+
+
+def test_a_query_asks_for_its_values_with_their_layout_aside():
+    assert values_asked("terminate on sixty (60) days' notice") == ["60 days"]
+    assert values_asked("cust_4711 $18.50") == ["cust_4711", "$18.50"]
+    assert values_asked("change of control") == []
