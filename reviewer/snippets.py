@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import html
 import re
+from functools import lru_cache
 
 from extraction.verify import exact_values, value_spans, values_asked
 from reviewer.source import readable
@@ -69,12 +70,18 @@ def anchor(text: str, query: str, window: int = WINDOW) -> int | None:
     return _best_anchor(found, window) if found else None
 
 
+@lru_cache(maxsize=256)
+def _query_marks(query: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The query's stems and exact values, read once a query: a search marks its 40 passages with one."""
+    return tuple(stems(query)), tuple(values_asked(query))
+
+
 def _marked_words(text: str, query: str) -> list[tuple[tuple[int, int], str]]:
     """((start, end), stem or value) of each word of ``text`` that begins with a stem of ``query`` (the
     regular expression finds the candidates; the case-folded word decides) and of each of the query's
     exact values, in order, none overlapping (the longer of two that start together)."""
-    marks = stems(query)
-    found = [((s, e), value) for s, e, value in value_spans(text, values_asked(query))]
+    marks, values = _query_marks(query)
+    found = [((s, e), value) for s, e, value in value_spans(text, values)]
     if marks:
         starting = re.compile(r"(?<!\w)(?:" + "|".join(map(re.escape, marks)) + r")\w*", re.IGNORECASE)
         for m in starting.finditer(text):
