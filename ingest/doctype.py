@@ -112,8 +112,13 @@ def classify(text: str) -> str | None:
             found = type_in(_named_run(_title_words(line) or previous))
             if found:
                 return found
-        elif line and len(line.split()) <= 6 and _LEASE_TITLE.search(line) and _named_run(line) == line:
-            return "Lease"  # a title of capitalised words that ends in "Lease"
+        elif (
+            line[:1].isalpha()
+            and len(line.split()) <= 6
+            and _LEASE_TITLE.search(line)
+            and _named_run(line) == line
+        ):
+            return "Lease"  # a title of capitalised words that ends in "Lease" (not a numbered heading)
         previous = line or previous
     m = _NAMING_SENTENCE.search(opening)
     return type_in(m.group(1)) if m else None

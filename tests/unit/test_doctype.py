@@ -77,3 +77,4 @@ def test_a_lease_titled_without_agreement_is_a_lease():
     assert classify("DEED OF LEASE\n\nThis Deed is made ...") == "Lease"
     assert classify("Tenant shall repair the Premises under this Lease\n\nand the Landlord ...") is None
     assert type_in("Equipment Lease") == "Lease"
+    assert classify("MASTER AGREEMENT\n\n12. Equipment Lease\n\nSupplier may lease the tools ...") is None
