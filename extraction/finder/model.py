@@ -129,6 +129,7 @@ class Reading:
     clause_type: str
     threshold: float
     vocabulary: Vocabulary
+    statement: float | None = None  # how sure a stated sentence makes the type present (``statements``)
 
     def words(self, texts: Sequence[str]) -> sparse.csr_matrix:
         """The passages' tf-idf rows, as the scorers read them."""
@@ -137,7 +138,9 @@ class Reading:
 
 class ClauseFinder:
     """Everything the artifact holds: the scorers, the presence model and its threshold, how many of a
-    document's best chunks the finder reads per type, the reader's options and the artifact's facts."""
+    document's best chunks the finder reads per type, the statements kept for the types with few
+    examples (type -> what ``statements.select`` measured), the reader's options and the artifact's
+    facts."""
 
     def __init__(
         self,
@@ -149,6 +152,7 @@ class ClauseFinder:
         vocabulary: Vocabulary,
         options: dict | None = None,
         meta: dict | None = None,
+        statements: dict[str, dict] | None = None,
     ):
         self.sentence = sentence
         self.chunk = chunk
@@ -158,6 +162,7 @@ class ClauseFinder:
         self.top_chunks = top_chunks
         self.options = dict(options or {})
         self.meta = dict(meta or {})
+        self.statements = dict(statements or {})
 
     @property
     def types(self) -> tuple[str, ...]:
@@ -172,6 +177,14 @@ class ClauseFinder:
         column = self.sentence.column(clause_type)
         if column is None:
             return None
+        stated = self.statements.get(clause_type)
         return Reading(
-            self.sentence, self.chunk, column, self.presence, clause_type, self.threshold, self.vocabulary
+            self.sentence,
+            self.chunk,
+            column,
+            self.presence,
+            clause_type,
+            self.threshold,
+            self.vocabulary,
+            float(stated["confidence"]) if stated else None,
         )

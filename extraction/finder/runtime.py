@@ -1,11 +1,14 @@
 """The clause finder at run time: the committed artifact, loaded once, applied to one document.
 
 * ``rank_chunks``: a document's chunks ranked for a clause type by the chunk scorer, its best ones
-  then by their best sentence: the list that leads retrieval's fusion (``extraction.retrieval``), so
-  Claude's context improves as well as the offline engine's.
+  then by their best sentence, a chunk stating the type (``statements``) first: the list that leads
+  retrieval's fusion (``extraction.retrieval``), so Claude's context improves as well as the offline
+  engine's.
 * ``assess``: for the offline engine, the probability that the type is in the document (the presence
   model over the scorers' best logits), the chunks the finder reads (its ``top_chunks`` best), and a
-  probability per sentence of those chunks and of the chunks retrieval found.
+  probability per sentence of those chunks and of the chunks retrieval found. When the presence model
+  says no and a sentence of the document states the type (``statements``, kept for the types with few
+  examples), the type is found there, as sure as the statement proved on the training contracts.
 
 A type the artifact was not fitted on (a seed type, an admin's own, a free question) gets nothing from
 the finder: the offline engine reads it with its own scores and calibrated thresholds (why:
@@ -20,7 +23,7 @@ import functools
 import json
 from collections import OrderedDict
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -30,6 +33,7 @@ from scipy import sparse
 
 from extraction.catalog import ClauseType
 from extraction.docview import DocumentView
+from extraction.finder import statements
 from extraction.finder.features import Sentence, document_sentences, type_vectors
 from extraction.finder.model import ClauseFinder, Reading, Scorer, lead_by_sentences, presence_row
 from extraction.finder.rows import chunk_rows, chunk_vectors, sentence_rows, sentences_within, wording
@@ -61,6 +65,7 @@ def load_finder(folder: Path = ARTIFACT_DIR) -> ClauseFinder | None:
         vocabulary,
         facts.get("options"),
         facts,
+        facts.get("statements"),
     )
 
 
@@ -88,6 +93,7 @@ class _Table:
     chunk_words: sparse.csr_matrix
     vocabulary: Vocabulary  # the one ``chunk_words`` was read with
     sentences: tuple[Sentence, ...]
+    stated: dict[str, int | None] = field(default_factory=dict)  # type -> its first stated sentence
 
 
 _TABLES: OrderedDict[tuple, _Table] = OrderedDict()
@@ -137,7 +143,24 @@ def rank_chunks(view: DocumentView, clause: ClauseType, finder: ClauseFinder | N
     scored = sentence_logits(view, clause, reading, order[:RERANK_POOL])
     spans = [(c.char_start, c.char_end) for c in view.chunks]
     ranked = lead_by_sentences(order, spans, [(s.start, s.end, z) for s, z in scored], RERANK_POOL)
+    said = stated_sentence(view, reading)
+    if said is not None:  # the chunk whose sentence states the type leads
+        ranked = [said.chunk] + [i for i in ranked if i != said.chunk]
     return [view.chunks[i].chunk_id for i in ranked]
+
+
+def stated_sentence(view: DocumentView, reading: Reading) -> Sentence | None:
+    """The first sentence of ``view`` that states the type (``statements``), when the artifact kept a
+    statement for it; else None."""
+    if reading.statement is None:
+        return None
+    table = _table(view, reading)
+    if reading.clause_type not in table.stated:  # read once a document: a question asks twice
+        table.stated[reading.clause_type] = statements.first_stated(
+            reading.clause_type, [s.text for s in table.sentences]
+        )
+    k = table.stated[reading.clause_type]
+    return None if k is None else table.sentences[k]
 
 
 @dataclass(frozen=True)
@@ -147,10 +170,19 @@ class Assessment:
     top_chunks: tuple[str, ...]  # chunk ids the finder reads, best first
     sentences: dict[tuple[int, int], float]  # (start, end) -> probability the sentence is the clause
     row: dict[str, float]  # the presence model's features
+    stated: tuple[int, int] | None = None  # a sentence stating the type, when the presence model says no
+    stated_confidence: float = 0.0  # how sure that statement makes the type present
 
     @property
     def found(self) -> bool:
-        return self.probability >= self.threshold
+        return self.probability >= self.threshold or self.stated is not None
+
+    @property
+    def confidence(self) -> float:
+        """How sure the finder is of its decision: of presence when found, of absence otherwise."""
+        if self.stated is not None:
+            return self.stated_confidence
+        return self.probability if self.found else 1.0 - self.probability
 
 
 def assess(
@@ -172,12 +204,20 @@ def assess(
     read_here = set(sentences_within([s for s, _ in scored], own))  # inside the finder's own top chunks
     probs = {(s.start, s.end): 1.0 / (1.0 + float(np.exp(-np.clip(z, -30, 30)))) for s, z in scored}
     row = presence_row([z for k, (_, z) in enumerate(scored) if k in read_here], logits)
+    probability = reading.presence.probability(row, reading.clause_type)
+    top_ids = tuple(view.chunks[i].chunk_id for i in top)
+    said = stated_sentence(view, reading) if probability < reading.threshold else None
+    if said is None:
+        return Assessment(probability, reading.threshold, top_ids, probs, row)
+    home = view.chunks[said.chunk].chunk_id  # the chunk of the sentence the answer is built on, read first
     return Assessment(
-        reading.presence.probability(row, reading.clause_type),
+        probability,
         reading.threshold,
-        tuple(view.chunks[i].chunk_id for i in top),
-        probs,
+        (home,) + tuple(c for c in top_ids if c != home),
+        {**probs, (said.start, said.end): 1.0},
         row,
+        (said.start, said.end),
+        reading.statement or 0.0,
     )
 
 

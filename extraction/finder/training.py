@@ -41,6 +41,7 @@ from extraction.evaluation.corpus import Corpus, load_corpus
 from extraction.evaluation.metrics import CREDIT, contains, norm_text
 from extraction.evaluation.runner import default_engagement_name, ingest
 from extraction.evaluation.stratify import jaccard
+from extraction.finder import statements
 from extraction.finder.features import Sentence
 from extraction.finder.model import PRESENCE_FEATURES, ClauseFinder, Scorer, presence_row
 from extraction.finder.rows import DocumentRows, document_rows, sentences_within, wording
@@ -330,10 +331,12 @@ def train(
     fold_of = {i: k % FOLDS for k, i in enumerate(order)}
     pairs: list[PairScore] = []
     scorers: list[tuple[Scorer, Scorer]] = []
+    stated: list[dict[str, dict]] = []
     for fold in range(FOLDS):
         fitted = [i for i in range(len(docs)) if fold_of[i] != fold]
         sentence, chunk = fit_both([docs[i] for i in fitted], [words[i] for i in fitted], types, wordings)
         scorers.append((sentence, chunk))
+        stated.append(select_statements([docs[i] for i in fitted]))
         for i, d in enumerate(docs):
             if fold_of[i] != fold:
                 continue
@@ -357,6 +360,8 @@ def train(
     chosen = choose_threshold(pairs, probs, [p.hit for p in pairs])
     say(f"out of fold: {json.dumps(chosen)}")
     sentence, chunk = fit_both(docs, words, types, wordings)
+    kept = select_statements(docs)
+    say(f"statements kept: {json.dumps(kept)}")
     finder = ClauseFinder(
         sentence,
         chunk,
@@ -366,20 +371,35 @@ def train(
         vocabulary,
         options={},
         meta={"out_of_fold": chosen},
+        statements=kept,
     )
     report = {
         "out_of_fold": chosen,
+        "statements": kept,
         "pairs": len(pairs),
         "seconds": round(time.perf_counter() - started, 1),
     }
     folds = [
         Fold(
             tuple(i for i in range(len(docs)) if fold_of[i] == k),
-            ClauseFinder(*scorers[k], presence, chosen["threshold"], TOP_CHUNKS, vocabulary, options={}),
+            ClauseFinder(
+                *scorers[k],
+                presence,
+                chosen["threshold"],
+                TOP_CHUNKS,
+                vocabulary,
+                options={},
+                statements=stated[k],
+            ),
         )
         for k in range(FOLDS)
     ]
     return finder, report, folds
+
+
+def select_statements(docs: Sequence[Labelled]) -> dict[str, dict]:
+    """``statements.select`` over ``docs``: the statements their labels bear out."""
+    return statements.select(([s.text for s in d.rows.sentences], d.present) for d in docs)
 
 
 def write_artifact(finder: ClauseFinder, folder: Path, meta: dict) -> list[Path]:
@@ -401,6 +421,7 @@ def write_artifact(finder: ClauseFinder, folder: Path, meta: dict) -> list[Path]
         "top_chunks": finder.top_chunks,
         "options": finder.options,
         "presence": finder.presence.as_dict(),
+        "statements": finder.statements,
     }
     info = folder / "clause_finder.json"
     info.write_text(json.dumps(facts, indent=1, sort_keys=True) + "\n")

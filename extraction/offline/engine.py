@@ -158,9 +158,11 @@ class OfflineSession:
         detail.update(
             presence=round(p, 4),
             presence_threshold=assessment.threshold,
-            confidence=round(p if assessment.found else 1.0 - p, 4),
+            confidence=round(assessment.confidence, 4),
             finder={k: round(v, 4) for k, v in assessment.row.items()},
         )
+        if assessment.stated is not None:
+            detail["stated"] = list(assessment.stated)
         tool_input = result.tool_input
         if not assessment.found:
             tool_input = {**tool_input, "clause_text": NOT_FOUND, "citations": []}

@@ -12,6 +12,7 @@ from django.urls import reverse
 from pptx import Presentation
 
 from extraction.finder.runtime import active_finder
+from extraction.finder.statements import MIN_CONFIDENCE, MIN_MATCHED, STATEMENTS, confidence
 from extraction.models import UNSURE_BELOW
 from extraction.service import find_clause
 from ingest.intake import intake_file
@@ -89,6 +90,10 @@ def test_the_committed_finder_is_loaded_with_its_credit():
     finder = active_finder()
     assert finder is not None and finder.knows("Termination For Convenience")
     assert "CUAD v1, The Atticus Project" in finder.meta["credit"]
+    assert "Third Party Beneficiary" in finder.statements  # the test below relies on it
+    for clause_type, kept in finder.statements.items():  # kept by training's bar, nothing else
+        assert clause_type in STATEMENTS and kept["matched"] >= MIN_MATCHED
+        assert kept["confidence"] == round(confidence(kept["present"], kept["matched"]), 4) >= MIN_CONFIDENCE
 
 
 def test_termination_for_convenience_is_the_ninety_days_notice_sentence(service_agreement, make_member):
@@ -376,3 +381,47 @@ def test_a_not_found_keeps_the_sentence_it_judged_closest_located_in_the_source(
             assert near["page"] == page.number
     law = find_clause(doc, user=None, clause_type="Governing Law", engine="offline")
     assert law.status == "found" and law.closest == {}
+
+
+LENDERS = (
+    "The Servicer agrees that the Lenders shall be third party beneficiaries of Sections 4 and 9 and may "
+    "enforce them directly against the Servicer."
+)
+NO_BENEFICIARY = (
+    "It is the intention of the parties that no third person shall be deemed a third-party beneficiary of "
+    "this Agreement."
+)
+
+
+def _servicing_agreement(general: str):
+    return [
+        ("SERVICING AGREEMENT", True),
+        (
+            'This Servicing Agreement is made on 9 April 2025 between Harbor Funding LLC (the "Owner") and '
+            'Quay Loan Services Inc. (the "Servicer").',
+            False,
+        ),
+        ("4. Servicing", True),
+        ("The Servicer shall collect the payments on the receivables and remit them weekly.", False),
+        ("9. General", True),
+        (f"{general} This Agreement is governed by the laws of the State of New York.", False),
+    ]
+
+
+def test_a_non_party_named_beneficiary_is_found_as_sure_as_the_training_contracts_bore_it_out(
+    engagement, tmp_path
+):
+    """Third Party Beneficiary is labelled in 11 of cuad-train's contracts: its scorers barely learn it,
+    and the sentence granting the Lenders the benefit is found by the type's statement, kept by training
+    with the confidence it earned there; the same agreement denying any beneficiary is a not_found."""
+    stated = active_finder().statements["Third Party Beneficiary"]
+    granted = _ingest_docx(engagement, tmp_path / "granted.docx", _servicing_agreement(LENDERS))
+    ex = find_clause(granted, user=None, clause_type="Third Party Beneficiary", engine="offline")
+    assert ex.status == "found", ex.clause_text
+    assert LENDERS in _flat(ex.clause_text) and "governed by" not in ex.clause_text
+    assert ex.confidence == pytest.approx(stated["confidence"], abs=1e-4)
+    cited = ex.citations.get()
+    assert granted.text[cited.start : cited.end] == cited.quote and cited.page == 1
+    denied = _ingest_docx(engagement, tmp_path / "denied.docx", _servicing_agreement(NO_BENEFICIARY))
+    none = find_clause(denied, user=None, clause_type="Third Party Beneficiary", engine="offline")
+    assert none.status == "not_found", none.clause_text
