@@ -51,8 +51,9 @@ STATEMENTS: dict[str, Statement] = {
     ),
     "Most Favored Nation": _statement(
         r"\bmost[- ]favou?red[- ](?:nation|customer|licensee|pricing|price|terms?|treatment)"
-        r"|\b(?:no|not)\s+less\s+favou?rable\s+than\s+(?:those|that|the\s+terms|the\s+prices?)\s+(?:\w+\s+){0,6}"
-        r"(?:any|other)\s+(?:\w+\s+){0,2}(?:customers?|distributors?|licensees?|clients?|purchasers?|resellers?)"
+        r"|\b(?:no|not)\s+less\s+favou?rable\s+than\s+(?:those|that|the\s+terms|the\s+prices?)\s+"
+        r"(?:\w+\s+){0,6}(?:any|other)\s+(?:\w+\s+){0,2}"
+        r"(?:customers?|distributors?|licensees?|clients?|purchasers?|resellers?)"
     ),
     "Non-Disparagement": _statement(
         r"\bdisparag|\b(?:derogatory|negative)\s+(?:statements?|comments?|remarks?)"
@@ -78,8 +79,8 @@ STATEMENTS: dict[str, Statement] = {
         r"\b(?:irrevocable|perpetual)\b.{0,120}\blicen[cs]e|\blicen[cs]e\b.{0,40}\b(?:irrevocable|perpetual)"
     ),
     "Covenant Not To Sue": _statement(
-        r"\b(?:shall|will|agrees?\s+(?:that\s+it\s+will|to))\s+not\s+(?:\w+\s+){0,4}(?:sue|challenge|contest)\b"
-        r"|\bcovenants?\s+not\s+to\s+sue"
+        r"\b(?:shall|will|agrees?\s+(?:that\s+it\s+will|to))\s+not\s+(?:\w+\s+){0,4}"
+        r"(?:sue|challenge|contest)\b|\bcovenants?\s+not\s+to\s+sue"
     ),
     "Warranty Duration": _statement(
         r"\bwarrant\w*\b.{0,150}\bperiod\s+of\s+(?:\w+\s+){0,2}\(?\d|\bwarranty\s+period"

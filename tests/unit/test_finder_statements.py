@@ -14,9 +14,15 @@ from extraction.finder.statements import (
 )
 
 TPB = "Third Party Beneficiary"
-GRANTS = "It is expressly agreed by the Parties that the Lenders shall be third party beneficiaries of Section 8.13."
+GRANTS = (
+    "It is expressly agreed by the Parties that the Lenders shall be third party beneficiaries of "
+    "Section 8.13."
+)
 DEEMED = "The Agent shall be deemed to be a third-party\nbeneficiary of this Agreement."
-DENIES = "It is the intention of the Parties that no third Person shall be deemed a third-party beneficiary of this Agreement."
+DENIES = (
+    "It is the intention of the Parties that no third Person shall be deemed a third-party beneficiary "
+    "of this Agreement."
+)
 BOILERPLATE = "There are no third party beneficiaries of this Agreement."
 
 
