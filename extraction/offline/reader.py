@@ -90,15 +90,35 @@ _TITLE = re.compile(
 )
 _MARKDOWN_HEADING = re.compile(r"#{1,6}[ \t]+(?=\S)")
 # a party: one to six capitalised words (or "&" between them: "Keswick & Rowe LLP") ending in a company
-# form ("Eton Pharmaceuticals, Inc.", "ADAMS GOLF, LTD.")
+# form ("Eton Pharmaceuticals, Inc.", "ADAMS GOLF, LTD.", "Tri City National Bank"), a trust or a fund
+# with its series ("Meridian Receivables Trust 2026-1", "RGA Capital Trust I", "Morgan Stanley Direct
+# Lending Fund")
 # (the form in Title or upper case: "a Delaware corporation" describes a party, it does not name one)
-_FORMS = ("Inc.?", "Incorporated", "Corp.", "Corporation", "Company", "Co.", "Ltd.?", "Limited", "GmbH", "AG")
+_FORMS = (
+    "Inc.?",
+    "Incorporated",
+    "Corp.",
+    "Corporation",
+    "Company",
+    "Co.",
+    "Ltd.?",
+    "Limited Partnership",  # before "Limited": the longer form is tried first where both start
+    "Limited",
+    "GmbH",
+    "AG",
+    "Bank",
+)
+_SERIES = (
+    r"(?:Trust|Fund|TRUST|FUND)(?:[ \t]+(?:\d{4}-[A-Z0-9]{1,3}|[IVX]{1,4}(?![A-Za-z0-9])))?"
+    r"(?:,?[ \t]+(?:Inc\.?|INC\.?)(?![A-Za-z]))?"  # "HERTZ GROUP REALTY TRUST, INC."
+)
 # Forms that are also short words ("AS", "SE") name a party only after Title Case words: "Halvorsen
 # Analytics AS", never "REFERRED TO AS".
 _TITLE_CASE_FORMS = r"AS|ASA|A/S|ApS|AB|Oyj?|SE|SAS|S\.A\.S\.|SARL|S\.r\.l\.|K\.K\.|KG"
 _PARTY = re.compile(
     r"\b(?:[A-Z][A-Za-z0-9&'’.\-]*,?[ \t]+(?:(?:[A-Z][A-Za-z0-9&'’.\-]*,?|&)[ \t]+){0,5}?(?:"
     + "|".join(f.replace(".", r"\.") for form in _FORMS for f in dict.fromkeys((form, form.upper())))
+    + f"|{_SERIES}"
     + r"|L\.?L\.?C\.?|L\.P\.|LLP|PLC|S\.A\.|N\.V\.|B\.V\.|S\.p\.A\.)"
     + r"|[A-Z][a-z][A-Za-z0-9&'’.\-]*,?[ \t]+(?:(?:[A-Z][a-z][A-Za-z0-9&'’.\-]*,?|&)[ \t]+){0,5}?"
     + rf"(?:{_TITLE_CASE_FORMS}))(?![A-Za-z])"

@@ -609,6 +609,27 @@ def test_a_party_named_with_an_ampersand_is_named_whole():
     assert r.tool_input["clause_text"] == "Fjordline Analytics ApS; Keswick & Rowe LLP"
 
 
+def test_a_trust_a_bank_and_a_fund_are_parties_with_their_series():
+    text = (
+        "LOAN SERVICING AGREEMENT\n\nThis Agreement is dated 14 October 2026 and is made between Meridian "
+        'Receivables Trust 2026-1 (the "Owner"), Tri City National Bank (the "Bank") and Kestrel Loan '
+        'Services, Inc. (the "Servicer"). '
+    )
+    r = _answer_opening("Parties", text)
+    assert r.tool_input["clause_text"] == (
+        "Meridian Receivables Trust 2026-1; Tri City National Bank; Kestrel Loan Services, Inc."
+    )
+    fund = (
+        "This Agreement is made between Morgan Stanley Direct Lending Fund and Harbor Partners Limited "
+        "Partnership. "
+    )
+    r = _answer_opening("Parties", "ADVISORY AGREEMENT\n\n" + fund)
+    assert (
+        r.tool_input["clause_text"]
+        == "Morgan Stanley Direct Lending Fund; Harbor Partners Limited Partnership"
+    )
+
+
 def test_a_lease_is_named_by_its_title():
     text = "# WAREHOUSE LEASE\n\nThis Lease is dated 1 July 2025. Tenant shall pay rent of SEK 412,500 per quarter. "
     assert _answer_opening("Document Name", text).tool_input["clause_text"] == "WAREHOUSE LEASE"
