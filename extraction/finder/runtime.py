@@ -133,7 +133,7 @@ def chunk_logits(view: DocumentView, clause: ClauseType, reading: Reading) -> np
 def rank_chunks(view: DocumentView, clause: ClauseType, finder: ClauseFinder | None = None) -> list[str]:
     """Chunk ids of ``view`` best first for ``clause``; [] when the finder does not know the type. The
     chunk scorer orders every chunk, then its ``RERANK_POOL`` best go by their best sentence's logit
-    (``model.lead_by_sentences``)."""
+    (``model.lead_by_sentences``); a chunk whose sentence states the type (``stated_sentence``) leads."""
     finder = finder or active_finder()
     reading = finder.reading(clause.name) if finder is not None else None
     if reading is None or not view.chunks:

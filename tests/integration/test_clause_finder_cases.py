@@ -11,7 +11,9 @@ from django.test import override_settings
 from django.urls import reverse
 from pptx import Presentation
 
-from extraction.finder.runtime import active_finder
+from extraction import catalog
+from extraction.docview import load_document
+from extraction.finder.runtime import active_finder, rank_chunks
 from extraction.finder.statements import MIN_CONFIDENCE, MIN_MATCHED, STATEMENTS, confidence
 from extraction.models import UNSURE_BELOW
 from extraction.service import find_clause
@@ -422,6 +424,8 @@ def test_a_non_party_named_beneficiary_is_found_as_sure_as_the_training_contract
     assert ex.confidence == pytest.approx(stated["confidence"], abs=1e-4)
     cited = ex.citations.get()
     assert granted.text[cited.start : cited.end] == cited.quote and cited.page == 1
+    tpb = catalog.get("Third Party Beneficiary")  # and its chunk leads what Claude would read first
+    assert rank_chunks(load_document(granted), tpb)[0] == cited.chunk.chunk_id
     denied = _ingest_docx(engagement, tmp_path / "denied.docx", _servicing_agreement(NO_BENEFICIARY))
     none = find_clause(denied, user=None, clause_type="Third Party Beneficiary", engine="offline")
     assert none.status == "not_found", none.clause_text
