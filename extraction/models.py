@@ -223,6 +223,9 @@ class Extraction(models.Model):
     # judged best, located as a citation is ({chunk_id, page, start, end, quote}); never a citation, never
     # counted as an answer
     closest = models.JSONField(default=dict, blank=True)
+    # Found because a sentence states the type in a wording the training contracts bore out
+    # (``extraction.finder.statements``): the reviewer is told why, beside how sure
+    stated = models.BooleanField(default=False)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -64,6 +64,7 @@ def save_outcome(
                 refused_attempts=list(outcome.refused_attempts),
                 confidence=outcome.detail.get("confidence"),
                 closest=dict(outcome.detail.get("closest") or {}) if outcome.status == NOT_FOUND else {},
+                stated=outcome.status == FOUND and bool(outcome.detail.get("stated")),
             )
             chunks = (
                 chunk_pks

@@ -411,7 +411,7 @@ def _servicing_agreement(general: str):
 
 
 def test_a_non_party_named_beneficiary_is_found_as_sure_as_the_training_contracts_bore_it_out(
-    engagement, tmp_path
+    engagement, tmp_path, make_member, client
 ):
     """Third Party Beneficiary is labelled in 11 of cuad-train's contracts: its scorers barely learn it,
     and the sentence granting the Lenders the benefit is found by the type's statement, kept by training
@@ -426,6 +426,11 @@ def test_a_non_party_named_beneficiary_is_found_as_sure_as_the_training_contract
     assert granted.text[cited.start : cited.end] == cited.quote and cited.page == 1
     tpb = catalog.get("Third Party Beneficiary")  # and its chunk leads what Claude would read first
     assert rank_chunks(load_document(granted), tpb)[0] == cited.chunk.chunk_id
+    client.force_login(make_member(engagement, "auditor"))  # the reviewer is told why, beside how sure
+    page = client.get(reverse("clause", args=[granted.pk, ex.pk])).content.decode()
+    assert f"{ex.confidence_percent}% sure this is the clause: found by its wording" in page
     denied = _ingest_docx(engagement, tmp_path / "denied.docx", _servicing_agreement(NO_BENEFICIARY))
     none = find_clause(denied, user=None, clause_type="Third Party Beneficiary", engine="offline")
     assert none.status == "not_found", none.clause_text
+    law = find_clause(granted, user=None, clause_type="Governing Law", engine="offline")
+    assert ex.stated and law.status == "found" and not law.stated  # the finder's own answers say no more
