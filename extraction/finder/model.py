@@ -120,7 +120,7 @@ def lead_by_sentences(
 @dataclass(frozen=True)
 class Reading:
     """What the finder reads passages of one type with: its sentence and chunk scorers and the type's
-    column in them, the presence model and the decision threshold."""
+    column in them, the presence model, the decision threshold and its statement's confidence."""
 
     sentence: Scorer
     chunk: Scorer
@@ -129,7 +129,7 @@ class Reading:
     clause_type: str
     threshold: float
     vocabulary: Vocabulary
-    statement: float | None = None  # how sure a stated sentence makes the type present (``statements``)
+    stated_confidence: float | None = None  # how sure a stated sentence makes it present; None: no statement
 
     def words(self, texts: Sequence[str]) -> sparse.csr_matrix:
         """The passages' tf-idf rows, as the scorers read them."""

@@ -152,7 +152,7 @@ def rank_chunks(view: DocumentView, clause: ClauseType, finder: ClauseFinder | N
 def stated_sentence(view: DocumentView, reading: Reading) -> Sentence | None:
     """The first sentence of ``view`` that states the type (``statements``), when the artifact kept a
     statement for it; else None."""
-    if reading.statement is None:
+    if reading.stated_confidence is None:
         return None
     table = _table(view, reading)
     if reading.clause_type not in table.stated:  # read once a document: a question asks twice
@@ -217,7 +217,7 @@ def assess(
         {**probs, (said.start, said.end): 1.0},
         row,
         (said.start, said.end),
-        reading.statement or 0.0,
+        reading.stated_confidence or 0.0,
     )
 
 

@@ -92,12 +92,8 @@ def _flat(text: str) -> str:
     return " ".join(text.split())
 
 
-def states(clause_type: str, text: str) -> bool:
-    """Whether ``text`` (one sentence) says ``clause_type`` is there in its type's wording."""
-    statement = STATEMENTS.get(clause_type)
-    if statement is None:
-        return False
-    flat = _flat(text)
+def _states(statement: Statement, flat: str) -> bool:
+    """Whether the whitespace-collapsed sentence ``flat`` holds ``statement`` the right way round."""
     for m in statement.pattern.finditer(flat):
         before = flat[max(0, m.start() - LOOK_BACK) : m.start()]
         if statement.unless_before is None or not statement.unless_before.search(before):
@@ -105,9 +101,18 @@ def states(clause_type: str, text: str) -> bool:
     return False
 
 
+def states(clause_type: str, text: str) -> bool:
+    """Whether ``text`` (one sentence) says ``clause_type`` is there in its type's wording."""
+    statement = STATEMENTS.get(clause_type)
+    return statement is not None and _states(statement, _flat(text))
+
+
 def first_stated(clause_type: str, sentences: Sequence[str]) -> int | None:
     """Index of the first of ``sentences`` that states ``clause_type``; None when none does."""
-    return next((i for i, text in enumerate(sentences) if states(clause_type, text)), None)
+    statement = STATEMENTS.get(clause_type)
+    if statement is None:
+        return None
+    return next((i for i, text in enumerate(sentences) if _states(statement, _flat(text))), None)
 
 
 def confidence(present: int, matched: int) -> float:
@@ -125,11 +130,12 @@ def select(contracts: Iterable[tuple[Sequence[str], Mapping[str, bool]]]) -> dic
     matched: dict[str, int] = {t: 0 for t in STATEMENTS}
     right: dict[str, int] = {t: 0 for t in STATEMENTS}
     for sentences, present in contracts:
-        for t in STATEMENTS:
+        flat = [_flat(text) for text in sentences]  # once a contract, not once a type
+        for t, statement in STATEMENTS.items():
             if t not in present:
                 continue
             examples[t] += present[t]
-            if first_stated(t, sentences) is not None:
+            if any(_states(statement, text) for text in flat):
                 matched[t] += 1
                 right[t] += present[t]
     kept = {}
